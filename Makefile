@@ -1,0 +1,31 @@
+# mcpkit: the two commands a new user needs are `make run` and `make test`.
+GO ?= go
+ADDR ?= 127.0.0.1:8080
+
+.PHONY: run test vet bench conformance interop fmt
+
+## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp
+run:
+	$(GO) run ./examples/hello -http $(ADDR)
+
+## test: go vet, then every test with the race detector
+test: vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## bench: the benchmarks, with allocations
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## conformance: the official MCP conformance suites against examples/everything
+conformance:
+	bash scripts/conformance.sh
+
+## interop: the official TypeScript SDK client against examples/everything (HTTP and stdio)
+interop:
+	bash scripts/interop.sh

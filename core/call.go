@@ -1,0 +1,166 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ErrCancelled is the cause of a request context cancelled by the client's notifications/cancelled.
+var ErrCancelled = errors.New("mcpkit: request cancelled by the client")
+
+type callKey struct{}
+
+// Call is one request being served: what handlers use to learn about the request and the client,
+// and to talk back while they work (progress, log messages, notifications). It is safe for
+// concurrent use by the handler's goroutines.
+type Call struct {
+	session *Session
+	id      ID
+	method  string
+	params  jsontext.Value
+	out     Sender
+
+	ctx        context.Context
+	cancelFn   context.CancelCauseFunc
+	registered bool
+	byClient   atomic.Bool
+
+	metaOnce sync.Once
+	meta     map[string]jsontext.Value
+}
+
+func newCall(ss *Session, msg *Message, out Sender) *Call {
+	return &Call{session: ss, id: msg.ID, method: msg.Method, params: msg.Params, out: out}
+}
+
+// CallFromContext returns the call a handler's context belongs to, or nil.
+func CallFromContext(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// Context returns the request's context: cancelled by notifications/cancelled, by the transport
+// (closed stream, ended session, shutdown) and when the handler returns.
+func (c *Call) Context() context.Context { return c.ctx }
+
+// Session returns the session the request arrived on.
+func (c *Call) Session() *Session { return c.session }
+
+// ID returns the request id.
+func (c *Call) ID() ID { return c.id }
+
+// Method returns the request's method.
+func (c *Call) Method() string { return c.method }
+
+// Params returns the request's raw params (nil when absent).
+func (c *Call) Params() jsontext.Value { return c.params }
+
+// ProtocolVersion returns the protocol version of the request.
+func (c *Call) ProtocolVersion() string { return c.session.ProtocolVersion() }
+
+// ClientInfo returns what the client said about itself, or nil.
+func (c *Call) ClientInfo() *Implementation { return c.session.ClientInfo() }
+
+// ClientCapabilities returns the capabilities the client declared.
+func (c *Call) ClientCapabilities() ClientCapabilities { return c.session.ClientCapabilities() }
+
+// Meta returns the raw value of a key of the request's params._meta, or nil.
+func (c *Call) Meta(key string) jsontext.Value {
+	c.metaOnce.Do(func() {
+		if !rawObject(c.params) {
+			return
+		}
+		var p struct {
+			Meta map[string]jsontext.Value `json:"_meta"`
+		}
+		if unmarshal(c.params, &p) == nil {
+			c.meta = p.Meta
+		}
+	})
+	return c.meta[key]
+}
+
+// ProgressToken returns the request's progress token as sent (a JSON string or number), or nil.
+func (c *Call) ProgressToken() jsontext.Value {
+	t := c.Meta("progressToken")
+	if len(t) == 0 || (t.Kind() != '"' && t.Kind() != '0') {
+		return nil
+	}
+	return t
+}
+
+// Cancelled reports whether the client cancelled the request.
+func (c *Call) Cancelled() bool { return c.byClient.Load() }
+
+func (c *Call) cancel(cause error) { c.cancelFn(cause) }
+
+func (c *Call) cancelByClient(reason string) {
+	c.byClient.Store(true)
+	c.cancelFn(ErrCancelled)
+}
+
+// Notify sends a notification related to this request on its own path (the request's stream).
+func (c *Call) Notify(method string, params any) error {
+	msg, err := EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return c.send(msg)
+}
+
+func (c *Call) send(msg []byte) error {
+	out := c.out
+	if out == nil {
+		c.session.mu.Lock()
+		out = c.session.out
+		c.session.mu.Unlock()
+	}
+	if out == nil {
+		return ErrNoPath
+	}
+	return out.Send(c.ctx, msg)
+}
+
+type progressParams struct {
+	ProgressToken jsontext.Value `json:"progressToken"`
+	Progress      float64        `json:"progress"`
+	Total         float64        `json:"total,omitzero"`
+	Message       string         `json:"message,omitzero"`
+}
+
+// Progress reports progress on the request: done so far, the total when known (zero or less
+// for unknown) and an optional message. It does nothing when the request carries no progress
+// token.
+func (c *Call) Progress(progress, total float64, message string) error {
+	token := c.ProgressToken()
+	if token == nil {
+		return nil
+	}
+	if total < 0 {
+		total = 0
+	}
+	return c.Notify("notifications/progress", progressParams{ProgressToken: token, Progress: progress, Total: total, Message: message})
+}
+
+type logParams struct {
+	Level  LoggingLevel `json:"level"`
+	Logger string       `json:"logger,omitzero"`
+	Data   any          `json:"data"`
+}
+
+// Log sends a log message about this request when level is at or above the session's threshold
+// (set by logging/setLevel). It reports whether the message was sent.
+func (c *Call) Log(level LoggingLevel, logger string, data any) (bool, error) {
+	threshold := c.session.LogLevel()
+	if level.severity() < 0 || level.severity() < threshold.severity() {
+		return false, nil
+	}
+	if err := c.Notify("notifications/message", logParams{Level: level, Logger: logger, Data: data}); err != nil {
+		return false, err
+	}
+	return true, nil
+}

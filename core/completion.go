@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// CompletionHandler serves completion/complete. The reference has been checked: a prompt
+// reference names a registered prompt, a resource reference a registered resource URI or template.
+type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
+
+// CompleteRequest is a completion/complete request.
+type CompleteRequest struct {
+	*Call
+	// Ref is what is being completed: {"type":"ref/prompt","name":...} or
+	// {"type":"ref/resource","uri":...}.
+	Ref CompleteRef
+	// Argument is the argument being completed and its current value.
+	Argument CompleteArgument
+	// Context holds already resolved arguments, when the client sent them.
+	Context map[string]string
+}
+
+// CompleteRef is the reference of a completion request.
+type CompleteRef struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitzero"`
+	URI  string `json:"uri,omitzero"`
+}
+
+// CompleteArgument is the argument of a completion request.
+type CompleteArgument struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// maxCompletionValues is the most values one completion result may carry.
+const maxCompletionValues = 100
+
+func handleComplete(c *Call) (any, error) {
+	var p struct {
+		Ref      jsontext.Value `json:"ref"`
+		Argument jsontext.Value `json:"argument"`
+		Context  *struct {
+			Arguments map[string]string `json:"arguments"`
+		} `json:"context"`
+	}
+	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+		return nil, InvalidParams("Invalid params")
+	}
+	var ref CompleteRef
+	if !rawObject(p.Ref) || unmarshal(p.Ref, &ref) != nil || ref.Type == "" {
+		return nil, InvalidParams("Missing or invalid ref")
+	}
+	var arg struct {
+		Name  *string `json:"name"`
+		Value *string `json:"value"`
+	}
+	if !rawObject(p.Argument) || unmarshal(p.Argument, &arg) != nil || arg.Name == nil || arg.Value == nil {
+		return nil, InvalidParams("Missing argument name or value")
+	}
+	s := c.session.server
+	switch ref.Type {
+	case "ref/prompt":
+		s.mu.RLock()
+		_, ok := s.prompts.get(ref.Name)
+		s.mu.RUnlock()
+		if !ok {
+			return nil, InvalidParams("Prompt not found: " + ref.Name)
+		}
+	case "ref/resource":
+		if !s.knownResourceRef(ref.URI) {
+			return nil, ResourceNotFound(ref.URI)
+		}
+	default:
+		return nil, InvalidParams("Invalid ref type: " + ref.Type)
+	}
+	req := &CompleteRequest{Call: c, Ref: ref, Argument: CompleteArgument{Name: *arg.Name, Value: *arg.Value}}
+	if p.Context != nil {
+		req.Context = p.Context.Arguments
+	}
+	res, err := s.opts.CompletionHandler(c.ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CompleteResult{}
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	if n := len(res.Completion.Values); n > maxCompletionValues {
+		if res.Completion.Total == nil {
+			res.Completion.Total = &n
+		}
+		res.Completion.Values = res.Completion.Values[:maxCompletionValues]
+		res.Completion.HasMore = true
+	}
+	return res, nil
+}
+
+// knownResourceRef reports whether uri is a registered resource or a template's own text.
+func (s *Server) knownResourceRef(uri string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, ok := s.resources.get(uri); ok {
+		return true
+	}
+	_, ok := s.templates.get(uri)
+	return ok
+}

@@ -1,0 +1,124 @@
+package core
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+const methodInitialize = "initialize"
+
+// methodSpec describes a protocol method: its handler and the server capability it needs.
+type methodSpec struct {
+	handle func(c *Call) (any, error)
+	// capability names the server capability the method needs ("" for none), dotted.
+	capability string
+}
+
+// builtinMethods are the request methods the protocol defines.
+var builtinMethods map[string]methodSpec
+
+func init() {
+	builtinMethods = map[string]methodSpec{
+		methodInitialize:           {handle: handleInitialize},
+		"ping":                     {handle: handlePing},
+		"logging/setLevel":         {handle: handleSetLevel, capability: "logging"},
+		"tools/list":               {handle: handleListTools, capability: "tools"},
+		"tools/call":               {handle: handleCallTool, capability: "tools"},
+		"prompts/list":             {handle: handleListPrompts, capability: "prompts"},
+		"prompts/get":              {handle: handleGetPrompt, capability: "prompts"},
+		"resources/list":           {handle: handleListResources, capability: "resources"},
+		"resources/templates/list": {handle: handleListTemplates, capability: "resources"},
+		"resources/read":           {handle: handleReadResource, capability: "resources"},
+		"resources/subscribe":      {handle: handleSubscribe, capability: "resources.subscribe"},
+		"resources/unsubscribe":    {handle: handleUnsubscribe, capability: "resources.subscribe"},
+		"completion/complete":      {handle: handleComplete, capability: "completions"},
+	}
+}
+
+// hasCapability reports whether caps offers the dotted capability name.
+func hasCapability(caps ServerCapabilities, name string) bool {
+	switch name {
+	case "":
+		return true
+	case "logging":
+		return caps.Logging != nil
+	case "tools":
+		return caps.Tools != nil
+	case "prompts":
+		return caps.Prompts != nil
+	case "resources":
+		return caps.Resources != nil
+	case "resources.subscribe":
+		return caps.Resources != nil && caps.Resources.Subscribe
+	case "completions":
+		return caps.Completions != nil
+	}
+	return false
+}
+
+// Run serves the call and returns the response to send, or nil when the client cancelled it.
+// The call is removed from the session's in-flight set when Run returns.
+func (c *Call) Run() *Response {
+	defer c.session.finish(c)
+	defer c.cancelFn(nil)
+	result, err := c.dispatch()
+	if c.Cancelled() {
+		return nil
+	}
+	if err != nil {
+		return &Response{ID: c.id, Error: asWireError(err, "Internal error handling "+c.method+" request")}
+	}
+	b, merr := marshal(result)
+	if merr != nil {
+		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
+		return &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
+	}
+	return &Response{ID: c.id, Result: b}
+}
+
+func (c *Call) dispatch() (result any, err error) {
+	s := c.session.server
+	spec, builtin := builtinMethods[c.method]
+	var custom MethodHandler
+	if !builtin {
+		s.mu.RLock()
+		custom = s.methods[c.method]
+		s.mu.RUnlock()
+		if custom == nil || strings.HasPrefix(c.method, "notifications/") {
+			return nil, typedError(CodeMethodNotFound, c.method)
+		}
+	}
+	if builtin && !hasCapability(s.Capabilities(), spec.capability) {
+		return nil, InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
+			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+		}
+	}()
+	if builtin {
+		return spec.handle(c)
+	}
+	return custom(c.ctx, c)
+}
+
+// emptyResult is the `{}` result of ping, logging/setLevel and the subscription methods.
+type emptyResult struct {
+	Meta Meta `json:"_meta,omitzero"`
+}
+
+func handlePing(*Call) (any, error) { return emptyResult{}, nil }
+
+// objectParams decodes params into v; absent params leave v as is. Params that are not an
+// object are -32602.
+func objectParams(c *Call, v any) error {
+	if c.params == nil {
+		return nil
+	}
+	if !rawObject(c.params) || unmarshal(c.params, v) != nil {
+		return InvalidParams("Invalid params")
+	}
+	return nil
+}

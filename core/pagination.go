@@ -1,0 +1,60 @@
+package core
+
+import (
+	"encoding/base64"
+	"strconv"
+)
+
+// listParams reads the cursor of a list request. Params that are not an object are -32602.
+func listParams(c *Call) (string, error) {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	if err := objectParams(c, &p); err != nil {
+		return "", err
+	}
+	if p.Cursor == nil {
+		return "", nil
+	}
+	if *p.Cursor == "" {
+		return "", InvalidParams("Invalid cursor")
+	}
+	return *p.Cursor, nil
+}
+
+// Cursors are opaque to clients: the offset of the next page, encoded. A cursor the server did
+// not make, or one past the end of the list, is -32602 "Invalid cursor".
+const cursorPrefix = "mcpkit:"
+
+func encodeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
+}
+
+func decodeCursor(cursor string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) <= len(cursorPrefix) || string(b[:len(cursorPrefix)]) != cursorPrefix {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[len(cursorPrefix):]))
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// paginate returns one page of items starting at cursor and the cursor of the next page.
+func paginate[T any](items []T, cursor string, size int) ([]T, string, error) {
+	start := 0
+	if cursor != "" {
+		n, ok := decodeCursor(cursor)
+		if !ok || n >= len(items) {
+			return nil, "", InvalidParams("Invalid cursor")
+		}
+		start = n
+	}
+	end := start + size
+	if end >= len(items) {
+		return items[start:], "", nil
+	}
+	return items[start:end], encodeCursor(end), nil
+}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// PromptHandler serves prompts/get for one prompt. Required arguments are checked before it runs.
+type PromptHandler func(ctx context.Context, req *PromptRequest) (*GetPromptResult, error)
+
+// PromptRequest is a prompts/get request as a prompt handler sees it.
+type PromptRequest struct {
+	*Call
+	// Name is the prompt's name.
+	Name string
+	// Arguments are the prompt arguments (never nil).
+	Arguments map[string]string
+}
+
+type promptEntry struct {
+	prompt  Prompt
+	handler PromptHandler
+}
+
+// AddPrompt registers a prompt, replacing any prompt of the same name, and announces the change.
+func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
+	if p == nil || h == nil || p.Name == "" {
+		panic("mcpkit: AddPrompt needs a named prompt and a handler")
+	}
+	s.mu.Lock()
+	s.prompts.set(p.Name, &promptEntry{prompt: *p, handler: h})
+	s.mu.Unlock()
+	s.notifyListChanged("notifications/prompts/list_changed")
+}
+
+// RemovePrompts removes prompts by name and announces the change.
+func (s *Server) RemovePrompts(names ...string) {
+	changed := false
+	s.mu.Lock()
+	for _, n := range names {
+		changed = s.prompts.remove(n) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.notifyListChanged("notifications/prompts/list_changed")
+	}
+}
+
+type listPromptsResult struct {
+	Prompts    []Prompt `json:"prompts"`
+	NextCursor string   `json:"nextCursor,omitzero"`
+	Meta       Meta     `json:"_meta,omitzero"`
+	cacheable
+	modern
+}
+
+func handleListPrompts(c *Call) (any, error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, err
+	}
+	s := c.session.server
+	s.mu.RLock()
+	entries := s.prompts.values()
+	s.mu.RUnlock()
+	page, next, err := paginate(entries, cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	res := &listPromptsResult{Prompts: make([]Prompt, len(page)), NextCursor: next}
+	for i, e := range page {
+		res.Prompts[i] = e.prompt
+	}
+	return res, nil
+}
+
+func handleGetPrompt(c *Call) (any, error) {
+	var p struct {
+		Name      jsontext.Value    `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+		return nil, InvalidParams("Invalid params")
+	}
+	var name string
+	if p.Name.Kind() != '"' || unmarshal(p.Name, &name) != nil {
+		return nil, InvalidParams("Missing or invalid prompt name")
+	}
+	s := c.session.server
+	s.mu.RLock()
+	e, ok := s.prompts.get(name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, &Error{Code: CodeInvalidParams, Message: "Prompt not found: " + name, Data: map[string]string{"name": name}}
+	}
+	if p.Arguments == nil {
+		p.Arguments = map[string]string{}
+	}
+	var missing []string
+	for _, a := range e.prompt.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, NewError(CodeInvalidParams, "Missing required arguments: "+strings.Join(missing, ", "))
+	}
+	return runPrompt(c, e, name, p.Arguments)
+}
+
+func runPrompt(c *Call, e *promptEntry, name string, args map[string]string) (res *GetPromptResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.session.server.logError(fmt.Errorf("mcpkit: panic in prompt %q: %v\n%s", name, v, debug.Stack()))
+			res, err = nil, InternalError("Internal error handling prompts/get request")
+		}
+	}()
+	res, err = e.handler(c.ctx, &PromptRequest{Call: c, Name: name, Arguments: args})
+	if err == nil && res == nil {
+		res = &GetPromptResult{}
+	}
+	return res, err
+}

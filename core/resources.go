@@ -1,0 +1,310 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ResourceHandler serves resources/read for a resource or a template.
+type ResourceHandler func(ctx context.Context, req *ResourceRequest) (*ReadResourceResult, error)
+
+// ResourceRequest is a resources/read request as a resource handler sees it.
+type ResourceRequest struct {
+	*Call
+	// URI is the URI asked for.
+	URI string
+	// Vars holds the template variables matched in URI (nil for a plain resource).
+	Vars map[string]string
+}
+
+// SubscribeRequest is a resources/subscribe or resources/unsubscribe request.
+type SubscribeRequest struct {
+	*Call
+	// URI is the resource the client (un)subscribes to.
+	URI string
+}
+
+// ResourceNotFound returns the -32602 error for an unknown resource, with data.uri.
+func ResourceNotFound(uri string) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
+}
+
+type resourceEntry struct {
+	resource Resource
+	handler  ResourceHandler
+}
+
+type templateEntry struct {
+	template ResourceTemplate
+	parts    []templatePart
+	handler  ResourceHandler
+}
+
+// templatePart is a literal run of a URI template, or a {variable} when name is set.
+type templatePart struct {
+	literal string
+	name    string
+}
+
+// AddResource registers a resource, replacing any with the same URI, and announces the change.
+func (s *Server) AddResource(r *Resource, h ResourceHandler) {
+	if r == nil || h == nil || r.URI == "" || r.Name == "" {
+		panic("mcpkit: AddResource needs a resource with a URI and a name, and a handler")
+	}
+	s.mu.Lock()
+	s.resources.set(r.URI, &resourceEntry{resource: *r, handler: h})
+	s.mu.Unlock()
+	s.notifyListChanged("notifications/resources/list_changed")
+}
+
+// AddResourceTemplate registers a resource template ({var} matches one path segment: no '/').
+// It panics on a malformed template.
+func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
+	if t == nil || h == nil || t.URITemplate == "" || t.Name == "" {
+		panic("mcpkit: AddResourceTemplate needs a template with a uriTemplate and a name, and a handler")
+	}
+	parts, err := parseTemplate(t.URITemplate)
+	if err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	s.templates.set(t.URITemplate, &templateEntry{template: *t, parts: parts, handler: h})
+	s.mu.Unlock()
+	s.notifyListChanged("notifications/resources/list_changed")
+}
+
+// RemoveResources removes resources and templates by URI (or URI template) and announces it.
+func (s *Server) RemoveResources(uris ...string) {
+	changed := false
+	s.mu.Lock()
+	for _, u := range uris {
+		changed = s.resources.remove(u) || changed
+		changed = s.templates.remove(u) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.notifyListChanged("notifications/resources/list_changed")
+	}
+}
+
+func parseTemplate(tpl string) ([]templatePart, error) {
+	var parts []templatePart
+	rest := tpl
+	for rest != "" {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			parts = append(parts, templatePart{literal: rest})
+			break
+		}
+		if i > 0 {
+			parts = append(parts, templatePart{literal: rest[:i]})
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, fmt.Errorf("mcpkit: resource template %q: unclosed {", tpl)
+		}
+		name := rest[i+1 : i+j]
+		if name == "" || strings.ContainsAny(name, "{/") {
+			return nil, fmt.Errorf("mcpkit: resource template %q: bad variable %q", tpl, name)
+		}
+		if len(parts) > 0 && parts[len(parts)-1].name != "" {
+			return nil, fmt.Errorf("mcpkit: resource template %q: two variables in a row", tpl)
+		}
+		parts = append(parts, templatePart{name: name})
+		rest = rest[i+j+1:]
+	}
+	return parts, nil
+}
+
+// match matches uri against the template, anchored at both ends.
+func (t *templateEntry) match(uri string) (map[string]string, bool) {
+	vars := map[string]string{}
+	rest := uri
+	for i, p := range t.parts {
+		if p.name == "" {
+			if !strings.HasPrefix(rest, p.literal) {
+				return nil, false
+			}
+			rest = rest[len(p.literal):]
+			continue
+		}
+		// A variable runs to the next literal (or the end), and never spans a '/'.
+		end := len(rest)
+		if i+1 < len(t.parts) {
+			next := t.parts[i+1].literal
+			k := strings.Index(rest, next)
+			if k < 0 {
+				return nil, false
+			}
+			end = k
+		}
+		val := rest[:end]
+		if val == "" || strings.Contains(val, "/") {
+			return nil, false
+		}
+		vars[p.name] = val
+		rest = rest[end:]
+	}
+	if rest != "" {
+		return nil, false
+	}
+	return vars, true
+}
+
+type listResourcesResult struct {
+	Resources  []Resource `json:"resources"`
+	NextCursor string     `json:"nextCursor,omitzero"`
+	Meta       Meta       `json:"_meta,omitzero"`
+	cacheable
+	modern
+}
+
+type listTemplatesResult struct {
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string             `json:"nextCursor,omitzero"`
+	Meta              Meta               `json:"_meta,omitzero"`
+	cacheable
+	modern
+}
+
+func handleListResources(c *Call) (any, error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, err
+	}
+	s := c.session.server
+	s.mu.RLock()
+	entries := s.resources.values()
+	s.mu.RUnlock()
+	page, next, err := paginate(entries, cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	res := &listResourcesResult{Resources: make([]Resource, len(page)), NextCursor: next}
+	for i, e := range page {
+		res.Resources[i] = e.resource
+	}
+	return res, nil
+}
+
+func handleListTemplates(c *Call) (any, error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, err
+	}
+	s := c.session.server
+	s.mu.RLock()
+	entries := s.templates.values()
+	s.mu.RUnlock()
+	page, next, err := paginate(entries, cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	res := &listTemplatesResult{ResourceTemplates: make([]ResourceTemplate, len(page)), NextCursor: next}
+	for i, e := range page {
+		res.ResourceTemplates[i] = e.template
+	}
+	return res, nil
+}
+
+func uriParam(c *Call) (string, error) {
+	var p struct {
+		URI jsontext.Value `json:"uri"`
+	}
+	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+		return "", InvalidParams("Invalid params")
+	}
+	var uri string
+	if p.URI.Kind() != '"' || unmarshal(p.URI, &uri) != nil {
+		return "", InvalidParams("Missing or invalid uri")
+	}
+	return uri, nil
+}
+
+// findResource returns the handler and template variables for uri: an exact resource first, then
+// the templates in registration order.
+func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.resources.get(uri); ok {
+		return e.handler, nil, true
+	}
+	for _, k := range s.templates.keys {
+		t := s.templates.items[k]
+		if vars, ok := t.match(uri); ok {
+			return t.handler, vars, true
+		}
+	}
+	return nil, nil, false
+}
+
+func handleReadResource(c *Call) (any, error) {
+	uri, err := uriParam(c)
+	if err != nil {
+		return nil, err
+	}
+	h, vars, ok := c.session.server.findResource(uri)
+	if !ok {
+		return nil, ResourceNotFound(uri)
+	}
+	res, err := runResource(c, h, uri, vars)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || len(res.Contents) == 0 {
+		// An empty contents would tell the client the resource exists and is empty.
+		return nil, ResourceNotFound(uri)
+	}
+	return res, nil
+}
+
+func runResource(c *Call, h ResourceHandler, uri string, vars map[string]string) (res *ReadResourceResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.session.server.logError(fmt.Errorf("mcpkit: panic reading %q: %v\n%s", uri, v, debug.Stack()))
+			res, err = nil, InternalError("Internal error handling resources/read request")
+		}
+	}()
+	return h(c.ctx, &ResourceRequest{Call: c, URI: uri, Vars: vars})
+}
+
+func handleSubscribe(c *Call) (any, error) {
+	uri, err := uriParam(c)
+	if err != nil {
+		return nil, err
+	}
+	if h := c.session.server.opts.SubscribeHandler; h != nil {
+		if err := h(c.ctx, &SubscribeRequest{Call: c, URI: uri}); err != nil {
+			return nil, asWireError(err, "Internal error handling resources/subscribe request")
+		}
+	}
+	ss := c.session
+	ss.mu.Lock()
+	if ss.subscriptions == nil {
+		ss.subscriptions = map[string]struct{}{}
+	}
+	ss.subscriptions[uri] = struct{}{}
+	ss.mu.Unlock()
+	return emptyResult{}, nil
+}
+
+func handleUnsubscribe(c *Call) (any, error) {
+	uri, err := uriParam(c)
+	if err != nil {
+		return nil, err
+	}
+	if h := c.session.server.opts.UnsubscribeHandler; h != nil {
+		if err := h(c.ctx, &SubscribeRequest{Call: c, URI: uri}); err != nil {
+			return nil, asWireError(err, "Internal error handling resources/unsubscribe request")
+		}
+	}
+	ss := c.session
+	ss.mu.Lock()
+	delete(ss.subscriptions, uri)
+	ss.mu.Unlock()
+	return emptyResult{}, nil
+}

@@ -1,0 +1,209 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Options configure a Server. The zero value is a working, secure configuration.
+type Options struct {
+	// Instructions tell the client how to use the server (sent from 2025-03-26 on).
+	Instructions string
+
+	// Capabilities, when set, replaces the capabilities derived from what is registered.
+	Capabilities *ServerCapabilities
+
+	// ProtocolVersion pins the version initialize counter-offers when the client asks for one
+	// the server does not speak. Empty means the latest handshake version. It must be a handshake
+	// version (2024-11-05 .. 2025-11-25); NewServer panics otherwise.
+	ProtocolVersion string
+
+	// PageSize is the number of items per page of the list methods. Zero means 1000.
+	PageSize int
+
+	// LogLevel is the threshold for log messages on a legacy session that never sent
+	// logging/setLevel. Empty means info.
+	LogLevel LoggingLevel
+
+	// SkipArgumentValidation turns off validating tool arguments against the input schema.
+	// Missing required arguments are still reported. The zero value validates.
+	SkipArgumentValidation bool
+
+	// SubscribeHandler, when set, enables resources/subscribe (the resources.subscribe
+	// capability). It may refuse a subscription by returning an error. The session keeps track of
+	// the subscribed URIs for NotifyResourceUpdated. Use AcceptSubscription to accept them all.
+	SubscribeHandler func(ctx context.Context, req *SubscribeRequest) error
+
+	// UnsubscribeHandler is called on resources/unsubscribe, when set.
+	UnsubscribeHandler func(ctx context.Context, req *SubscribeRequest) error
+
+	// CompletionHandler, when set, serves completion/complete (the completions capability).
+	CompletionHandler CompletionHandler
+
+	// ErrorLog receives internal errors that cannot reach a client (a panicking handler, a failed
+	// write). Nil discards them.
+	ErrorLog func(error)
+}
+
+// AcceptSubscription is a SubscribeHandler that accepts every subscription.
+func AcceptSubscription(context.Context, *SubscribeRequest) error { return nil }
+
+// Server holds the configuration and the registry of tools, prompts, resources and custom
+// methods. It is safe for concurrent use and shared by every session and transport.
+type Server struct {
+	impl Implementation
+	opts Options
+
+	mu        sync.RWMutex
+	tools     registry[*toolEntry]
+	prompts   registry[*promptEntry]
+	resources registry[*resourceEntry]
+	templates registry[*templateEntry]
+	methods   map[string]MethodHandler
+
+	sessMu   sync.Mutex
+	sessions map[*Session]struct{}
+}
+
+// NewServer returns a server that introduces itself as impl. opts may be nil.
+func NewServer(impl Implementation, opts *Options) *Server {
+	s := &Server{impl: impl, methods: map[string]MethodHandler{}, sessions: map[*Session]struct{}{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if v := s.opts.ProtocolVersion; v != "" && !IsHandshakeVersion(v) {
+		panic(fmt.Sprintf("mcpkit: Options.ProtocolVersion %q is not a handshake version (%v)", v, handshakeVersions))
+	}
+	if s.opts.PageSize < 0 {
+		panic("mcpkit: Options.PageSize must not be negative")
+	}
+	if s.opts.PageSize == 0 {
+		s.opts.PageSize = 1000
+	}
+	if s.opts.LogLevel == "" {
+		s.opts.LogLevel = LevelInfo
+	} else if !s.opts.LogLevel.Valid() {
+		panic(fmt.Sprintf("mcpkit: Options.LogLevel %q is not a logging level", s.opts.LogLevel))
+	}
+	return s
+}
+
+// Implementation returns the server's name and version.
+func (s *Server) Implementation() Implementation { return s.impl }
+
+// Capabilities returns what the server offers: Options.Capabilities when set, otherwise derived
+// from what is registered (tools, prompts and resources announce list changes; logging is always
+// offered; completions and resource subscriptions when their handlers are set).
+func (s *Server) Capabilities() ServerCapabilities {
+	if s.opts.Capabilities != nil {
+		return *s.opts.Capabilities
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	caps := ServerCapabilities{Logging: &struct{}{}}
+	if s.tools.len() > 0 {
+		caps.Tools = &ListChangedCapability{ListChanged: true}
+	}
+	if s.prompts.len() > 0 {
+		caps.Prompts = &ListChangedCapability{ListChanged: true}
+	}
+	if s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil {
+		caps.Resources = &ResourcesCapability{ListChanged: true, Subscribe: s.opts.SubscribeHandler != nil}
+	}
+	if s.opts.CompletionHandler != nil {
+		caps.Completions = &struct{}{}
+	}
+	return caps
+}
+
+// HandleMethod registers a handler for a custom method, replacing any earlier one. Methods the
+// protocol defines cannot be replaced this way (it panics).
+func (s *Server) HandleMethod(method string, h MethodHandler) {
+	if _, ok := builtinMethods[method]; ok || method == "" {
+		panic(fmt.Sprintf("mcpkit: HandleMethod: %q is a protocol method", method))
+	}
+	s.mu.Lock()
+	s.methods[method] = h
+	s.mu.Unlock()
+}
+
+// MethodHandler serves a custom method. Its result is encoded as the response's result.
+type MethodHandler func(ctx context.Context, call *Call) (any, error)
+
+// addSession and removeSession keep the set of live sessions for broadcasts.
+func (s *Server) addSession(ss *Session) {
+	s.sessMu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.sessMu.Unlock()
+}
+
+func (s *Server) removeSession(ss *Session) {
+	s.sessMu.Lock()
+	delete(s.sessions, ss)
+	s.sessMu.Unlock()
+}
+
+// liveSessions returns a snapshot, so that nothing is written while the lock is held.
+func (s *Server) liveSessions() []*Session {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	out := make([]*Session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+func (s *Server) logError(err error) {
+	if s.opts.ErrorLog != nil && err != nil {
+		s.opts.ErrorLog(err)
+	}
+}
+
+// registry is an insertion-ordered map, so listings are deterministic.
+type registry[T any] struct {
+	keys  []string
+	items map[string]T
+}
+
+func (r *registry[T]) len() int { return len(r.keys) }
+
+func (r *registry[T]) get(k string) (T, bool) {
+	v, ok := r.items[k]
+	return v, ok
+}
+
+// set adds or replaces; a replaced entry keeps its place.
+func (r *registry[T]) set(k string, v T) {
+	if r.items == nil {
+		r.items = map[string]T{}
+	}
+	if _, ok := r.items[k]; !ok {
+		r.keys = append(r.keys, k)
+	}
+	r.items[k] = v
+}
+
+func (r *registry[T]) remove(k string) bool {
+	if _, ok := r.items[k]; !ok {
+		return false
+	}
+	delete(r.items, k)
+	for i, x := range r.keys {
+		if x == k {
+			r.keys = append(r.keys[:i:i], r.keys[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// values returns the entries in insertion order.
+func (r *registry[T]) values() []T {
+	out := make([]T, len(r.keys))
+	for i, k := range r.keys {
+		out[i] = r.items[k]
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Sender delivers encoded JSON-RPC messages to the client along one path: the standalone stream
+// of a session, the stream of one request, or stdout. Send must be safe for concurrent use and
+// must not be called while holding a lock shared with other sessions.
+type Sender interface {
+	Send(ctx context.Context, msg []byte) error
+}
+
+// SenderFunc adapts a function to Sender.
+type SenderFunc func(ctx context.Context, msg []byte) error
+
+// Send calls f.
+func (f SenderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
+
+// ErrNoPath is returned when a message has no path to the client (no stream is open).
+var ErrNoPath = errors.New("mcpkit: no path to the client for this message")
+
+// ErrSessionClosed is returned for work on a session that has ended.
+var ErrSessionClosed = errors.New("mcpkit: session closed")
+
+// ErrInFlight is returned by Begin when the request id is already in flight on the session.
+var ErrInFlight = errors.New("mcpkit: request id already in flight")
+
+// era is the lifecycle a connection is locked to.
+type era uint8
+
+const (
+	eraNone era = iota
+	eraLegacy
+	eraModern
+)
+
+// SessionOptions configure a Session.
+type SessionOptions struct {
+	// ID is the transport's session id (the Mcp-Session-Id on HTTP); empty on stdio.
+	ID string
+	// Out is the session-level path for messages not related to a request (the GET stream on
+	// HTTP, stdout on stdio). Nil means there is none yet; see SetOut.
+	Out Sender
+}
+
+// Session is the state of one connection: the negotiated version, the client's info and
+// capabilities, the log level, requests in flight and resource subscriptions.
+type Session struct {
+	server *Server
+	id     string
+
+	mu            sync.Mutex
+	out           Sender
+	initialized   bool
+	era           era
+	version       string
+	clientInfo    *Implementation
+	clientCaps    ClientCapabilities
+	logLevel      LoggingLevel
+	inflight      map[ID]*Call
+	subscriptions map[string]struct{}
+	closed        bool
+	done          chan struct{}
+}
+
+// NewSession starts a session on the server. Close it when the connection ends.
+func (s *Server) NewSession(opts SessionOptions) *Session {
+	ss := &Session{
+		server:   s,
+		id:       opts.ID,
+		out:      opts.Out,
+		inflight: map[ID]*Call{},
+		done:     make(chan struct{}),
+	}
+	s.addSession(ss)
+	return ss
+}
+
+// ID returns the transport's session id (empty on stdio).
+func (ss *Session) ID() string { return ss.id }
+
+// Server returns the server the session belongs to.
+func (ss *Session) Server() *Server { return ss.server }
+
+// SetOut sets the session-level path (nil removes it).
+func (ss *Session) SetOut(out Sender) {
+	ss.mu.Lock()
+	ss.out = out
+	ss.mu.Unlock()
+}
+
+// Initialized reports whether initialize succeeded on this session.
+func (ss *Session) Initialized() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.initialized
+}
+
+// ProtocolVersion returns the version negotiated by initialize, or "" before it.
+func (ss *Session) ProtocolVersion() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
+}
+
+// ClientInfo returns what the client said about itself in initialize, or nil.
+func (ss *Session) ClientInfo() *Implementation {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.clientInfo
+}
+
+// ClientCapabilities returns the capabilities the client declared in initialize, or nil.
+func (ss *Session) ClientCapabilities() ClientCapabilities {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.clientCaps
+}
+
+// LogLevel returns the threshold for log messages on this session.
+func (ss *Session) LogLevel() LoggingLevel {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.logLevel != "" {
+		return ss.logLevel
+	}
+	return ss.server.opts.LogLevel
+}
+
+// Done is closed when the session is closed.
+func (ss *Session) Done() <-chan struct{} { return ss.done }
+
+// Close ends the session: requests in flight are cancelled and the server forgets the session.
+// It is safe to call more than once.
+func (ss *Session) Close() {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return
+	}
+	ss.closed = true
+	calls := make([]*Call, 0, len(ss.inflight))
+	for _, c := range ss.inflight {
+		calls = append(calls, c)
+	}
+	ss.out = nil
+	close(ss.done)
+	ss.mu.Unlock()
+	for _, c := range calls {
+		c.cancel(ErrSessionClosed)
+	}
+	ss.server.removeSession(ss)
+}
+
+// Subscribed reports whether the session subscribed to uri.
+func (ss *Session) Subscribed(uri string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.subscriptions[uri]
+	return ok
+}
+
+// Notify sends a notification on the session-level path. It returns ErrNoPath when there is none.
+func (ss *Session) Notify(ctx context.Context, method string, params any) error {
+	ss.mu.Lock()
+	out := ss.out
+	ss.mu.Unlock()
+	if out == nil {
+		return ErrNoPath
+	}
+	msg, err := EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return out.Send(ctx, msg)
+}
+
+// Response is the answer to one request: an encoded result or an error.
+type Response struct {
+	ID     ID
+	Result []byte
+	Error  *Error
+}
+
+// Encode returns the response as a JSON-RPC message.
+func (r *Response) Encode() []byte {
+	if r.Error != nil {
+		return EncodeError(r.ID, r.Error)
+	}
+	return EncodeResponse(r.ID, r.Result)
+}
+
+// Handle serves one inbound message on the session. For a request it runs the handler and
+// returns the response to send, or nil when the client cancelled the request. Notifications and
+// responses from the client return nil. out is the path for messages related to this request
+// (progress, log messages, server-to-client requests); nil means the session-level path.
+func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Response {
+	switch {
+	case msg.IsResponse():
+		ss.handleResponse(msg)
+		return nil
+	case msg.IsNotification():
+		ss.handleNotification(ctx, msg)
+		return nil
+	}
+	call, err := ss.Begin(ctx, msg, out)
+	if err != nil {
+		if errors.Is(err, ErrInFlight) {
+			return &Response{ID: msg.ID, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", msg.ID))}
+		}
+		return &Response{ID: msg.ID, Error: InternalError("Session closed")}
+	}
+	return call.Run()
+}
+
+// Begin registers a request as in flight, so that notifications/cancelled can reach it, and
+// returns the call to Run. It fails with ErrInFlight when the id is already in flight on the
+// session (the first request is not disturbed) and with ErrSessionClosed after Close.
+// initialize is never registered: it cannot be cancelled.
+func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
+	c := newCall(ss, msg, out)
+	c.ctx, c.cancelFn = context.WithCancelCause(ctx)
+	c.ctx = context.WithValue(c.ctx, callKey{}, c)
+	if msg.Method == methodInitialize {
+		return c, nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closed {
+		c.cancelFn(ErrSessionClosed)
+		return nil, ErrSessionClosed
+	}
+	if _, dup := ss.inflight[msg.ID]; dup {
+		c.cancelFn(ErrInFlight)
+		return nil, ErrInFlight
+	}
+	ss.inflight[msg.ID] = c
+	c.registered = true
+	return c, nil
+}
+
+func (ss *Session) finish(c *Call) {
+	if !c.registered {
+		return
+	}
+	ss.mu.Lock()
+	if ss.inflight[c.id] == c {
+		delete(ss.inflight, c.id)
+	}
+	ss.mu.Unlock()
+}
+
+// InFlight reports whether a request with this id is in flight on the session.
+func (ss *Session) InFlight(id ID) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.inflight[id]
+	return ok
+}
+
+func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
+	switch msg.Method {
+	case "notifications/cancelled":
+		var p struct {
+			RequestID jsontext.Value `json:"requestId"`
+			Reason    string         `json:"reason"`
+		}
+		if msg.Params == nil || unmarshal(msg.Params, &p) != nil {
+			return
+		}
+		id, ok := parseID(p.RequestID)
+		if !ok || !id.IsValid() {
+			return
+		}
+		ss.mu.Lock()
+		c := ss.inflight[id]
+		ss.mu.Unlock()
+		if c != nil {
+			c.cancelByClient(p.Reason)
+		}
+	case "notifications/initialized", "notifications/roots/list_changed":
+		// Nothing to do: the session is usable as soon as initialize succeeded.
+	default:
+		// Unknown notifications are ignored, as JSON-RPC requires.
+	}
+}
+
+// handleResponse takes a client's answer to a server-to-client request. Answers nobody waits
+// for are dropped.
+func (ss *Session) handleResponse(msg *Message) {}
