@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+// Interop check: drive examples/everything with the official MCP TypeScript SDK
+// client and assert what comes back.
+//
+//   node interop/client.mjs http  http://127.0.0.1:PORT/mcp
+//   node interop/client.mjs stdio bin/everything -stdio
+//
+// Steps: initialize (connect), tools/list, test_simple_text,
+// test_tool_with_progress (progress notifications), test_sampling (the server
+// asks this client for sampling/createMessage), resources/read
+// test://static-text, prompts/get test_prompt_with_arguments, then (HTTP)
+// DELETE the session, and close. Prints one "ok"/"not ok" line per step and
+// then "interop-<transport>: N passed, M failed". Exits 1 on any failure and
+// gives up after MCPKIT_INTEROP_TIMEOUT_MS (default 60000) so it never hangs.
+//
+// Run `npm ci` in interop/ first (scripts/interop.sh does it).
+
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const SIMPLE_TEXT = 'This is a simple text response for testing.';
+const STATIC_TEXT = 'This is the content of the static text resource.';
+const CANNED_SAMPLING_ANSWER = 'Canned reply from the mcpkit interop client.';
+const REQUEST_TIMEOUT_MS = 20_000;
+const OVERALL_TIMEOUT_MS = Number(process.env.MCPKIT_INTEROP_TIMEOUT_MS) || 60_000;
+
+const [mode, ...target] = process.argv.slice(2);
+if (!['http', 'stdio'].includes(mode) || target.length === 0 || (mode === 'http' && target.length !== 1)) {
+  console.error('usage: node interop/client.mjs http <url>');
+  console.error('       node interop/client.mjs stdio <command> [args...]');
+  process.exit(2);
+}
+const label = `interop-${mode}`;
+
+let transport;
+if (mode === 'http') {
+  transport = new StreamableHTTPClientTransport(new URL(target[0]));
+} else {
+  transport = new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: 'inherit' });
+}
+
+const client = new Client(
+  { name: 'mcpkit-interop-client', version: '0.0.0' },
+  { capabilities: { sampling: {} } },
+);
+
+// Answer the server's sampling/createMessage with a fixed assistant message,
+// and remember what was asked so the test can check it.
+const samplingRequests = [];
+client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  samplingRequests.push(request.params);
+  return {
+    role: 'assistant',
+    content: { type: 'text', text: CANNED_SAMPLING_ANSWER },
+    model: 'interop-canned-model',
+    stopReason: 'endTurn',
+  };
+});
+client.onerror = (err) => console.error(`${label}: transport error: ${err?.message ?? err}`);
+
+// Never hang: after the overall budget, report and exit non-zero.
+const guard = setTimeout(async () => {
+  console.error(`${label}: timed out after ${OVERALL_TIMEOUT_MS} ms`);
+  console.log(`${label}: ${passed} passed, ${failed + 1} failed`);
+  await Promise.race([transport.close().catch(() => {}), new Promise((r) => setTimeout(r, 2000))]);
+  process.exit(1);
+}, OVERALL_TIMEOUT_MS);
+guard.unref();
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let broken = false; // set when a failure leaves nothing sensible to test
+
+async function step(name, fn, { critical = false } = {}) {
+  if (broken) {
+    skipped++;
+    console.log(`skip - ${name}`);
+    return;
+  }
+  try {
+    await fn();
+    passed++;
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    failed++;
+    console.log(`not ok - ${name}`);
+    for (const line of String(err?.stack ?? err).split('\n').slice(0, 8)) console.log(`    ${line}`);
+    if (critical) broken = true;
+  }
+}
+
+function textOf(content, what) {
+  assert.ok(Array.isArray(content) && content.length > 0, `${what}: expected non-empty content, got ${JSON.stringify(content)}`);
+  const item = content.find((c) => c.type === 'text');
+  assert.ok(item, `${what}: no text item in ${JSON.stringify(content)}`);
+  return item.text;
+}
+
+// A short value such as "a" must appear as a token of its own, not as a
+// letter inside some other word.
+function containsToken(text, value) {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9])${escaped}([^A-Za-z0-9]|$)`).test(text);
+}
+
+const opts = { timeout: REQUEST_TIMEOUT_MS };
+
+await step('initialize (connect)', async () => {
+  await client.connect(transport, opts);
+  const info = client.getServerVersion();
+  assert.ok(info?.name, `server sent no serverInfo.name: ${JSON.stringify(info)}`);
+  const caps = client.getServerCapabilities();
+  for (const cap of ['tools', 'resources', 'prompts']) {
+    assert.ok(caps?.[cap], `server capabilities lack "${cap}": ${JSON.stringify(caps)}`);
+  }
+  if (mode === 'http') {
+    assert.ok(typeof transport.sessionId === 'string' && transport.sessionId.length > 0,
+      'no Mcp-Session-Id from the server after initialize');
+  }
+}, { critical: true });
+
+await step('tools/list', async () => {
+  const { tools } = await client.listTools(undefined, opts);
+  const names = tools.map((t) => t.name);
+  for (const want of ['test_simple_text', 'test_tool_with_progress', 'test_sampling']) {
+    assert.ok(names.includes(want), `tool ${want} not listed; got ${names.join(', ')}`);
+  }
+  for (const t of tools) {
+    assert.ok(t.description, `tool ${t.name} has no description`);
+    assert.equal(t.inputSchema?.type, 'object', `tool ${t.name}: inputSchema.type`);
+  }
+});
+
+await step('tools/call test_simple_text', async () => {
+  const res = await client.callTool({ name: 'test_simple_text' }, undefined, opts);
+  assert.notEqual(res.isError, true, `isError set: ${JSON.stringify(res)}`);
+  assert.equal(textOf(res.content, 'test_simple_text'), SIMPLE_TEXT);
+});
+
+await step('tools/call test_tool_with_progress (>= 3 progress notifications)', async () => {
+  const seen = [];
+  const res = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, {
+    ...opts,
+    onprogress: (p) => seen.push(p),
+  });
+  assert.notEqual(res.isError, true, `isError set: ${JSON.stringify(res)}`);
+  textOf(res.content, 'test_tool_with_progress');
+  assert.ok(seen.length >= 3, `expected >= 3 progress notifications, got ${seen.length}: ${JSON.stringify(seen)}`);
+  for (let i = 1; i < seen.length; i++) {
+    assert.ok(seen[i].progress >= seen[i - 1].progress, `progress went backwards: ${JSON.stringify(seen)}`);
+  }
+});
+
+await step('tools/call test_sampling (server -> client sampling/createMessage)', async () => {
+  samplingRequests.length = 0;
+  const res = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'hi' } }, undefined, opts);
+  assert.notEqual(res.isError, true, `isError set: ${JSON.stringify(res)}`);
+  assert.equal(samplingRequests.length, 1, `expected 1 sampling/createMessage, got ${samplingRequests.length}`);
+  const asked = samplingRequests[0].messages?.[0]?.content;
+  assert.equal(asked?.text, 'hi', `sampling request did not carry the prompt: ${JSON.stringify(samplingRequests[0])}`);
+  const text = textOf(res.content, 'test_sampling');
+  assert.ok(text.includes(CANNED_SAMPLING_ANSWER), `result does not contain the sampling answer: ${JSON.stringify(text)}`);
+});
+
+await step('resources/read test://static-text', async () => {
+  const res = await client.readResource({ uri: 'test://static-text' }, opts);
+  assert.ok(Array.isArray(res.contents) && res.contents.length > 0, `no contents: ${JSON.stringify(res)}`);
+  assert.equal(res.contents[0].uri, 'test://static-text');
+  assert.equal(res.contents[0].text, STATIC_TEXT);
+});
+
+await step('prompts/get test_prompt_with_arguments', async () => {
+  const res = await client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'a', arg2: 'b' } }, opts);
+  assert.ok(Array.isArray(res.messages) && res.messages.length > 0, `no messages: ${JSON.stringify(res)}`);
+  const text = res.messages
+    .map((m) => (m.content?.type === 'text' ? m.content.text : ''))
+    .join('\n');
+  assert.ok(containsToken(text, 'a') && containsToken(text, 'b'), `arguments not in the prompt text: ${JSON.stringify(text)}`);
+});
+
+if (mode === 'http') {
+  await step('terminate session (DELETE)', async () => {
+    await transport.terminateSession();
+    assert.equal(transport.sessionId, undefined, 'session id still set after DELETE');
+  });
+}
+
+// Closing is not a step that can be skipped: always release the server.
+broken = false;
+await step('close', async () => {
+  await client.close();
+});
+
+clearTimeout(guard);
+console.log(`${label}: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || skipped > 0 ? 1 : 0);
