@@ -3,10 +3,33 @@ package main
 import (
 	"context"
 	"errors"
+	"log"
+	"net/http"
+	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
+// serveHTTP serves s at http://addr/mcp until ctx ends, then shuts down gracefully.
 func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
-	return errors.New("HTTP serving arrives with the mcphttp package")
+	h := mcphttp.New(s, mcphttp.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Printf("hello: serving MCP at http://%s/mcp", addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.Shutdown(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,83 @@
+// Command chi mounts the MCP endpoint in a chi router behind an existing authentication
+// middleware, and ties each session to the principal that created it: a request naming a session
+// owned by someone else gets 403.
+//
+//	go run ./examples/chi -addr 127.0.0.1:8081
+//	curl -H 'Authorization: Bearer alice-token' ... http://127.0.0.1:8081/mcp
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+type principalKey struct{}
+
+// tokens is the example's user table; a real service asks its identity provider.
+var tokens = map[string]string{"alice-token": "alice", "bob-token": "bob"}
+
+// authenticate is the team's existing auth middleware: it knows nothing about MCP.
+func authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		user, known := tokens[token]
+		if !ok || !known {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, user)))
+	})
+}
+
+func principal(r *http.Request) string {
+	p, _ := r.Context().Value(principalKey{}).(string)
+	return p
+}
+
+// newHandler builds the router: auth in front, MCP at /mcp, sessions owned by their creator.
+func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
+	store := session.NewMemory(session.MemoryOptions{})
+	mcp := mcphttp.New(s, mcphttp.Options{
+		Store: store,
+		// Record the creator at initialize...
+		Owner: func(r *http.Request) any { return principal(r) },
+		// ...and require it on every later request naming the session.
+		Authorize: func(r *http.Request, sessionID string) bool {
+			sess, err := store.Get(r.Context(), sessionID, false)
+			if err != nil {
+				return true // unknown sessions get the validator's own 404
+			}
+			return sess.Owner == principal(r)
+		},
+	})
+	r := chi.NewRouter()
+	r.Use(authenticate)
+	r.Handle("/mcp", mcp)
+	return r, mcp
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
+	flag.Parse()
+	s := core.NewServer(core.Implementation{Name: "chi-example", Version: "1.0.0"}, nil)
+	s.AddTool(&core.Tool{Name: "whoami", Description: "Says who is calling."},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult("you are using session " + req.Session().ID()), nil
+		})
+	h, mcp := newHandler(s)
+	defer mcp.Close()
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	log.Printf("chi example: MCP at http://%s/mcp (tokens: alice-token, bob-token)", *addr)
+	log.Fatal(srv.ListenAndServe())
+}

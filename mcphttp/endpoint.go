@@ -1,0 +1,449 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// Headers of the Streamable HTTP transport.
+const (
+	HeaderSessionID       = middleware.HeaderSessionID
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+)
+
+// DefaultKeepAlive is the interval of keepalive comments on SSE streams when
+// EndpointOptions.KeepAlive is zero.
+const DefaultKeepAlive = 30 * time.Second
+
+// EndpointOptions configure the bare endpoint (the innermost handler of the stack).
+type EndpointOptions struct {
+	// Stateless serves every POST on a fresh session that ends with the request: no
+	// Mcp-Session-Id, no GET stream, no DELETE (both 405), no server-to-client requests.
+	Stateless bool
+	// JSONResponse answers each request with one JSON object instead of an SSE stream. Progress
+	// and log messages of a request are then dropped. The POST Accept header needs only
+	// application/json.
+	JSONResponse bool
+	// Store holds legacy sessions. Required unless Stateless.
+	Store session.Store
+	// KeepAlive is the interval of keepalive comments on SSE streams (the GET stream and request
+	// streams). Zero means DefaultKeepAlive (30 s); negative turns them off.
+	KeepAlive time.Duration
+	// WriteTimeout bounds each write to a client, so a client that stops reading cannot pin a
+	// stream. Zero means 30 s; negative turns the bound off.
+	WriteTimeout time.Duration
+	// MaxRequestBytes bounds the body when the endpoint decodes it itself (used only when no
+	// Decode layer ran in front of it). Zero means 4 MiB.
+	MaxRequestBytes int64
+	// Owner, when set, is called at initialize to record who owns the new session (for example
+	// the authenticated principal); the value lands in session.Session.Owner for Authorize hooks.
+	Owner func(r *http.Request) any
+}
+
+// Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
+// It expects the layers in front of it (Decode, and SessionValidator in stateful mode); New
+// composes the default stack. When no Decode layer ran, it decodes the body itself.
+type Endpoint struct {
+	server *core.Server
+	opts   EndpointOptions
+	sse    middleware.SSEOptions
+	decode http.Handler
+
+	base   context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
+
+	mu     sync.Mutex
+	active int
+	idle   chan struct{}
+}
+
+// NewEndpoint returns the bare endpoint.
+func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
+	if !opts.Stateless && opts.Store == nil {
+		panic("mcphttp: a stateful endpoint needs EndpointOptions.Store")
+	}
+	e := &Endpoint{server: s, opts: opts}
+	ka := opts.KeepAlive
+	switch {
+	case ka == 0:
+		ka = DefaultKeepAlive
+	case ka < 0:
+		ka = 0
+	}
+	e.sse = middleware.SSEOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
+	e.base, e.cancel = context.WithCancel(context.Background())
+	e.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(e.serve))
+	return e
+}
+
+// ServeHTTP implements http.Handler.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		if _, ok := middleware.MessageFrom(r.Context()); !ok {
+			e.decode.ServeHTTP(w, r)
+			return
+		}
+	}
+	e.serve(w, r)
+}
+
+func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	if !e.enter() {
+		refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the server is shutting down")
+		return
+	}
+	defer e.leave()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(e.base, cancel)
+	defer stop()
+	r = r.WithContext(ctx)
+
+	switch r.Method {
+	case http.MethodPost:
+		e.post(w, r)
+	case http.MethodGet:
+		e.get(w, r)
+	case http.MethodDelete:
+		e.delete(w, r)
+	default:
+		methodNotAllowed(w, r, e.opts.Stateless)
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, stateless bool) {
+	if stateless {
+		w.Header().Set("Allow", "POST")
+	} else {
+		w.Header().Set("Allow", "GET, POST, DELETE")
+	}
+	refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
+}
+
+// refuse answers with a transport-level error and records its code for the tracing layer.
+func refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
+	if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
+		ex.SetError(code, message)
+	}
+	middleware.WriteError(w, status, id, code, message)
+}
+
+// accepts reports whether the Accept header lists every wanted media type (*/* accepts all).
+func accepts(r *http.Request, wanted ...string) bool {
+	have := map[string]bool{}
+	for _, h := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(h, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			have[strings.ToLower(strings.TrimSpace(mt))] = true
+		}
+	}
+	if have["*/*"] {
+		return true
+	}
+	for _, w := range wanted {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+func notAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
+	refuse(w, r, http.StatusNotAcceptable, core.ID{}, core.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
+}
+
+// checkVersionHeader enforces MCP-Protocol-Version on legacy requests after initialize: absent
+// means 2025-03-26; anything else must be a version the kit speaks.
+func checkVersionHeader(w http.ResponseWriter, r *http.Request, id core.ID) bool {
+	vals, present := r.Header[http.CanonicalHeaderKey(HeaderProtocolVersion)]
+	if !present {
+		return true
+	}
+	v := ""
+	if len(vals) > 0 {
+		v = vals[0]
+	}
+	if v != "" && (core.IsHandshakeVersion(v) || core.IsModernVersion(v)) {
+		return true
+	}
+	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
+		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.SupportedVersions(), ", "))
+	return false
+}
+
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
+	msg, _ := middleware.MessageFrom(r.Context())
+	if e.opts.JSONResponse {
+		if !accepts(r, "application/json") {
+			notAcceptable(w, r, "application/json")
+			return
+		}
+	} else if !accepts(r, "application/json", "text/event-stream") {
+		notAcceptable(w, r, "application/json", "text/event-stream")
+		return
+	}
+	if msg.Method == "initialize" && !e.opts.Stateless {
+		e.initialize(w, r, msg)
+		return
+	}
+	if msg.Method != "initialize" && msg.Method != "server/discover" && !checkVersionHeader(w, r, msg.ID) {
+		return
+	}
+	rec := middleware.SessionFrom(r.Context())
+	var cs *core.Session
+	switch {
+	case rec != nil:
+		cs = rec.Core
+	case e.opts.Stateless || msg.Method == "server/discover":
+		cs = e.server.NewSession(core.SessionOptions{})
+		defer cs.Close()
+	default:
+		// Stateful, but no session layer resolved one: the validator is missing from the stack.
+		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Missing session ID")
+		return
+	}
+	if !msg.IsRequest() {
+		cs.Handle(r.Context(), msg, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	e.request(w, r, cs, msg, rec != nil && !e.opts.JSONResponse)
+}
+
+// initialize creates a session (stateful mode): the response is always one JSON object, and the
+// session id header is set only when initialize succeeded.
+func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+	if !msg.IsRequest() {
+		// An initialize without an id gets no answer, so it creates nothing.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	id := session.NewID()
+	cs := e.server.NewSession(core.SessionOptions{ID: id})
+	rec := &session.Session{ID: id, Core: cs, Origin: r.Header.Get("Origin"), Local: &streams{}}
+	if e.opts.Owner != nil {
+		rec.Owner = e.opts.Owner(r)
+	}
+	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
+		cs.Close()
+		if errors.Is(err, session.ErrFull) {
+			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
+		} else {
+			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: the session could not be stored")
+		}
+		return
+	}
+	resp := cs.Handle(r.Context(), msg, noPath{})
+	if resp == nil || resp.Error != nil {
+		e.opts.Store.Delete(r.Context(), id)
+	} else {
+		w.Header().Set(HeaderSessionID, id)
+		if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
+			ex.SetSessionID(id)
+		}
+	}
+	writeJSON(w, r, http.StatusOK, resp)
+}
+
+// request serves one request: on its own SSE stream (progress, log messages and server-to-client
+// requests of the request ride it, then the response), or as one JSON object.
+func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *core.Message, stream bool) {
+	if !stream {
+		call, err := cs.Begin(r.Context(), msg, noPath{})
+		if err != nil {
+			e.beginFailed(w, r, msg, err)
+			return
+		}
+		resp := call.Run()
+		if resp == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, resp)
+		return
+	}
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	call, err := cs.Begin(r.Context(), msg, sseSender{sse})
+	if err != nil {
+		e.beginFailed(w, r, msg, err)
+		return
+	}
+	// Headers go out at once: a long tool call must not leave the client waiting for them. If
+	// they cannot be sent the client is gone, and the request's context ends with it.
+	_ = sse.Start()
+	resp := call.Run()
+	if resp == nil {
+		return
+	}
+	recordError(r, resp)
+	_ = sse.WriteMessage(resp.Encode())
+}
+
+func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {
+	if errors.Is(err, core.ErrInFlight) {
+		refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: Request id is already in flight for this session")
+		return
+	}
+	refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+}
+
+func recordError(r *http.Request, resp *core.Response) {
+	if resp.Error == nil {
+		return
+	}
+	if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
+		ex.SetError(resp.Error.Code, resp.Error.Message)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Response) {
+	if resp == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	recordError(r, resp)
+	body := resp.Encode()
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// streams is the per-session transport state: whether the standalone GET stream is open.
+type streams struct {
+	get atomic.Bool
+}
+
+func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
+	if e.opts.Stateless {
+		methodNotAllowed(w, r, true)
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		notAcceptable(w, r, "text/event-stream")
+		return
+	}
+	rec := middleware.SessionFrom(r.Context())
+	if rec == nil {
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
+		return
+	}
+	if !checkVersionHeader(w, r, core.ID{}) {
+		return
+	}
+	st, _ := rec.Local.(*streams)
+	if st == nil || !st.get.CompareAndSwap(false, true) {
+		refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
+		return
+	}
+	defer st.get.Store(false)
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	if err := sse.Start(); err != nil {
+		return
+	}
+	rec.Core.SetOut(sseSender{sse})
+	defer rec.Core.SetOut(nil)
+	select {
+	case <-r.Context().Done():
+	case <-rec.Core.Done():
+	case <-sse.Done():
+	}
+}
+
+func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
+	if e.opts.Stateless {
+		methodNotAllowed(w, r, true)
+		return
+	}
+	rec := middleware.SessionFrom(r.Context())
+	if rec == nil {
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
+		return
+	}
+	if !checkVersionHeader(w, r, core.ID{}) {
+		return
+	}
+	e.opts.Store.Delete(r.Context(), rec.ID)
+	body := []byte(`{"success":true}`)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// sseSender sends messages as SSE events on one stream.
+type sseSender struct{ w *middleware.SSEWriter }
+
+func (s sseSender) Send(_ context.Context, msg []byte) error { return s.w.WriteMessage(msg) }
+
+// noPath is the path of a request that cannot carry anything but its response (JSON mode).
+type noPath struct{}
+
+func (noPath) Send(context.Context, []byte) error { return core.ErrNoPath }
+
+// enter counts a request in, unless the endpoint is closed.
+func (e *Endpoint) enter() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed.Load() {
+		return false
+	}
+	e.active++
+	return true
+}
+
+func (e *Endpoint) leave() {
+	e.mu.Lock()
+	e.active--
+	if e.active == 0 && e.idle != nil {
+		close(e.idle)
+		e.idle = nil
+	}
+	e.mu.Unlock()
+}
+
+// Close stops the endpoint at once: new requests get 503, requests in flight are cancelled and
+// every stream ends. Sessions in the store end too (stateful mode).
+func (e *Endpoint) Close() error {
+	e.closed.Store(true)
+	e.cancel()
+	if e.opts.Store != nil {
+		return e.opts.Store.Close()
+	}
+	return nil
+}
+
+// Shutdown closes the endpoint and waits until every request has left it, or ctx ends.
+func (e *Endpoint) Shutdown(ctx context.Context) error {
+	err := e.Close()
+	e.mu.Lock()
+	if e.active == 0 {
+		e.mu.Unlock()
+		return err
+	}
+	if e.idle == nil {
+		e.idle = make(chan struct{})
+	}
+	idle := e.idle
+	e.mu.Unlock()
+	select {
+	case <-idle:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,126 @@
+// Package mcphttp serves MCP over Streamable HTTP as an ordinary net/http handler built from the
+// layers of package middleware.
+//
+// New composes the default stack:
+//
+//	recover -> tracing -> request log -> origin/host guard -> body limit + decode
+//	        -> session validator -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
+//
+// Each layer answers its own failures with the status and JSON-RPC error the protocol requires, so
+// a team can drop, reorder or replace layers and know exactly what it gives up. To assemble a
+// stack by hand, wrap NewEndpoint with the layers you want:
+//
+//	store := session.NewMemory(session.MemoryOptions{})
+//	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
+//	h := middleware.Recover(middleware.RecoverOptions{})(
+//		middleware.OriginGuard(middleware.OriginOptions{})(
+//			myAuth( // the team's own authentication
+//				middleware.Decode(middleware.DecodeOptions{})(
+//					middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: owns})(ep)))))
+//
+// The endpoint never holds a lock shared with other sessions while it writes to a client: every
+// stream has its own writer with a write deadline, so one stalled reader delays nobody else.
+package mcphttp
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// Options configure the default stack. The zero value is the secure default: sessions with a
+// 30-minute idle timeout and at most 10000 of them, 4 MiB request bodies, DNS-rebinding
+// protection allowing loopback hosts only, SSE responses with keepalive comments, tracing through
+// the global OpenTelemetry provider, no request log.
+type Options struct {
+	// Stateless serves every POST on its own short-lived session: no Mcp-Session-Id, GET and
+	// DELETE answer 405, and handlers cannot send requests to the client.
+	Stateless bool
+	// JSONResponse answers requests with one JSON object instead of an SSE stream.
+	JSONResponse bool
+
+	// MaxRequestBytes bounds a request body. Zero means 4 MiB; bigger bodies get 413.
+	MaxRequestBytes int64
+	// Origin configures the Host and Origin checks (AllowedHosts, AllowedOrigins). The zero value
+	// allows loopback hosts and same-origin requests only.
+	Origin middleware.OriginOptions
+
+	// Store holds sessions. Nil means an in-memory store built from Sessions.
+	Store session.Store
+	// Sessions configure the default in-memory store (idle timeout, cap, reap interval).
+	Sessions session.MemoryOptions
+	// Authorize is the ownership check of every request naming a session; false answers 403.
+	// Nil allows any request that knows the session id.
+	Authorize func(r *http.Request, sessionID string) bool
+	// Owner records, at initialize, who owns the new session (see session.Session.Owner).
+	Owner func(r *http.Request) any
+
+	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
+	// turns them off.
+	KeepAlive time.Duration
+	// WriteTimeout bounds each write to a client. Zero means 30 s; negative turns it off.
+	WriteTimeout time.Duration
+
+	// Logger, when set, gets one line per exchange (never bodies or secrets).
+	Logger *zerolog.Logger
+	// TracerProvider makes the tracing layer's tracer. Nil means the global provider.
+	TracerProvider trace.TracerProvider
+	// OnPanic is told about a recovered panic (the client gets a 500).
+	OnPanic func(r *http.Request, v any)
+}
+
+// Handler is the composed endpoint. It implements http.Handler.
+type Handler struct {
+	http.Handler
+	endpoint *Endpoint
+	store    session.Store
+}
+
+// New returns the Streamable HTTP endpoint for s with the default layers. Mount it at your MCP
+// path (for example /mcp) in any router.
+func New(s *core.Server, opts Options) *Handler {
+	store := opts.Store
+	if store == nil && !opts.Stateless {
+		store = session.NewMemory(opts.Sessions)
+	}
+	ep := NewEndpoint(s, EndpointOptions{
+		Stateless:       opts.Stateless,
+		JSONResponse:    opts.JSONResponse,
+		Store:           store,
+		KeepAlive:       opts.KeepAlive,
+		WriteTimeout:    opts.WriteTimeout,
+		MaxRequestBytes: opts.MaxRequestBytes,
+		Owner:           opts.Owner,
+	})
+	var h http.Handler = ep
+	if !opts.Stateless {
+		h = middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: opts.Authorize})(h)
+	}
+	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(h)
+	h = middleware.OriginGuard(opts.Origin)(h)
+	if opts.Logger != nil {
+		h = middleware.RequestLog(*opts.Logger)(h)
+	}
+	h = middleware.Tracing(middleware.TracingOptions{TracerProvider: opts.TracerProvider})(h)
+	h = middleware.Recover(middleware.RecoverOptions{Logger: opts.Logger, OnPanic: opts.OnPanic})(h)
+	return &Handler{Handler: h, endpoint: ep, store: store}
+}
+
+// Endpoint returns the bare endpoint inside the stack.
+func (h *Handler) Endpoint() *Endpoint { return h.endpoint }
+
+// Store returns the session store (nil in stateless mode).
+func (h *Handler) Store() session.Store { return h.store }
+
+// Close ends every session and stream and cancels requests in flight; new requests get 503.
+func (h *Handler) Close() error { return h.endpoint.Close() }
+
+// Shutdown is Close, then waits for the requests in flight to leave, or for ctx to end.
+func (h *Handler) Shutdown(ctx context.Context) error { return h.endpoint.Shutdown(ctx) }

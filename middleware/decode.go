@@ -1,0 +1,226 @@
+package middleware
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// DefaultMaxRequestBytes is the request body cap the decode layer applies when
+// DecodeOptions.MaxRequestBytes is zero: 4 MiB.
+const DefaultMaxRequestBytes int64 = 4 << 20
+
+// DecodeOptions configures the Decode layer. The zero value caps bodies at
+// DefaultMaxRequestBytes (4 MiB).
+type DecodeOptions struct {
+	// MaxRequestBytes is the largest request body accepted, in bytes. Zero means
+	// DefaultMaxRequestBytes (4194304); a negative value is a programming error and makes Decode
+	// panic.
+	MaxRequestBytes int64
+}
+
+// Decode returns the layer that reads a POST body once, bounded, and decodes it into one JSON-RPC
+// message that later layers read with MessageFrom (and the raw bytes with BodyFrom). Requests
+// with any other method pass through untouched, and so does a POST whose message an earlier
+// layer already decoded.
+//
+// A POST is refused, in this order, with a JSON-RPC error body:
+//   - 415, -32600 "Unsupported Media Type: Content-Type must be application/json" when the media
+//     type of Content-Type (before any ";", trimmed, compared case-insensitively) is not
+//     application/json;
+//   - 413, -32600 "Payload too large: request body exceeds N bytes" when a declared Content-Length
+//     is over the cap (the body is not read at all), or when more than N bytes arrive (reading
+//     stops at N+1 bytes, whatever length was declared);
+//   - 400, -32700 "Parse error: Invalid JSON", id null, when the body is not valid JSON, is nested
+//     deeper than 64 levels, repeats a member name, or could not be read to its end;
+//   - 400, -32600 "Invalid Request: JSON-RPC body must be a single request object", id null, when
+//     the body is an array or a scalar;
+//   - 400 with the JSON-RPC framing error of core.DecodeMessage (code, message and detail data, id
+//     echoed when it could be read) when the object is not an acceptable JSON-RPC message, for
+//     example a wrong "jsonrpc" member.
+//
+// On success the message and body are stored in the request's Exchange, the Exchange's message
+// hooks run, and the next handler is called with the context they returned. Decode panics when
+// opts.MaxRequestBytes is negative.
+func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
+	limit := opts.MaxRequestBytes
+	if limit < 0 {
+		panic("middleware: DecodeOptions.MaxRequestBytes must not be negative")
+	}
+	if limit == 0 {
+		limit = DefaultMaxRequestBytes
+	}
+	tooLarge := tooLargeMessage(limit)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if ex := ExchangeFrom(r.Context()); ex != nil && ex.msg != nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !isJSONMediaType(r.Header.Get("Content-Type")) {
+				refuse(w, r, http.StatusUnsupportedMediaType, core.ID{}, core.CodeInvalidRequest, msgUnsupportedMediaType)
+				return
+			}
+			if r.ContentLength > limit {
+				refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
+				return
+			}
+			body, err := readBody(r.Body, r.ContentLength, limit)
+			if err != nil {
+				var mbe *http.MaxBytesError
+				switch {
+				case errors.Is(err, errBodyTooLarge):
+					refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
+				case errors.As(err, &mbe):
+					// An outer http.MaxBytesReader with a smaller cap stopped the read.
+					refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
+				default:
+					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+				}
+				return
+			}
+			if firstNonSpace(body) != '{' {
+				// Not an object: tell invalid JSON from arrays and scalars (rare, so the
+				// extra validation pass costs nothing on the usual path).
+				if core.BodyKind(body) == core.BodyInvalid {
+					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+				} else {
+					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
+				}
+				return
+			}
+			m, derr := core.DecodeMessage(body)
+			if derr != nil {
+				e := derr.Err
+				if e.Code == core.CodeParseError {
+					// Invalid JSON, too deep, or duplicate members: the transport's parse error.
+					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+					return
+				}
+				if ex := ExchangeFrom(r.Context()); ex != nil {
+					ex.SetError(e.Code, e.Message)
+				}
+				WriteErrorData(w, http.StatusBadRequest, derr.ID, e.Code, e.Message, e.Data)
+				return
+			}
+			next.ServeHTTP(w, WithMessage(r, m, body))
+		})
+	}
+}
+
+// firstNonSpace returns the first byte of data that is not JSON whitespace, or 0.
+func firstNonSpace(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+func tooLargeMessage(limit int64) string {
+	return "Payload too large: request body exceeds " + strconv.FormatInt(limit, 10) + " bytes"
+}
+
+// isJSONMediaType reports whether a Content-Type value names application/json, ignoring
+// parameters, surrounding spaces and case.
+func isJSONMediaType(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+var errBodyTooLarge = errors.New("middleware: request body too large")
+
+// poolMaxBuffer is the largest scratch buffer returned to the pool; bigger ones (rare, large
+// bodies of unknown length) are left to the garbage collector rather than pinned.
+const poolMaxBuffer = 256 << 10
+
+var scratchPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 8<<10)
+	return &b
+}}
+
+// readBody reads the whole body, failing with errBodyTooLarge once more than limit bytes arrive.
+// With a declared length (declared >= 0, at most limit) it reads straight into a slice of that
+// size; otherwise it reads through a pooled scratch buffer and returns an exact-size copy. The
+// returned slice is owned by the caller.
+func readBody(body io.Reader, declared, limit int64) ([]byte, error) {
+	if body == nil || body == http.NoBody {
+		return nil, nil
+	}
+	if declared >= 0 {
+		buf := make([]byte, declared, declared+1)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err // shorter than declared, or a read failure
+		}
+		// The declared length is normally enforced by the server; a reader that keeps going is
+		// read on, still bounded, as if no length had been declared.
+		n, _ := readSome(body, buf[declared:declared+1])
+		if n == 0 {
+			return buf, nil
+		}
+		return readUpTo(body, buf[:declared+1], limit)
+	}
+	bp := scratchPool.Get().(*[]byte)
+	b, err := readUpTo(body, (*bp)[:0], limit)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(b))
+		copy(out, b)
+	}
+	if cap(b) <= poolMaxBuffer {
+		*bp = b[:0]
+		scratchPool.Put(bp)
+	}
+	return out, err
+}
+
+// readSome reads into p, retrying a few times on reads that return nothing and no error.
+func readSome(r io.Reader, p []byte) (int, error) {
+	for range 8 {
+		n, err := r.Read(p)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
+}
+
+// readUpTo appends the rest of r to b, reading at most limit+1 bytes in all, and fails with
+// errBodyTooLarge when b grows past limit.
+func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
+	for {
+		if int64(len(b)) > limit {
+			return b, errBodyTooLarge
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		end := cap(b)
+		if room := limit + 1 - int64(len(b)); int64(end-len(b)) > room {
+			end = len(b) + int(room)
+		}
+		n, err := r.Read(b[len(b):end])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			if int64(len(b)) > limit {
+				return b, errBodyTooLarge
+			}
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}

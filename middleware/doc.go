@@ -1,0 +1,57 @@
+// Package middleware holds the layers of the Streamable HTTP endpoint. Each one is an ordinary
+// func(http.Handler) http.Handler, usable alone or in any stack, and each answers its own
+// failures with the exact HTTP status and JSON-RPC error body the protocol requires
+// ({"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}, Content-Type application/json, see
+// WriteError).
+//
+// # Layers
+//
+//   - Recover: a panic becomes 500 / -32603 "Internal server error" (or an aborted connection if
+//     the response had started); the panic is logged, never echoed.
+//   - Tracing: one OpenTelemetry SERVER span per exchange, named and attributed per the MCP
+//     semantic conventions once the message is decoded, parented from params._meta or the headers.
+//   - RequestLog: one zerolog line per exchange (method, path, MCP method, id, session, status,
+//     duration, bytes in and out); never bodies or other headers.
+//   - OriginGuard: DNS-rebinding protection, Host and Origin checks (403).
+//   - Decode: the body limit and the one bounded decode of the POST body (415, 413, 400); later
+//     layers read the message with MessageFrom and never read the body again.
+//
+// The session validator, era router and mirror-header checks live with the endpoint (package
+// mcphttp) and read the same Exchange. SSEWriter is not a layer but the writer every stream of the
+// endpoint uses: framing, flushing, proxy-buffering headers, keepalive comments and per-write
+// deadlines.
+//
+// # The shared record
+//
+// The outermost layer that needs it puts an Exchange in the request context (ExchangeFrom). Decode
+// stores the message and raw body there and runs the hooks other layers registered (OnMessage),
+// which is how Tracing starts its span as soon as the MCP method is known, before the handler
+// runs. Later layers record the session id (SetSessionID) and the JSON-RPC error the exchange
+// ended with (SetErrorCode), which the request log and the span report.
+//
+// # Default order
+//
+// Outermost first:
+//
+//	recover → tracing → request log → origin/host guard → body limit + decode
+//	        → era router → session validator / mirror headers → handler
+//
+// What a team gives up by dropping a layer:
+//
+//   - Recover: a panic reaches net/http, which logs it and drops the connection; the client gets
+//     no JSON-RPC error, and the panic never reaches the team's logger or OnPanic reporter.
+//   - Tracing: no spans; a caller's trace context (in _meta or headers) is not continued.
+//   - RequestLog: no access log; nothing else in the stack logs successful exchanges.
+//   - OriginGuard: no DNS-rebinding protection. Only drop it when something in front already
+//     checks Host and Origin, or the server is never reachable from a browser; a local server
+//     without it can be driven by any web page the user visits.
+//   - Decode: no body cap and no early 415/413/400 answers; MessageFrom reports nothing, so the
+//     endpoint and the era router, which need the message, do not work without it or an
+//     equivalent that calls WithMessage.
+//   - Era router, session validator, mirror-header checks: see package mcphttp.
+//
+// Keeping recover outermost lets it turn panics in every other layer into a 500. Tracing and the
+// request log sit outside the guard and the decoder so that refused requests are traced and
+// logged too. The guard runs before the body is read, so a forbidden page never makes the server
+// read or parse anything.
+package middleware

@@ -1,0 +1,172 @@
+package middleware
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// MessageHook is called by the decode layer right after it decoded the request's JSON-RPC
+// message, before the next handler runs. It returns the context the rest of the chain uses (the
+// given ctx when it has nothing to add); a tracing layer uses it to start its span once the MCP
+// method is known. Hooks run on the request's goroutine. A nil MessageHook must not be
+// registered.
+type MessageHook func(ctx context.Context, m *core.Message) context.Context
+
+// Exchange is the record of one HTTP exchange that the layers of this package share through the
+// request context: when it started, the body and JSON-RPC message the decode layer read, hooks to
+// run once that message is known, the MCP session id and the JSON-RPC error the exchange ended
+// with. The outermost layer that needs it creates it; ExchangeFrom finds it.
+//
+// The message and body are written once, by the decode layer, before the next handler runs; the
+// session id and error are guarded by a lock and may be set from any goroutine. The zero Exchange
+// is an empty record whose start time is unknown (the zero time); layers only ever use the ones
+// they create.
+type Exchange struct {
+	start time.Time
+	msg   *core.Message
+	body  []byte
+	hooks []MessageHook
+	// spanContext is the span the tracing layer started for the message, for the request log.
+	spanContext trace.SpanContext
+
+	mu        sync.Mutex
+	sessionID string
+	errCode   int64
+	errMsg    string
+	hasErr    bool
+}
+
+type exchangeKey struct{}
+
+// exchangeContext is a context carrying an Exchange. The record lives inside the context value,
+// so creating both costs one allocation instead of two.
+type exchangeContext struct {
+	context.Context
+	ex Exchange
+}
+
+// Value returns the Exchange for the package's key and defers to the parent for any other.
+func (c *exchangeContext) Value(key any) any {
+	if key == (exchangeKey{}) {
+		return &c.ex
+	}
+	return c.Context.Value(key)
+}
+
+// String describes the context for debugging, like the standard library's contexts.
+func (c *exchangeContext) String() string { return "middleware.Exchange context" }
+
+// ExchangeFrom returns the Exchange stored in ctx, or nil when no layer created one.
+func ExchangeFrom(ctx context.Context) *Exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*Exchange)
+	return ex
+}
+
+// ensureExchange returns r and its Exchange, creating the record (and a request carrying it)
+// when the context has none yet.
+func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
+	if ex := ExchangeFrom(r.Context()); ex != nil {
+		return r, ex
+	}
+	c := &exchangeContext{Context: r.Context()}
+	c.ex.start = time.Now()
+	return r.WithContext(c), &c.ex
+}
+
+// MessageFrom returns the JSON-RPC message the decode layer read from the request body, and
+// whether there is one. This is the accessor later layers and handlers use: the body is never
+// read a second time.
+func MessageFrom(ctx context.Context) (*core.Message, bool) {
+	if ex := ExchangeFrom(ctx); ex != nil && ex.msg != nil {
+		return ex.msg, true
+	}
+	return nil, false
+}
+
+// BodyFrom returns the raw request body the decode layer read, or nil when none was decoded.
+// The bytes belong to the exchange: callers must not modify them.
+func BodyFrom(ctx context.Context) []byte {
+	if ex := ExchangeFrom(ctx); ex != nil {
+		return ex.body
+	}
+	return nil
+}
+
+// WithMessage records m and its raw body in the request's Exchange (creating one if needed), runs
+// the registered message hooks and returns the request carrying the context they produced. The
+// decode layer calls it; an endpoint that decodes a body by other means (or a test) can call it
+// to hand later layers the same view. It is meant to be called once per exchange; later calls
+// replace the message but do not run the hooks again.
+func WithMessage(r *http.Request, m *core.Message, body []byte) *http.Request {
+	r, ex := ensureExchange(r)
+	first := ex.msg == nil
+	ex.msg, ex.body = m, body
+	if !first || len(ex.hooks) == 0 {
+		return r
+	}
+	ctx := r.Context()
+	for _, h := range ex.hooks {
+		ctx = h(ctx, m)
+	}
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	return r
+}
+
+// Start returns when the outermost layer sharing this record saw the request.
+func (e *Exchange) Start() time.Time { return e.start }
+
+// Message returns the decoded JSON-RPC message, or nil when none was decoded (yet).
+func (e *Exchange) Message() *core.Message { return e.msg }
+
+// Body returns the raw request body the decode layer read, or nil. Callers must not modify it.
+func (e *Exchange) Body() []byte { return e.body }
+
+// OnMessage registers a hook the decode layer runs once the message is decoded. Hooks run in
+// registration order, so an outer layer's hook sees the context as it entered and an inner
+// layer's hook sees what the outer hooks added. Register hooks before calling the next handler;
+// a hook added after the message was decoded never runs.
+func (e *Exchange) OnMessage(h MessageHook) { e.hooks = append(e.hooks, h) }
+
+// SetSessionID records the MCP session id of the exchange (for example once a session validator
+// resolved it or initialize created it), for the request log and the tracing layer.
+func (e *Exchange) SetSessionID(id string) {
+	e.mu.Lock()
+	e.sessionID = id
+	e.mu.Unlock()
+}
+
+// SessionID returns the session id recorded with SetSessionID, or "" when none was.
+func (e *Exchange) SessionID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sessionID
+}
+
+// SetErrorCode records that the exchange answered with a JSON-RPC error of the given code, so the
+// tracing layer can report it (as error.type) and mark its span failed. The endpoint calls it
+// when its response is an error, including JSON-RPC errors carried by an HTTP 200.
+func (e *Exchange) SetErrorCode(code int64) { e.SetError(code, "") }
+
+// SetError is SetErrorCode with the error's message, which the tracing layer uses as the span
+// status description. The last call wins.
+func (e *Exchange) SetError(code int64, message string) {
+	e.mu.Lock()
+	e.errCode, e.errMsg, e.hasErr = code, message, true
+	e.mu.Unlock()
+}
+
+// JSONRPCError returns the JSON-RPC error recorded with SetError or SetErrorCode, and whether
+// there is one.
+func (e *Exchange) JSONRPCError() (code int64, message string, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.errCode, e.errMsg, e.hasErr
+}

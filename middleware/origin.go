@@ -1,0 +1,213 @@
+package middleware
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// ErrForbiddenHost is the error OriginOptions.Check returns when the Host header names a host
+// that is neither loopback nor allow-listed. OriginGuard answers it with 403, -32600
+// "Forbidden: Invalid Host header".
+var ErrForbiddenHost = errors.New(msgForbiddenHost)
+
+// ErrForbiddenOrigin is the error OriginOptions.Check returns when the Origin header is neither
+// same-origin with the Host header nor allow-listed. OriginGuard answers it with 403, -32600
+// "Forbidden: Invalid Origin header".
+var ErrForbiddenOrigin = errors.New(msgForbiddenOrigin)
+
+// OriginOptions configures the DNS-rebinding protection of OriginGuard and Check. The zero value
+// turns protection on and accepts only loopback hosts (localhost, any 127.0.0.0/8 address and ::1,
+// with or without a port, IPv6 with or without brackets) and same-origin (or absent) Origin
+// headers: the safe setting for a server on a developer's machine.
+//
+// Behind a reverse proxy on the same host that forwards the public Host header (for example
+// nginx with "proxy_set_header Host $host"), add the public host name to AllowedHosts:
+// "mcp.example.com" accepts it on any port, "mcp.example.com:8443" on that port only. Browsers
+// then send an Origin such as https://mcp.example.com, which is same-origin with that Host. If the
+// proxy rewrites Host to the backend address (127.0.0.1:PORT) instead, the host check passes and
+// the public origin must be listed in AllowedOrigins.
+type OriginOptions struct {
+	// AllowedHosts are extra accepted Host values besides the loopback ones. An entry without a
+	// port ("example.com", "::1", "[::1]") matches that host on any port; an entry with a port
+	// ("example.com:8080", "[::1]:8080") matches exactly that host and port. Case is ignored.
+	// Nil means loopback only.
+	AllowedHosts []string
+	// AllowedOrigins are accepted Origin values besides same-origin requests, such as
+	// "https://app.example.com", compared case-insensitively (surrounding spaces and a trailing
+	// slash in an entry are ignored). Nil means same-origin only.
+	AllowedOrigins []string
+	// Disabled turns the protection off: every Host and Origin is accepted. The zero value (false)
+	// keeps it on.
+	Disabled bool
+}
+
+// hostPort is a normalized host (lower-case, no brackets) and port ("" when absent).
+type hostPort struct{ host, port string }
+
+// originPolicy is OriginOptions compiled into lookups.
+type originPolicy struct {
+	disabled  bool
+	anyPort   map[string]struct{}
+	exactPort map[hostPort]struct{}
+	origins   map[string]struct{}
+}
+
+func (o OriginOptions) compile() *originPolicy {
+	p := &originPolicy{disabled: o.Disabled}
+	for _, h := range o.AllowedHosts {
+		hp := splitHostPort(strings.ToLower(strings.TrimSpace(h)))
+		if hp.host == "" {
+			continue
+		}
+		if hp.port == "" {
+			if p.anyPort == nil {
+				p.anyPort = make(map[string]struct{})
+			}
+			p.anyPort[hp.host] = struct{}{}
+			continue
+		}
+		if p.exactPort == nil {
+			p.exactPort = make(map[hostPort]struct{})
+		}
+		p.exactPort[hp] = struct{}{}
+	}
+	for _, origin := range o.AllowedOrigins {
+		origin = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(origin)), "/")
+		if origin == "" {
+			continue
+		}
+		if p.origins == nil {
+			p.origins = make(map[string]struct{})
+		}
+		p.origins[origin] = struct{}{}
+	}
+	return p
+}
+
+// Check applies the DNS-rebinding rules to r: nil when the request may proceed, ErrForbiddenHost
+// or ErrForbiddenOrigin when it must be refused. A missing Host or Origin header is accepted.
+// Check compiles the options on every call; OriginGuard compiles them once.
+func (o OriginOptions) Check(r *http.Request) error {
+	if o.Disabled {
+		return nil
+	}
+	return o.compile().check(r.Host, r.Header.Get("Origin"))
+}
+
+// OriginGuard returns the layer that protects a local server against DNS rebinding, for every
+// HTTP method and before anything else looks at the request. It refuses a Host header that is not
+// loopback or allow-listed with 403, -32600 "Forbidden: Invalid Host header", then an Origin header
+// that is neither same-origin nor allow-listed with 403, -32600 "Forbidden: Invalid Origin header";
+// both with id null. Same-origin means the Origin, without its scheme and the scheme's default port
+// (443 for https, 80 otherwise), equals the Host without that port, ignoring case. The allow lists
+// are compiled once, here.
+func OriginGuard(opts OriginOptions) func(http.Handler) http.Handler {
+	p := opts.compile()
+	return func(next http.Handler) http.Handler {
+		if p.disabled {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch p.check(r.Host, r.Header.Get("Origin")) {
+			case nil:
+				next.ServeHTTP(w, r)
+			case ErrForbiddenHost:
+				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenHost)
+			default:
+				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenOrigin)
+			}
+		})
+	}
+}
+
+func (p *originPolicy) check(host, origin string) error {
+	if p.disabled {
+		return nil
+	}
+	if host != "" && !p.hostAllowed(host) {
+		return ErrForbiddenHost
+	}
+	if origin != "" && !sameOrigin(origin, host) && !p.originAllowed(origin) {
+		return ErrForbiddenOrigin
+	}
+	return nil
+}
+
+func (p *originPolicy) hostAllowed(host string) bool {
+	hp := splitHostPort(strings.ToLower(host))
+	if isLoopback(hp.host) {
+		return true
+	}
+	if _, ok := p.anyPort[hp.host]; ok {
+		return true
+	}
+	if hp.port != "" {
+		if _, ok := p.exactPort[hp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *originPolicy) originAllowed(origin string) bool {
+	if p.origins == nil {
+		return false
+	}
+	_, ok := p.origins[strings.ToLower(origin)]
+	return ok
+}
+
+// isLoopback reports whether a normalized host is localhost or a loopback IP literal
+// (127.0.0.0/8, ::1).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	if host == "" || !(host[0] >= '0' && host[0] <= '9' || strings.IndexByte(host, ':') >= 0) {
+		return false // a name, not an IP literal: skip the parser (and its error allocation)
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
+}
+
+// splitHostPort splits "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal into a
+// host without brackets and a port ("" when absent). It does not validate either part.
+func splitHostPort(s string) hostPort {
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return hostPort{host: s}
+		}
+		rest := s[end+1:]
+		return hostPort{host: s[1:end], port: strings.TrimPrefix(rest, ":")}
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || strings.IndexByte(s[:i], ':') >= 0 {
+		// No port, or a bare IPv6 literal such as ::1 whose colons are not a port separator.
+		return hostPort{host: s}
+	}
+	return hostPort{host: s[:i], port: s[i+1:]}
+}
+
+// sameOrigin reports whether an Origin header and a Host header name the same authority once the
+// scheme and the scheme's default port are dropped from both.
+func sameOrigin(origin, host string) bool {
+	if host == "" {
+		return false
+	}
+	scheme, authority, ok := strings.Cut(origin, "://")
+	if !ok {
+		return false // "null" and other opaque origins are never same-origin
+	}
+	defaultPort := ":80"
+	if strings.EqualFold(scheme, "https") {
+		defaultPort = ":443"
+	}
+	authority = strings.TrimSuffix(authority, defaultPort)
+	host = strings.TrimSuffix(host, defaultPort)
+	return strings.EqualFold(authority, host)
+}

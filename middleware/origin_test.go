@@ -1,0 +1,195 @@
+package middleware
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+const (
+	hostForbidden   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Invalid Host header"}}`
+	originForbidden = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Invalid Origin header"}}`
+)
+
+func TestOriginGuardWire(t *testing.T) {
+	type want int
+	const (
+		ok want = iota
+		badHost
+		badOrigin
+	)
+	for _, tc := range []struct {
+		name   string
+		opts   OriginOptions
+		host   string // "" keeps the client's 127.0.0.1:PORT
+		origin string
+		want   want
+	}{
+		{name: "default loopback ip with port", want: ok},
+		{name: "localhost", host: "localhost", want: ok},
+		{name: "localhost with port, upper case", host: "LocalHost:8080", want: ok},
+		{name: "other 127/8 address", host: "127.3.4.5:9000", want: ok},
+		{name: "ipv6 loopback in brackets", host: "[::1]", want: ok},
+		{name: "ipv6 loopback with port", host: "[::1]:8080", want: ok},
+		{name: "foreign host", host: "evil.example", want: badHost},
+		{name: "foreign host with port", host: "evil.example:8080", want: badHost},
+		{name: "loopback name as subdomain", host: "localhost.evil.example", want: badHost},
+		{name: "loopback ip as subdomain", host: "127.0.0.1.nip.io", want: badHost},
+		{name: "non-loopback ipv6", host: "[2001:db8::1]:80", want: badHost},
+		{name: "private ip", host: "10.0.0.1", want: badHost},
+		{name: "allowed bare host, any port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com"}}, host: "mcp.example.com:9443", want: ok},
+		{name: "allowed bare host, no port", opts: OriginOptions{AllowedHosts: []string{"MCP.example.com"}}, host: "mcp.EXAMPLE.com", want: ok},
+		{name: "allowed host:port, same port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:8443", want: ok},
+		{name: "allowed host:port, other port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:9000", want: badHost},
+		{name: "allowed host:port, no port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com", want: badHost},
+		{name: "allowed ipv6 host:port", opts: OriginOptions{AllowedHosts: []string{"[2001:db8::1]:8080"}}, host: "[2001:db8::1]:8080", want: ok},
+		{name: "allowed bare ipv6", opts: OriginOptions{AllowedHosts: []string{"2001:db8::1"}}, host: "[2001:DB8::1]:1", want: ok},
+		{name: "same origin", host: "localhost:8080", origin: "http://localhost:8080", want: ok},
+		{name: "same origin, https scheme ignored", host: "localhost:8080", origin: "https://localhost:8080", want: ok},
+		{name: "same origin, http default port on origin", host: "localhost", origin: "http://localhost:80", want: ok},
+		{name: "same origin, http default port on host", host: "localhost:80", origin: "http://localhost", want: ok},
+		{name: "same origin, https default port", opts: OriginOptions{AllowedHosts: []string{"app.example.com"}}, host: "app.example.com:443", origin: "https://app.example.com", want: ok},
+		{name: "same origin, case-insensitive", host: "LOCALHOST:8080", origin: "http://localhost:8080", want: ok},
+		{name: "other port is another origin", host: "localhost:8080", origin: "http://localhost:9999", want: badOrigin},
+		{name: "https port 80 is not default", host: "localhost", origin: "https://localhost:80", want: badOrigin},
+		{name: "evil origin", host: "localhost:8080", origin: "http://evil.example", want: badOrigin},
+		{name: "null origin", host: "localhost", origin: "null", want: badOrigin},
+		{name: "allow-listed origin", opts: OriginOptions{AllowedOrigins: []string{"https://App.Example.com"}}, host: "localhost:8080", origin: "https://app.example.com", want: ok},
+		{name: "allow-listed origin with trailing slash", opts: OriginOptions{AllowedOrigins: []string{"https://app.example.com/"}}, host: "localhost:8080", origin: "https://APP.example.com", want: ok},
+		{name: "allow list is exact", opts: OriginOptions{AllowedOrigins: []string{"https://app.example.com"}}, host: "localhost:8080", origin: "https://app.example.com:8443", want: badOrigin},
+		{name: "host checked before origin", host: "evil.example", origin: "http://evil.example", want: badHost},
+		{name: "disabled", opts: OriginOptions{Disabled: true}, host: "evil.example", origin: "http://evil.example", want: ok},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var called bool
+			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				called = true
+				_, _ = io.WriteString(w, "ok")
+			})
+			url := newServer(t, OriginGuard(tc.opts)(next)).URL
+			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+				called = false
+				req, err := http.NewRequest(method, url, strings.NewReader(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				if tc.origin != "" {
+					req.Header.Set("Origin", tc.origin)
+				}
+				status, h, body := do(t, http.DefaultClient, req)
+				switch tc.want {
+				case ok:
+					if status != 200 || !called {
+						t.Errorf("%s: got %d %s, want it through", method, status, body)
+					}
+				case badHost:
+					wantError(t, status, h, body, 403, hostForbidden)
+				case badOrigin:
+					wantError(t, status, h, body, 403, originForbidden)
+				}
+				if tc.want != ok && called {
+					t.Errorf("%s: next was called", method)
+				}
+			}
+		})
+	}
+}
+
+// TestOriginGuardMissingHost sends an HTTP/1.0 request without a Host header over a raw
+// connection: a missing Host is allowed.
+func TestOriginGuardMissingHost(t *testing.T) {
+	var host string
+	srv := newServer(t, OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host = r.Host
+		_, _ = io.WriteString(w, "ok")
+	})))
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET / HTTP/1.0\r\nOrigin: http://evil.example\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// No Host: the origin cannot be same-origin and is not listed, so it is refused, but the
+	// host check itself passed.
+	if resp.StatusCode != 403 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	conn2, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	if _, err := io.WriteString(conn2, "GET / HTTP/1.0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.ReadResponse(bufio.NewReader(conn2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ok" || host != "" {
+		t.Fatalf("got %d %q (host %q), want a request without Host let through", resp.StatusCode, b, host)
+	}
+}
+
+func TestOriginOptionsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		opts         OriginOptions
+		host, origin string
+		want         error
+	}{
+		{"no headers", OriginOptions{}, "", "", nil},
+		{"bare ipv6 loopback", OriginOptions{}, "::1", "", nil},
+		{"long ipv6 loopback", OriginOptions{}, "[0:0:0:0:0:0:0:1]:80", "", nil},
+		{"ipv4-mapped loopback", OriginOptions{}, "[::ffff:127.0.0.1]", "", nil},
+		{"evil host", OriginOptions{}, "evil.example", "", ErrForbiddenHost},
+		{"evil origin", OriginOptions{}, "localhost", "http://evil.example", ErrForbiddenOrigin},
+		{"origin without host", OriginOptions{}, "", "http://localhost", ErrForbiddenOrigin},
+		{"listed origin without host", OriginOptions{AllowedOrigins: []string{"http://localhost"}}, "", "http://localhost", nil},
+		{"unclosed bracket", OriginOptions{}, "[::1", "", ErrForbiddenHost},
+		{"disabled", OriginOptions{Disabled: true}, "evil.example", "null", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Host = tc.host
+			if tc.origin != "" {
+				r.Header.Set("Origin", tc.origin)
+			}
+			if err := tc.opts.Check(r); !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+				t.Errorf("Check = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOriginGuardAllocations(t *testing.T) {
+	guard := OriginGuard(OriginOptions{AllowedHosts: []string{"mcp.example.com"}, AllowedOrigins: []string{"https://app.example.com"}})
+	h := guard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Host = "mcp.example.com:8443"
+	r.Header.Set("Origin", "https://app.example.com")
+	w := &discardWriter{h: http.Header{}}
+	if n := testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }); n != 0 {
+		t.Errorf("%v allocations per accepted request, want 0", n)
+	}
+	if w.status != 0 {
+		t.Fatalf("refused with %d", w.status)
+	}
+}

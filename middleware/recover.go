@@ -1,0 +1,75 @@
+package middleware
+
+import (
+	"fmt"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/log"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// RecoverOptions configures the Recover layer. The zero value logs panics with zerolog's global
+// logger and reports them nowhere else.
+type RecoverOptions struct {
+	// Logger receives one error line per recovered panic, with the panic value and stack. Nil
+	// means zerolog's global logger (github.com/rs/zerolog/log.Logger, stderr by default).
+	Logger *zerolog.Logger
+	// OnPanic, when set, is called with the request and the panic value after logging, for error
+	// reporting. A panic inside OnPanic is swallowed. Nil means no callback.
+	OnPanic func(r *http.Request, v any)
+}
+
+// Recover returns the layer that turns a panic in the rest of the chain into a clean answer: if
+// nothing was written yet, 500 with -32603 "Internal server error" and id null; if the response
+// had already started, the connection is aborted (the client sees a truncated response rather
+// than a seemingly complete one). The panic value is logged and passed to OnPanic but never sent
+// to the client. A panic with http.ErrAbortHandler is passed on untouched, so deliberate aborts
+// keep their meaning. The server keeps serving other requests either way. Panics in goroutines a
+// handler started are out of its reach.
+func Recover(opts RecoverOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				}
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				logger := opts.Logger
+				if logger == nil {
+					logger = &log.Logger
+				}
+				logger.Error().
+					Str("http_method", r.Method).
+					Str("path", r.URL.Path).
+					Bool("response_started", sw.started()).
+					Str("panic", fmt.Sprint(v)).
+					Str("stack", string(debug.Stack())).
+					Msg("panic while serving request")
+				if opts.OnPanic != nil {
+					reportPanic(opts.OnPanic, r, v)
+				}
+				if sw.started() {
+					panic(http.ErrAbortHandler)
+				}
+				h := w.Header()
+				for _, k := range []string{"Content-Length", "Content-Encoding", "Content-Range", "Transfer-Encoding", "Content-Disposition"} {
+					h.Del(k)
+				}
+				refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, msgInternalServerError)
+			}()
+			next.ServeHTTP(sw, r)
+		})
+	}
+}
+
+func reportPanic(fn func(*http.Request, any), r *http.Request, v any) {
+	defer func() { _ = recover() }()
+	fn(r, v)
+}

@@ -1,0 +1,121 @@
+package middleware
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// maxLoggedSessionID bounds how much of a client-supplied session id reaches the log.
+const maxLoggedSessionID = 128
+
+// RequestLog returns the layer that writes one structured line per HTTP exchange to logger, once
+// the rest of the chain returned (also when it panicked): the HTTP method ("http_method"), the URL
+// path without the query ("path"), the MCP method ("mcp_method") and JSON-RPC id ("jsonrpc_id")
+// when a message was decoded, the MCP session id ("session_id": the Mcp-Session-Id request
+// header, else the response header, else the one recorded in the Exchange), the status
+// ("status"), the time since the exchange started ("duration"), the request body bytes read
+// ("bytes_in") and the response body bytes written ("bytes_out"), plus the trace id ("trace_id")
+// when the tracing layer started a span for the message. Bodies, query strings and headers other
+// than the session id are never logged. Statuses below 500 log at info level, 500 and above at
+// error level. The zero zerolog.Logger writes nothing.
+func RequestLog(logger zerolog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			orig := r
+			r, ex := ensureExchange(r)
+			st := &logState{sw: statusWriter{ResponseWriter: w}}
+			if r.Body != nil && r.Body != http.NoBody {
+				if r == orig {
+					// Do not change the caller's request: work on a shallow copy.
+					cp := new(http.Request)
+					*cp = *r
+					r = cp
+				}
+				st.body.rc = r.Body
+				r.Body = &st.body
+			}
+			completed := false
+			defer func() { st.log(&logger, r, ex, completed) }()
+			next.ServeHTTP(&st.sw, r)
+			completed = true
+		})
+	}
+}
+
+// logState is the per-exchange state of RequestLog, allocated once.
+type logState struct {
+	sw   statusWriter
+	body countingBody
+}
+
+func (st *logState) log(logger *zerolog.Logger, r *http.Request, ex *Exchange, completed bool) {
+	status := st.sw.statusOr(http.StatusOK)
+	if !completed && !st.sw.started() {
+		status = http.StatusInternalServerError // the recover layer answers a panic with 500
+	}
+	ev := logger.Info()
+	if status >= 500 {
+		ev = logger.Error()
+	}
+	if ev == nil {
+		return // level disabled
+	}
+	ev.Str("http_method", r.Method).Str("path", r.URL.Path)
+	if m := ex.Message(); m != nil {
+		if m.Method != "" {
+			ev.Str("mcp_method", m.Method)
+		}
+		switch id := m.ID.Raw().(type) {
+		case int64:
+			ev.Int64("jsonrpc_id", id)
+		case string:
+			ev.Str("jsonrpc_id", id)
+		}
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		sid = st.sw.Header().Get("Mcp-Session-Id")
+	}
+	if sid == "" {
+		sid = ex.SessionID()
+	}
+	if sid != "" {
+		if len(sid) > maxLoggedSessionID {
+			sid = sid[:maxLoggedSessionID]
+		}
+		ev.Str("session_id", sid)
+	}
+	ev.Int("status", status).
+		Dur("duration", time.Since(ex.Start())).
+		Int64("bytes_in", st.body.n).
+		Int64("bytes_out", st.sw.bytes)
+	if !completed {
+		ev.Bool("panicked", true)
+	}
+	sc := ex.spanContext
+	if !sc.IsValid() {
+		sc = trace.SpanContextFromContext(r.Context())
+	}
+	if sc.IsValid() {
+		ev.Str("trace_id", sc.TraceID().String())
+	}
+	ev.Msg("mcp http exchange")
+}
+
+// countingBody counts the request body bytes read through it.
+type countingBody struct {
+	rc io.ReadCloser
+	n  int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+func (b *countingBody) Close() error { return b.rc.Close() }

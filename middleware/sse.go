@@ -1,0 +1,318 @@
+package middleware
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultSSEWriteTimeout is the per-write deadline an SSEWriter uses when SSEOptions.WriteTimeout
+// is zero.
+const DefaultSSEWriteTimeout = 30 * time.Second
+
+// ErrSSEClosed is returned by writes to an SSEWriter after Close.
+var ErrSSEClosed = errors.New("middleware: SSE stream closed")
+
+// errEventLineBreak is returned by WriteEvent for an event name that would break the framing.
+var errEventLineBreak = errors.New("middleware: SSE event name contains a line break")
+
+// SSEOptions configures an SSEWriter. The zero value sends no keepalive comments and bounds each
+// write by DefaultSSEWriteTimeout (30 s).
+type SSEOptions struct {
+	// KeepAlive is the interval between ": ping <time>" comments that keep proxies and clients
+	// from timing out an idle stream. Zero (or negative) means no keepalive.
+	KeepAlive time.Duration
+	// WriteTimeout bounds every write (frame plus flush): a reader that stops reading makes the
+	// write fail after this long instead of blocking forever, and the writer is then broken. Zero
+	// means DefaultSSEWriteTimeout (30 s); a negative value disables the deadline. It takes effect
+	// only where the ResponseWriter supports write deadlines (net/http's HTTP/1 and HTTP/2
+	// servers do).
+	WriteTimeout time.Duration
+	// OnBroken, when set, is called once, from the goroutine whose write failed (possibly the
+	// keepalive timer's), with the first write error, so the owner can release the stream's
+	// resources. It is not called for Close. Nil means no callback.
+	OnBroken func(err error)
+}
+
+// SSEWriter writes a Server-Sent Events stream to one response: framing, flushing after every
+// frame, the headers that stop proxy buffering, keepalive comments and per-write deadlines. Its
+// methods are safe for concurrent use; writes are serialized by a lock that belongs to this stream
+// alone, so a slow client never holds up another stream. After the first failed write the writer
+// is broken: every later write returns that error. The owner must call Close before its handler
+// returns, after which the writer never touches the ResponseWriter again (Close waits for a write
+// in progress, which the write timeout bounds).
+//
+// Create one with NewSSEWriter; the zero SSEWriter is not usable.
+type SSEWriter struct {
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	keepAlive    time.Duration
+	writeTimeout time.Duration
+	onBroken     func(error)
+	done         chan struct{}
+	doneOnce     sync.Once
+
+	mu         sync.Mutex
+	started    bool
+	closed     bool
+	err        error
+	brokeNow   bool // set by fail, consumed by finish to run OnBroken outside the lock
+	noDeadline bool // the writer does not support write deadlines
+	timer      *time.Timer
+	buf        []byte
+}
+
+// NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
+// first write.
+func NewSSEWriter(w http.ResponseWriter, opts SSEOptions) *SSEWriter {
+	wt := opts.WriteTimeout
+	if wt == 0 {
+		wt = DefaultSSEWriteTimeout
+	}
+	return &SSEWriter{
+		w:            w,
+		rc:           http.NewResponseController(w),
+		keepAlive:    opts.KeepAlive,
+		writeTimeout: wt,
+		onBroken:     opts.OnBroken,
+		done:         make(chan struct{}),
+	}
+}
+
+// Start sends the response headers (Content-Type: text/event-stream, Cache-Control: no-cache,
+// Connection: keep-alive, X-Accel-Buffering: no) with status 200 and flushes them at once, clears
+// the server's write deadline for this long-lived response, and arms the keepalive timer. Writes
+// start the stream implicitly; calling Start first lets the client see the headers before the
+// first event. Start is idempotent. It fails (and breaks the writer) when the ResponseWriter
+// cannot flush, since a stream that is not flushed never reaches the client in time.
+func (s *SSEWriter) Start() error {
+	return s.finish(s.begin())
+}
+
+// WriteMessage sends one event with the given data and no event name: "data: <data>\n\n". Data
+// containing line breaks (pretty-printed JSON) is split over several data lines, which the
+// client joins back with "\n"; trailing line breaks are dropped.
+func (s *SSEWriter) WriteMessage(data []byte) error {
+	err := s.begin()
+	if err == nil {
+		s.buf = appendData(s.buf[:0], data)
+	}
+	return s.finish(err)
+}
+
+// WriteEvent sends one event with a name: "event: <event>\ndata: <data>\n\n". An event name with
+// a line break is rejected without breaking the writer.
+func (s *SSEWriter) WriteEvent(event string, data []byte) error {
+	if strings.ContainsAny(event, "\r\n") {
+		return errEventLineBreak
+	}
+	err := s.begin()
+	if err == nil {
+		b := append(s.buf[:0], "event: "...)
+		b = append(b, event...)
+		b = append(b, '\n')
+		s.buf = appendData(b, data)
+	}
+	return s.finish(err)
+}
+
+// WriteComment sends a comment, ": <text>\n\n", which clients ignore; a multi-line text becomes
+// one comment line per line.
+func (s *SSEWriter) WriteComment(text string) error {
+	err := s.begin()
+	if err == nil {
+		s.buf = appendLines(s.buf[:0], ": ", []byte(text))
+	}
+	return s.finish(err)
+}
+
+// Close stops the keepalive and ends the writer's use of the ResponseWriter: later writes return
+// ErrSSEClosed (or the write error, if the writer broke first) and Done is closed. It does not
+// call OnBroken. Close is idempotent and waits for a write in progress.
+func (s *SSEWriter) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.stopTimerLocked()
+	s.mu.Unlock()
+	s.markDone()
+}
+
+// Done returns a channel closed when the writer breaks (a write failed) or is closed.
+func (s *SSEWriter) Done() <-chan struct{} { return s.done }
+
+// Err returns the write error that broke the writer, or nil while it is healthy (including after
+// a plain Close).
+func (s *SSEWriter) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// begin takes the lock and makes sure the stream is started and usable. The caller must call
+// finish with the result, whatever it is.
+func (s *SSEWriter) begin() error {
+	s.mu.Lock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.closed {
+		return ErrSSEClosed
+	}
+	if !s.started {
+		return s.startLocked()
+	}
+	return nil
+}
+
+// finish sends the frame prepared in s.buf when err is nil, releases the lock, and reports a
+// breakage that happened meanwhile.
+func (s *SSEWriter) finish(err error) error {
+	if err == nil && len(s.buf) > 0 {
+		err = s.sendLocked()
+	}
+	return s.release(err)
+}
+
+// release resets the frame buffer, releases the lock, and reports a breakage that happened while
+// it was held. It returns err.
+func (s *SSEWriter) release(err error) error {
+	s.buf = s.buf[:0]
+	if cap(s.buf) > 64<<10 {
+		s.buf = nil // do not pin the memory of one large event for the life of the stream
+	}
+	broke := s.brokeNow
+	s.brokeNow = false
+	s.mu.Unlock()
+	if broke {
+		s.markDone()
+		if s.onBroken != nil {
+			s.onBroken(err)
+		}
+	}
+	return err
+}
+
+func (s *SSEWriter) startLocked() error {
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+	s.setDeadlineLocked()
+	s.w.WriteHeader(http.StatusOK)
+	if err := s.rc.Flush(); err != nil {
+		if errors.Is(err, http.ErrNotSupported) {
+			err = fmt.Errorf("middleware: SSE needs a flushable ResponseWriter: %w", err)
+		}
+		return s.fail(err)
+	}
+	// Clear the deadline: both ours and the server's WriteTimeout, which would otherwise end a
+	// long-lived stream.
+	s.clearDeadlineLocked()
+	if s.keepAlive > 0 {
+		s.timer = time.AfterFunc(s.keepAlive, s.tick)
+	}
+	return nil
+}
+
+// sendLocked writes s.buf and flushes it, under a write deadline when configured.
+func (s *SSEWriter) sendLocked() error {
+	s.setDeadlineLocked()
+	_, err := s.w.Write(s.buf)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	s.clearDeadlineLocked()
+	return nil
+}
+
+func (s *SSEWriter) setDeadlineLocked() {
+	if s.writeTimeout < 0 || s.noDeadline {
+		return
+	}
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout)); errors.Is(err, http.ErrNotSupported) {
+		s.noDeadline = true
+	}
+}
+
+func (s *SSEWriter) clearDeadlineLocked() {
+	if s.noDeadline {
+		return
+	}
+	if err := s.rc.SetWriteDeadline(time.Time{}); errors.Is(err, http.ErrNotSupported) {
+		s.noDeadline = true
+	}
+}
+
+// fail records the first write error, which breaks the writer.
+func (s *SSEWriter) fail(err error) error {
+	if s.err == nil {
+		s.err = err
+		s.brokeNow = true
+		s.stopTimerLocked()
+	}
+	return s.err
+}
+
+func (s *SSEWriter) stopTimerLocked() {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+}
+
+func (s *SSEWriter) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// tick runs on the keepalive timer: it sends a ping comment and re-arms the timer. No goroutine
+// exists between ticks.
+func (s *SSEWriter) tick() {
+	s.mu.Lock()
+	if s.closed || s.err != nil || s.timer == nil {
+		s.mu.Unlock()
+		return
+	}
+	b := append(s.buf[:0], ": ping "...)
+	b = time.Now().AppendFormat(b, time.RFC3339)
+	s.buf = append(b, '\n', '\n')
+	err := s.sendLocked()
+	if err == nil && s.timer != nil {
+		s.timer.Reset(s.keepAlive)
+	}
+	_ = s.release(err)
+}
+
+// appendData appends data as "data: " lines followed by the blank line that ends the event.
+func appendData(b, data []byte) []byte {
+	return appendLines(b, "data: ", data)
+}
+
+// appendLines appends text as lines each starting with prefix (splitting at CR, LF or CRLF, after
+// dropping trailing line breaks), then the blank line that ends the frame.
+func appendLines(b []byte, prefix string, text []byte) []byte {
+	text = bytes.TrimRight(text, "\r\n")
+	for {
+		i := bytes.IndexAny(text, "\r\n")
+		b = append(b, prefix...)
+		if i < 0 {
+			b = append(b, text...)
+			b = append(b, '\n')
+			break
+		}
+		b = append(b, text[:i]...)
+		b = append(b, '\n')
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,389 @@
+package middleware
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// sseClient has a bound so that a broken flush fails the test instead of hanging it.
+var sseClient = &http.Client{Timeout: 10 * time.Second}
+
+// onlyUnwrap hides every optional interface of the writer it wraps except Unwrap.
+type onlyUnwrap struct{ w http.ResponseWriter }
+
+func (o onlyUnwrap) Header() http.Header           { return o.w.Header() }
+func (o onlyUnwrap) Write(p []byte) (int, error)   { return o.w.Write(p) }
+func (o onlyUnwrap) WriteHeader(code int)          { o.w.WriteHeader(code) }
+func (o onlyUnwrap) Unwrap() http.ResponseWriter   { return o.w }
+func (o opaqueWriter) Header() http.Header         { return o.w.Header() }
+func (o opaqueWriter) Write(p []byte) (int, error) { return o.w.Write(p) }
+func (o opaqueWriter) WriteHeader(code int)        { o.w.WriteHeader(code) }
+
+// opaqueWriter hides everything, Unwrap included: it cannot flush.
+type opaqueWriter struct{ w http.ResponseWriter }
+
+// TestSSEHeadersArriveBeforeAnyEvent reads the response headers while the handler is still
+// blocked after Start, through several wrappers.
+func TestSSEHeadersArriveBeforeAnyEvent(t *testing.T) {
+	logger := zerolog.New(io.Discard)
+	for _, tc := range []struct {
+		name string
+		wrap func(http.Handler) http.Handler
+	}{
+		{"plain", func(h http.Handler) http.Handler { return h }},
+		{"wrapper with only Unwrap", func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(onlyUnwrap{w}, r) })
+		}},
+		{"the package's layers", func(h http.Handler) http.Handler {
+			return Recover(RecoverOptions{Logger: &logger})(Tracing(TracingOptions{})(RequestLog(logger)(h)))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			result := make(chan error, 1)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s := NewSSEWriter(w, SSEOptions{})
+				defer s.Close()
+				if err := s.Start(); err != nil {
+					result <- err
+					return
+				}
+				<-release
+				result <- s.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message"}`))
+			})
+			url := newServer(t, tc.wrap(h)).URL
+			resp, err := sseClient.Get(url)
+			if err != nil {
+				close(release)
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// The handler is still blocked on release here.
+			for k, v := range map[string]string{
+				"Content-Type":      "text/event-stream",
+				"Cache-Control":     "no-cache",
+				"Connection":        "keep-alive",
+				"X-Accel-Buffering": "no",
+			} {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			if resp.StatusCode != 200 {
+				t.Errorf("status %d", resp.StatusCode)
+			}
+			close(release)
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-result; err != nil {
+				t.Fatal(err)
+			}
+			if want := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n"; string(body) != want {
+				t.Errorf("body %q, want %q", body, want)
+			}
+		})
+	}
+}
+
+func TestSSEFrames(t *testing.T) {
+	errs := make(chan error, 10)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := NewSSEWriter(w, SSEOptions{})
+		errs <- s.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"x"}`)) // starts implicitly
+		errs <- s.WriteEvent("message", []byte(`{"id":1}`))
+		errs <- s.WriteComment("hello")
+		errs <- s.WriteMessage([]byte("{\n  \"a\": 1\r\n}\n"))
+		errs <- s.WriteComment("two\nlines")
+		if err := s.WriteEvent("bad\nname", []byte(`{}`)); err == nil {
+			errs <- errors.New("an event name with a line break was accepted")
+		}
+		errs <- s.WriteMessage([]byte(`{"after":"rejected event"}`))
+		s.Close()
+		if err := s.WriteMessage([]byte(`{}`)); !errors.Is(err, ErrSSEClosed) {
+			errs <- fmt.Errorf("write after Close = %v, want ErrSSEClosed", err)
+		}
+		select {
+		case <-s.Done():
+		default:
+			errs <- errors.New("Done not closed after Close")
+		}
+		if s.Err() != nil {
+			errs <- fmt.Errorf("Err after a plain Close = %v", s.Err())
+		}
+		close(errs)
+	})
+	url := newServer(t, h).URL
+	resp, err := sseClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	want := "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n" +
+		"event: message\ndata: {\"id\":1}\n\n" +
+		": hello\n\n" +
+		"data: {\ndata:   \"a\": 1\ndata: }\n\n" +
+		": two\n: lines\n\n" +
+		"data: {\"after\":\"rejected event\"}\n\n"
+	if string(body) != want {
+		t.Errorf("body\n%q\nwant\n%q", body, want)
+	}
+}
+
+var pingLine = regexp.MustCompile(`^: ping \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})$`)
+
+func TestSSEKeepAlive(t *testing.T) {
+	handlerDone := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(handlerDone)
+		s := NewSSEWriter(w, SSEOptions{KeepAlive: 5 * time.Millisecond})
+		defer s.Close()
+		if err := s.Start(); err != nil {
+			return
+		}
+		<-r.Context().Done()
+	})
+	url := newServer(t, h).URL
+	resp, err := sseClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	for i := range 3 {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("ping %d: %v", i, err)
+		}
+		if !pingLine.MatchString(strings.TrimSuffix(line, "\n")) {
+			t.Fatalf("ping %d: line %q", i, line)
+		}
+		if blank, _ := br.ReadString('\n'); blank != "\n" {
+			t.Fatalf("ping %d not ended by a blank line: %q", i, blank)
+		}
+	}
+	resp.Body.Close()
+	<-handlerDone
+}
+
+// smallBufferListener shrinks the send buffer of accepted connections so a client that stops
+// reading stalls the server quickly.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+func TestSSEWriteTimeoutBreaksStalledStream(t *testing.T) {
+	quiet := zerolog.New(io.Discard)
+	t.Run("plain", func(t *testing.T) {
+		testStalledStream(t, func(h http.Handler) http.Handler { return h })
+	})
+	t.Run("through the package's layers", func(t *testing.T) {
+		// The deadline reaches the connection through every wrapper's Unwrap.
+		testStalledStream(t, func(h http.Handler) http.Handler {
+			return Recover(RecoverOptions{Logger: &quiet})(Tracing(TracingOptions{})(RequestLog(quiet)(h)))
+		})
+	})
+}
+
+func testStalledStream(t *testing.T, wrap func(http.Handler) http.Handler) {
+	type outcome struct {
+		err, later error
+		frames     int
+		done       bool
+		broken     []error
+	}
+	results := make(chan outcome, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var mu sync.Mutex
+		var broken []error
+		s := NewSSEWriter(w, SSEOptions{
+			WriteTimeout: 50 * time.Millisecond,
+			KeepAlive:    time.Hour,
+			OnBroken: func(err error) {
+				mu.Lock()
+				broken = append(broken, err)
+				mu.Unlock()
+			},
+		})
+		defer s.Close()
+		payload := bytes.Repeat([]byte("x"), 256<<10)
+		var o outcome
+		for o.frames = 0; o.frames < 4000; o.frames++ {
+			if o.err = s.WriteMessage(payload); o.err != nil {
+				break
+			}
+		}
+		o.later = s.WriteComment("after")
+		select {
+		case <-s.Done():
+			o.done = true
+		default:
+		}
+		mu.Lock()
+		o.broken = broken
+		mu.Unlock()
+		results <- o
+	})
+	srv := httptest.NewUnstartedServer(wrap(h))
+	srv.Listener = smallBufferListener{srv.Listener}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Never read from conn.
+	var o outcome
+	select {
+	case o = <-results:
+	case <-time.After(4 * time.Second):
+		conn.Close() // unblock the handler so the server can shut down
+		t.Fatal("a write to a client that never reads did not fail within 4s")
+	}
+	if o.err == nil {
+		t.Fatalf("%d frames written to a client that never reads, no error", o.frames)
+	}
+	if !errors.Is(o.later, o.err) {
+		t.Errorf("a later write returned %v, want the first error %v", o.later, o.err)
+	}
+	if !o.done {
+		t.Error("Done not closed after the write error")
+	}
+	if len(o.broken) != 1 || !errors.Is(o.broken[0], o.err) {
+		t.Errorf("OnBroken called with %v, want once with %v", o.broken, o.err)
+	}
+}
+
+// TestSSEOutlivesServerWriteTimeout checks that the stream clears the server's WriteTimeout: a
+// keepalive sent long after it passed still arrives.
+func TestSSEOutlivesServerWriteTimeout(t *testing.T) {
+	for _, wt := range []time.Duration{0, -1} { // per-write deadlines on, and off
+		t.Run(fmt.Sprint("WriteTimeout=", wt), func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s := NewSSEWriter(w, SSEOptions{KeepAlive: 150 * time.Millisecond, WriteTimeout: wt})
+				defer s.Close()
+				if s.Start() != nil {
+					return
+				}
+				select {
+				case <-r.Context().Done():
+				case <-s.Done():
+				}
+			})
+			srv := httptest.NewUnstartedServer(h)
+			srv.Config.WriteTimeout = 30 * time.Millisecond
+			srv.Start()
+			t.Cleanup(srv.Close)
+			resp, err := sseClient.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			if err != nil || !pingLine.MatchString(strings.TrimSuffix(line, "\n")) {
+				t.Fatalf("first keepalive: %q, %v", line, err)
+			}
+		})
+	}
+}
+
+func TestSSEStartNeedsFlusher(t *testing.T) {
+	result := make(chan error, 3)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var broken error
+		s := NewSSEWriter(opaqueWriter{w}, SSEOptions{OnBroken: func(err error) { broken = err }})
+		err := s.Start()
+		result <- err
+		result <- s.WriteMessage([]byte(`{}`))
+		result <- broken
+	})
+	url := newServer(t, h).URL
+	resp, err := sseClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	startErr, writeErr, broken := <-result, <-result, <-result
+	if !errors.Is(startErr, http.ErrNotSupported) {
+		t.Errorf("Start = %v, want http.ErrNotSupported", startErr)
+	}
+	if !errors.Is(writeErr, startErr) || !errors.Is(broken, startErr) {
+		t.Errorf("later write %v, OnBroken %v; want both %v", writeErr, broken, startErr)
+	}
+}
+
+// TestSSEConcurrentWriters checks that frames from many goroutines and the keepalive timer never
+// interleave.
+func TestSSEConcurrentWriters(t *testing.T) {
+	const writers, each = 8, 50
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := NewSSEWriter(w, SSEOptions{KeepAlive: time.Millisecond})
+		defer s.Close()
+		var wg sync.WaitGroup
+		for g := range writers {
+			wg.Go(func() {
+				for i := range each {
+					_ = s.WriteMessage(fmt.Appendf(nil, `{"g":%d,"i":%d,"pad":"%s"}`, g, i, strings.Repeat("p", 3000)))
+				}
+			})
+		}
+		wg.Wait()
+	})
+	url := newServer(t, h).URL
+	resp, err := sseClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := regexp.MustCompile(`^(: ping \S+|data: \{"g":\d,"i":\d+,"pad":"p+"\})$`)
+	data := 0
+	for _, f := range strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
+		if !frame.MatchString(f) {
+			t.Fatalf("garbled frame %.80q", f)
+		}
+		if strings.HasPrefix(f, "data: ") {
+			data++
+			if !strings.Contains(f, `"pad":"`+strings.Repeat("p", 3000)+`"}`) {
+				t.Fatalf("frame with a garbled payload %.80q", f)
+			}
+		}
+	}
+	if data != writers*each {
+		t.Errorf("%d data frames, want %d", data, writers*each)
+	}
+}

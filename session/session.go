@@ -1,0 +1,294 @@
+// Package session keeps the sessions of the legacy (2024-11-05 .. 2025-11-25) Streamable HTTP
+// lifecycle: the Store interface and the in-memory store, with idle expiry, a cap on the number
+// of sessions and a reaper.
+//
+// The 2026-07-28 lifecycle has no sessions; it never touches a Store.
+package session
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// Errors a Store returns.
+var (
+	// ErrNotFound: no live session has that id (it never existed, expired or was deleted).
+	ErrNotFound = errors.New("session: not found")
+	// ErrFull: the store is at its cap even after reclaiming expired sessions.
+	ErrFull = errors.New("session: maximum number of sessions reached")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("session: store closed")
+)
+
+// Session is one legacy session as the HTTP endpoint keeps it.
+type Session struct {
+	// ID is the Mcp-Session-Id: a random UUID.
+	ID string
+	// Core is the protocol state of the session.
+	Core *core.Session
+	// Origin is the Origin header seen at initialize ("" when there was none). Later requests
+	// that carry an Origin must carry the same one.
+	Origin string
+	// Owner is whatever the application ties the session to at initialize (for example the
+	// authenticated principal), for ownership checks. Nil when unused.
+	Owner any
+	// Local is process-local state of the transport serving the session (the HTTP endpoint keeps
+	// its streams there). Set once when the session is created.
+	Local any
+
+	lastActive atomic.Int64 // monotonic nanoseconds since the store's epoch
+
+	closeOnce sync.Once
+	closers   []func()
+	ended     bool
+	mu        sync.Mutex
+}
+
+// NewID returns a fresh session id: a random UUID, visible ASCII only.
+func NewID() string { return uuid.NewString() }
+
+// OnClose registers f to run once when the session ends (deleted, expired, or the store closed).
+// If the session has already ended, f runs at once.
+func (s *Session) OnClose(f func()) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		f()
+		return
+	}
+	s.closers = append(s.closers, f)
+	s.mu.Unlock()
+}
+
+// end runs the closers and closes the protocol session. It never runs under a store lock.
+func (s *Session) end() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		closers := s.closers
+		s.closers = nil
+		s.ended = true
+		s.mu.Unlock()
+		s.Core.Close()
+		for _, f := range closers {
+			f()
+		}
+	})
+}
+
+// Store keeps legacy sessions. Implementations must be safe for concurrent use.
+type Store interface {
+	// Add stores a new session. It fails with ErrFull at the cap (after reclaiming expired
+	// sessions) and ErrClosed after Close.
+	Add(ctx context.Context, s *Session) error
+	// Get returns the live session with the id, or ErrNotFound. With touch it renews the
+	// session's idle time. An expired session found on the way is ended and not returned.
+	Get(ctx context.Context, id string, touch bool) (*Session, error)
+	// Delete ends and removes the session; it reports whether it existed.
+	Delete(ctx context.Context, id string) bool
+	// Len returns the number of sessions held.
+	Len() int
+	// Close ends every session and stops background work.
+	Close() error
+}
+
+// Defaults of MemoryOptions.
+const (
+	DefaultIdleTimeout  = 30 * time.Minute
+	DefaultMaxSessions  = 10000
+	DefaultReapInterval = time.Minute
+)
+
+// MemoryOptions configure the in-memory store. The zero value is the secure default.
+type MemoryOptions struct {
+	// IdleTimeout ends a session nobody used for this long. Zero means DefaultIdleTimeout
+	// (30 minutes); a negative value turns expiry off (sessions then live until deleted).
+	IdleTimeout time.Duration
+	// MaxSessions caps the number of sessions. Zero means DefaultMaxSessions (10000); a
+	// negative value removes the cap.
+	MaxSessions int
+	// ReapInterval is how often expired sessions are swept. Zero means DefaultReapInterval.
+	ReapInterval time.Duration
+}
+
+// Memory is the in-process Store.
+type Memory struct {
+	idle  time.Duration
+	max   int
+	epoch time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	closed   bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewMemory returns an in-memory store and starts its reaper (stopped by Close).
+func NewMemory(opts MemoryOptions) *Memory {
+	m := &Memory{
+		idle:     opts.IdleTimeout,
+		max:      opts.MaxSessions,
+		epoch:    time.Now(),
+		sessions: map[string]*Session{},
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if m.idle == 0 {
+		m.idle = DefaultIdleTimeout
+	}
+	if m.max == 0 {
+		m.max = DefaultMaxSessions
+	}
+	interval := opts.ReapInterval
+	if interval <= 0 {
+		interval = DefaultReapInterval
+	}
+	if m.idle > 0 {
+		go m.reap(interval)
+	} else {
+		close(m.done)
+	}
+	return m
+}
+
+func (m *Memory) now() int64 { return int64(time.Since(m.epoch)) }
+
+func (m *Memory) expired(s *Session, now int64) bool {
+	return m.idle > 0 && now-s.lastActive.Load() > int64(m.idle)
+}
+
+// Add implements Store.
+func (m *Memory) Add(_ context.Context, s *Session) error {
+	s.lastActive.Store(m.now())
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	var ended []*Session
+	if m.max > 0 && len(m.sessions) >= m.max {
+		ended = m.sweepLocked()
+	}
+	if m.max > 0 && len(m.sessions) >= m.max {
+		m.mu.Unlock()
+		endAll(ended)
+		return ErrFull
+	}
+	m.sessions[s.ID] = s
+	m.mu.Unlock()
+	endAll(ended)
+	return nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(_ context.Context, id string, touch bool) (*Session, error) {
+	now := m.now()
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	if !ok {
+		m.mu.Unlock()
+		return nil, ErrNotFound
+	}
+	if m.expired(s, now) {
+		delete(m.sessions, id)
+		m.mu.Unlock()
+		s.end()
+		return nil, ErrNotFound
+	}
+	m.mu.Unlock()
+	if touch {
+		s.lastActive.Store(now)
+	}
+	return s, nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, id string) bool {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	if ok {
+		s.end()
+	}
+	return ok
+}
+
+// Len implements Store.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sessions)
+}
+
+// Close implements Store.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	all := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.sessions = map[string]*Session{}
+	m.mu.Unlock()
+	close(m.stop)
+	<-m.done
+	endAll(all)
+	return nil
+}
+
+// Reap ends expired sessions now and returns how many it ended.
+func (m *Memory) Reap() int {
+	m.mu.Lock()
+	ended := m.sweepLocked()
+	m.mu.Unlock()
+	endAll(ended)
+	return len(ended)
+}
+
+// sweepLocked removes expired sessions from the map; the caller ends them after unlocking.
+func (m *Memory) sweepLocked() []*Session {
+	if m.idle <= 0 {
+		return nil
+	}
+	now := m.now()
+	var ended []*Session
+	for id, s := range m.sessions {
+		if m.expired(s, now) {
+			delete(m.sessions, id)
+			ended = append(ended, s)
+		}
+	}
+	return ended
+}
+
+func (m *Memory) reap(interval time.Duration) {
+	defer close(m.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.Reap()
+		}
+	}
+}
+
+func endAll(list []*Session) {
+	for _, s := range list {
+		s.end()
+	}
+}
