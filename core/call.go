@@ -24,6 +24,10 @@ type Call struct {
 	params  jsontext.Value
 	out     Sender
 
+	// handler serves the method; early, when set, is the error that answers the call instead.
+	handler func(c *Call) (any, error)
+	early   *Error
+
 	ctx        context.Context
 	cancelFn   context.CancelCauseFunc
 	registered bool
@@ -153,10 +157,11 @@ type logParams struct {
 }
 
 // Log sends a log message about this request when level is at or above the session's threshold
-// (set by logging/setLevel). It reports whether the message was sent.
+// (set by logging/setLevel) and the server offers logging. It reports whether the message was
+// sent.
 func (c *Call) Log(level LoggingLevel, logger string, data any) (bool, error) {
 	threshold := c.session.LogLevel()
-	if level.severity() < 0 || level.severity() < threshold.severity() {
+	if level.severity() < 0 || level.severity() < threshold.severity() || !c.session.server.supports("logging") {
 		return false, nil
 	}
 	if err := c.Notify("notifications/message", logParams{Level: level, Logger: logger, Data: data}); err != nil {

@@ -8,6 +8,8 @@ import (
 
 // CompletionHandler serves completion/complete. The reference has been checked: a prompt
 // reference names a registered prompt, a resource reference a registered resource URI or template.
+// A nil result means no values. More than 100 values are cut to the first 100, with HasMore set
+// and Total defaulting to the full count.
 type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
 
 // CompleteRequest is a completion/complete request.
@@ -80,9 +82,12 @@ func handleComplete(c *Call) (any, error) {
 	if p.Context != nil {
 		req.Context = p.Context.Arguments
 	}
-	res, err := s.opts.CompletionHandler(c.ctx, req)
-	if err != nil {
-		return nil, err
+	var res *CompleteResult
+	if h := s.opts.CompletionHandler; h != nil {
+		var err error
+		if res, err = h(c.ctx, req); err != nil {
+			return nil, err
+		}
 	}
 	if res == nil {
 		res = &CompleteResult{}

@@ -57,6 +57,63 @@ func hasCapability(caps ServerCapabilities, name string) bool {
 	return false
 }
 
+// supports reports whether the server offers the dotted capability name, without building the
+// whole capability set.
+func (s *Server) supports(name string) bool {
+	if name == "" {
+		return true
+	}
+	if s.opts.Capabilities != nil {
+		return hasCapability(*s.opts.Capabilities, name)
+	}
+	switch name {
+	case "logging":
+		return true
+	case "completions":
+		return s.opts.CompletionHandler != nil
+	case "resources.subscribe":
+		return s.opts.SubscribeHandler != nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch name {
+	case "tools":
+		return s.tools.len() > 0
+	case "prompts":
+		return s.prompts.len() > 0
+	case "resources":
+		return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil
+	}
+	return false
+}
+
+// resolve finds the handler of the call's method, or the error that answers it: -32601 for a
+// method nobody serves (and for a notification method sent as a request), -32603 when the server
+// does not offer the capability the method needs.
+func (c *Call) resolve() {
+	s := c.session.server
+	if spec, ok := builtinMethods[c.method]; ok {
+		if !s.supports(spec.capability) {
+			c.early = InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
+			return
+		}
+		c.handler = spec.handle
+		return
+	}
+	if strings.HasPrefix(c.method, "notifications/") {
+		c.early = typedError(CodeMethodNotFound, c.method)
+		return
+	}
+	s.mu.RLock()
+	custom := s.methods[c.method]
+	s.mu.RUnlock()
+	if custom == nil {
+		c.early = typedError(CodeMethodNotFound, c.method)
+		return
+	}
+	c.handler = func(c *Call) (any, error) { return custom(c.ctx, c) }
+}
+
 // Run serves the call and returns the response to send, or nil when the client cancelled it.
 // The call is removed from the session's in-flight set when Run returns.
 func (c *Call) Run() *Response {
@@ -69,6 +126,9 @@ func (c *Call) Run() *Response {
 	if err != nil {
 		return &Response{ID: c.id, Error: asWireError(err, "Internal error handling "+c.method+" request")}
 	}
+	if result == nil {
+		return &Response{ID: c.id, Result: []byte("{}")}
+	}
 	b, merr := marshal(result)
 	if merr != nil {
 		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
@@ -78,30 +138,16 @@ func (c *Call) Run() *Response {
 }
 
 func (c *Call) dispatch() (result any, err error) {
-	s := c.session.server
-	spec, builtin := builtinMethods[c.method]
-	var custom MethodHandler
-	if !builtin {
-		s.mu.RLock()
-		custom = s.methods[c.method]
-		s.mu.RUnlock()
-		if custom == nil || strings.HasPrefix(c.method, "notifications/") {
-			return nil, typedError(CodeMethodNotFound, c.method)
-		}
-	}
-	if builtin && !hasCapability(s.Capabilities(), spec.capability) {
-		return nil, InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
+	if c.early != nil {
+		return nil, c.early
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			s.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
+			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
 			result, err = nil, InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
-	if builtin {
-		return spec.handle(c)
-	}
-	return custom(c.ctx, c)
+	return c.handler(c)
 }
 
 // emptyResult is the `{}` result of ping, logging/setLevel and the subscription methods.

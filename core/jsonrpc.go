@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -144,7 +147,7 @@ func (id ID) appendJSON(b []byte) []byte {
 	case idInt:
 		return strconv.AppendInt(b, id.num, 10)
 	case idString:
-		return strconv.AppendQuote(b, id.str) // ids are [A-Za-z0-9_-]+, so quoting is exact JSON
+		return appendString(b, id.str)
 	}
 	return append(b, "null"...)
 }
@@ -221,22 +224,14 @@ func (m *Message) IsNotification() bool { return m.Method != "" && !m.ID.IsValid
 // IsResponse reports whether m is a response to a server-to-client request.
 func (m *Message) IsResponse() bool { return m.Method == "" }
 
-// wireMessage is the envelope as decoded, before validation. Member names match exactly and a
-// duplicated member anywhere in the message is rejected by the decoder.
-type wireMessage struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  jsontext.Value `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
-	Error   jsontext.Value `json:"error"`
-}
-
 // DecodeError is a framing error: the message could not be accepted. ID is the request id when it
 // could be read, so the error response can echo it.
 type DecodeError struct {
 	ID  ID
 	Err *Error
+	// Notification is set when the message was readable as a notification (a string method and
+	// no id): a notification is never answered, not even with an error, so transports drop it.
+	Notification bool
 }
 
 func (e *DecodeError) Error() string { return e.Err.Error() }
@@ -256,32 +251,7 @@ var (
 // CheckJSON verifies that data is one syntactically valid JSON value nested at most MaxNesting
 // deep. It does not allocate.
 func CheckJSON(data []byte) bool {
-	depth := 0
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > MaxNesting {
-				return false
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return jsontext.Value(data).IsValid()
+	return nestingOK(data) && jsontext.Value(data).IsValid()
 }
 
 // Kind of a top-level JSON body.
@@ -317,86 +287,220 @@ func firstByte(data []byte) byte {
 	return 0
 }
 
+// nestingOK reports whether data nests objects and arrays at most MaxNesting deep. It does not
+// check the syntax: invalid JSON is caught by the parse that follows.
+func nestingOK(data []byte) bool {
+	depth := 0
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > MaxNesting {
+				return false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return true
+}
+
 // DecodeMessage decodes one JSON-RPC message (a single object) strictly: exact member names, no
-// duplicate members, nesting at most MaxNesting, and the framing rules of JSON-RPC 2.0.
+// duplicate members anywhere, nesting at most MaxNesting, and the framing rules of JSON-RPC 2.0.
+// The message does not retain data.
 func DecodeMessage(data []byte) (*Message, *DecodeError) {
-	switch BodyKind(data) {
-	case BodyInvalid:
+	if !nestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
-	case BodyObject:
-	default:
+	}
+	if firstByte(data) != '{' {
+		if !jsontext.Value(data).IsValid() {
+			return nil, &DecodeError{Err: errParse}
+		}
 		return nil, &DecodeError{Err: errNotObject}
 	}
 	return decodeObject(data)
 }
 
+// msgDecoder is a reusable token reader over one message.
+type msgDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
+
+// envelope is what decodeObject learns while it reads the members of a message. Every member is
+// inspected as soon as it is read: the decoder reuses its buffer.
+type envelope struct {
+	version, id, method, params, result, errorMember bool // which members were present
+	versionOK, idOK, methodOK, methodString          bool
+	paramsKind                                       jsontext.Kind
+}
+
 func decodeObject(data []byte) (*Message, *DecodeError) {
-	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		// Duplicate member names or invalid UTF-8: the message cannot be read unambiguously.
+	md := msgDecoders.Get().(*msgDecoder)
+	md.buf = *bytes.NewBuffer(data)
+	md.dec.Reset(&md.buf)
+	m, derr := md.read()
+	md.buf = bytes.Buffer{} // do not keep the caller's bytes alive in the pool
+	md.dec.Reset(&md.buf)
+	msgDecoders.Put(md)
+	return m, derr
+}
+
+func (md *msgDecoder) read() (*Message, *DecodeError) {
+	d := &md.dec
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, &DecodeError{Err: errParse}
 	}
 	m := &Message{}
-	if w.ID != nil {
-		id, ok := parseID(w.ID)
-		if !ok {
-			return nil, &DecodeError{Err: errBadID}
+	var env envelope
+	var errRaw jsontext.Value
+	var nameBuf [16]byte
+	for d.PeekKind() == '"' {
+		rawName, err := d.ReadValue()
+		if err != nil {
+			return nil, &DecodeError{Err: errParse}
 		}
-		m.ID = id
+		name := []byte(rawName[1 : len(rawName)-1])
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if name, err = jsontext.AppendUnquote(nameBuf[:0], rawName); err != nil {
+				return nil, &DecodeError{Err: errParse}
+			}
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return nil, &DecodeError{Err: errParse}
+		}
+		switch string(name) {
+		case "jsonrpc":
+			env.version = true
+			env.versionOK = string(val) == `"2.0"`
+		case "id":
+			env.id = true
+			m.ID, env.idOK = parseID(val)
+		case "method":
+			env.method = true
+			if val.Kind() == '"' {
+				env.methodString = true
+				if s, ok := unquoteString(val); ok {
+					m.Method, env.methodOK = s, s != "" && !strings.HasPrefix(s, "rpc.")
+				}
+			}
+		case "params":
+			env.params = true
+			env.paramsKind = val.Kind()
+			if k := env.paramsKind; k == '{' || k == '[' {
+				m.Params = bytes.Clone(val)
+			}
+		case "result":
+			env.result = true
+			m.Result = bytes.Clone(val)
+		case "error":
+			env.errorMember = true
+			errRaw = bytes.Clone(val)
+		}
 	}
-	if string(w.JSONRPC) != `"2.0"` {
-		return nil, &DecodeError{ID: m.ID, Err: errVersion}
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, &DecodeError{Err: errParse}
 	}
-	if w.Method == nil {
-		// A response from the client: exactly one of result and error, and an id.
-		if (w.Result == nil) == (w.Error == nil) || !m.ID.IsValid() {
-			if w.Result == nil && w.Error == nil {
-				return nil, &DecodeError{ID: m.ID, Err: errBadMethod}
-			}
-			return nil, &DecodeError{ID: m.ID, Err: errBadResponse}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, &DecodeError{Err: errParse} // trailing data after the object
+	}
+	return env.check(m, errRaw)
+}
+
+// unquoteString decodes a JSON string value; it allocates only the result.
+func unquoteString(v jsontext.Value) (string, bool) {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	return string(b), err == nil
+}
+
+// check applies the JSON-RPC framing rules, in the order the errors are reported.
+func (env *envelope) check(m *Message, errRaw jsontext.Value) (*Message, *DecodeError) {
+	if env.id && !env.idOK {
+		return nil, &DecodeError{Err: errBadID}
+	}
+	notification := env.methodString && !m.ID.IsValid()
+	if !env.version || !env.versionOK {
+		return nil, &DecodeError{ID: m.ID, Err: errVersion, Notification: notification}
+	}
+	if !env.method {
+		return env.checkResponse(m, errRaw)
+	}
+	if !env.methodOK {
+		return nil, &DecodeError{ID: m.ID, Err: errBadMethod, Notification: notification}
+	}
+	if env.params {
+		switch env.paramsKind {
+		case '{', '[':
+		case 'n': // null params are absent params
+		default:
+			return nil, &DecodeError{ID: m.ID, Err: errBadParams, Notification: notification}
 		}
-		if w.Error != nil {
-			var e Error
-			var raw struct {
-				Code    int64          `json:"code"`
-				Message string         `json:"message"`
-				Data    jsontext.Value `json:"data"`
-			}
-			if err := json.Unmarshal(w.Error, &raw); err != nil {
-				return nil, &DecodeError{ID: m.ID, Err: errBadResponse}
-			}
-			e.Code, e.Message = raw.Code, raw.Message
-			if raw.Data != nil {
-				e.Data = raw.Data
-			}
-			m.Error = &e
-		} else {
-			m.Result = w.Result
-		}
+	}
+	m.Result = nil
+	return m, nil
+}
+
+// checkResponse accepts a client's response: exactly one of result and error, and an id (an
+// error response may have a null id: the client could not read our request).
+func (env *envelope) checkResponse(m *Message, errRaw jsontext.Value) (*Message, *DecodeError) {
+	m.Params = nil
+	switch {
+	case !env.result && !env.errorMember:
+		return nil, &DecodeError{ID: m.ID, Err: errBadMethod}
+	case env.result && env.errorMember, env.result && !m.ID.IsValid():
+		return nil, &DecodeError{ID: m.ID, Err: errBadResponse}
+	case env.result:
 		return m, nil
 	}
-	if w.Method[0] != '"' {
-		return nil, &DecodeError{ID: m.ID, Err: errBadMethod}
+	var raw struct {
+		Code    int64          `json:"code"`
+		Message string         `json:"message"`
+		Data    jsontext.Value `json:"data"`
 	}
-	if err := json.Unmarshal(w.Method, &m.Method); err != nil || m.Method == "" || len(m.Method) >= 4 && m.Method[:4] == "rpc." {
-		return nil, &DecodeError{ID: m.ID, Err: errBadMethod}
+	if errRaw.Kind() != '{' || json.Unmarshal(errRaw, &raw) != nil {
+		return nil, &DecodeError{ID: m.ID, Err: errBadResponse}
 	}
-	if w.Params != nil {
-		switch w.Params[0] {
-		case '{', '[':
-			m.Params = w.Params
-		case 'n':
-			// null params are absent params
-		default:
-			return nil, &DecodeError{ID: m.ID, Err: errBadParams}
-		}
+	m.Error = &Error{Code: raw.Code, Message: raw.Message}
+	if raw.Data != nil {
+		m.Error.Data = raw.Data
 	}
 	return m, nil
 }
 
 // DecodeBatch splits a JSON array body into its elements, each decoded like DecodeMessage. The
-// result holds, per element, either a message or a decode error.
+// result holds, per element, either a message or a decode error. A body that is not valid JSON
+// is a parse error, one that is not an array is "Request must be an array or a hash", and an
+// empty array is "Request is an empty array".
 func DecodeBatch(data []byte) ([]BatchItem, *DecodeError) {
+	switch BodyKind(data) {
+	case BodyInvalid:
+		return nil, &DecodeError{Err: errParse}
+	case BodyObject:
+		msg, derr := decodeObject(data)
+		return []BatchItem{{Msg: msg, Err: derr}}, nil
+	case BodyOther:
+		return nil, &DecodeError{Err: errNotObject}
+	}
 	var elems []jsontext.Value
 	if err := json.Unmarshal(data, &elems); err != nil {
 		return nil, &DecodeError{Err: errParse}
@@ -433,52 +537,65 @@ func EncodeResponse(id ID, result []byte) []byte {
 
 // EncodeError encodes an error response. An absent id encodes as null.
 func EncodeError(id ID, e *Error) []byte {
-	b := make([]byte, 0, 128)
+	b := make([]byte, 0, 96+len(e.Message)*2)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = id.appendJSON(b)
 	b = append(b, `,"error":`...)
-	enc, err := json.Marshal(e)
-	if err != nil {
-		enc, _ = json.Marshal(&Error{Code: CodeInternalError, Message: "Internal error"})
+	return append(appendError(b, e), '}')
+}
+
+// appendError appends e as a JSON-RPC error object. Data that cannot be encoded is left out.
+func appendError(b []byte, e *Error) []byte {
+	b = append(b, `{"code":`...)
+	b = strconv.AppendInt(b, e.Code, 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	switch d := e.Data.(type) {
+	case nil:
+	case string:
+		b = append(b, `,"data":`...)
+		b = appendString(b, d)
+	default:
+		if enc, err := marshal(d); err == nil {
+			b = append(b, `,"data":`...)
+			b = append(b, enc...)
+		}
 	}
-	b = append(b, enc...)
 	return append(b, '}')
+}
+
+// appendString appends s as a JSON string; invalid UTF-8 is replaced, never passed through.
+func appendString(b []byte, s string) []byte {
+	out, _ := jsontext.AppendQuote(b, s) // on error the string is still written, with U+FFFD
+	return out
 }
 
 // EncodeNotification encodes a notification with the given params (nil for none).
 func EncodeNotification(method string, params any) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","method":`)
-	m, _ := json.Marshal(method)
-	buf.Write(m)
-	if params != nil {
-		p, err := json.Marshal(params)
-		if err != nil {
-			return nil, err
-		}
-		buf.WriteString(`,"params":`)
-		buf.Write(p)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	b := make([]byte, 0, 64+len(method))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
 }
 
 // EncodeRequest encodes a request with the given id and params (nil for none).
 func EncodeRequest(id ID, method string, params any) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.Write(id.appendJSON(nil))
-	buf.WriteString(`,"method":`)
-	m, _ := json.Marshal(method)
-	buf.Write(m)
+	b := make([]byte, 0, 80+len(method))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = id.appendJSON(b)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	return appendParams(b, params)
+}
+
+func appendParams(b []byte, params any) ([]byte, error) {
 	if params != nil {
-		p, err := json.Marshal(params)
+		p, err := marshal(params)
 		if err != nil {
 			return nil, err
 		}
-		buf.WriteString(`,"params":`)
-		buf.Write(p)
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(b, '}'), nil
 }

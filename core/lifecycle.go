@@ -1,8 +1,6 @@
 package core
 
 import (
-	"fmt"
-
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -101,7 +99,11 @@ func handleSetLevel(c *Call) (any, error) {
 	}
 	var level LoggingLevel
 	if p.Level.Kind() != '"' || unmarshal(p.Level, &level) != nil || !level.Valid() {
-		return nil, InvalidParams(fmt.Sprintf("Invalid log level %s", string(p.Level)))
+		shown := string(level)
+		if p.Level.Kind() != '"' {
+			shown = string(p.Level) // not a string: show the JSON as sent
+		}
+		return nil, InvalidParams("Invalid log level " + shown)
 	}
 	c.session.mu.Lock()
 	c.session.logLevel = level

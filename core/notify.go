@@ -2,15 +2,38 @@ package core
 
 import "context"
 
-// notifyListChanged tells every live session that a list changed. Sessions without a path to
-// the client miss it; they re-list when they reconnect.
+// notifyListChanged tells every initialized session that a list changed, when the server
+// announces such changes (the capability's listChanged). Sessions without a path to the client
+// miss it; they re-list when they reconnect.
 func (s *Server) notifyListChanged(method string) {
+	if !s.announcesListChanged(method) {
+		return
+	}
 	for _, ss := range s.liveSessions() {
 		if !ss.Initialized() {
 			continue
 		}
 		_ = ss.Notify(context.Background(), method, nil)
 	}
+}
+
+// announcesListChanged reports whether the capabilities promise the given list_changed
+// notification. Derived capabilities always do (even once the last item is removed, so that
+// clients learn about the removal); configured ones only when they say listChanged.
+func (s *Server) announcesListChanged(method string) bool {
+	if s.opts.Capabilities == nil {
+		return true
+	}
+	caps := *s.opts.Capabilities
+	switch method {
+	case "notifications/tools/list_changed":
+		return caps.Tools != nil && caps.Tools.ListChanged
+	case "notifications/prompts/list_changed":
+		return caps.Prompts != nil && caps.Prompts.ListChanged
+	case "notifications/resources/list_changed":
+		return caps.Resources != nil && caps.Resources.ListChanged
+	}
+	return false
 }
 
 // NotifyResourceUpdated tells the sessions subscribed to uri that the resource changed.

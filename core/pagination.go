@@ -3,23 +3,26 @@ package core
 import (
 	"encoding/base64"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // listParams reads the cursor of a list request. Params that are not an object are -32602.
 func listParams(c *Call) (string, error) {
 	var p struct {
-		Cursor *string `json:"cursor"`
+		Cursor jsontext.Value `json:"cursor"`
 	}
 	if err := objectParams(c, &p); err != nil {
 		return "", err
 	}
-	if p.Cursor == nil {
+	if p.Cursor == nil || p.Cursor.Kind() == 'n' {
 		return "", nil
 	}
-	if *p.Cursor == "" {
+	var cursor string
+	if p.Cursor.Kind() != '"' || unmarshal(p.Cursor, &cursor) != nil || cursor == "" {
 		return "", InvalidParams("Invalid cursor")
 	}
-	return *p.Cursor, nil
+	return cursor, nil
 }
 
 // Cursors are opaque to clients: the offset of the next page, encoded. A cursor the server did

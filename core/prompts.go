@@ -95,7 +95,7 @@ func handleGetPrompt(c *Call) (any, error) {
 	e, ok := s.prompts.get(name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Prompt not found: " + name, Data: map[string]string{"name": name}}
+		return nil, NewError(CodeInvalidParams, "Prompt not found "+name) // no colon, as the reference has it
 	}
 	if p.Arguments == nil {
 		p.Arguments = map[string]string{}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -40,14 +41,9 @@ type resourceEntry struct {
 
 type templateEntry struct {
 	template ResourceTemplate
-	parts    []templatePart
+	names    []string       // the variables, in order
+	re       *regexp.Regexp // the template, anchored, each variable as ([^/]+)
 	handler  ResourceHandler
-}
-
-// templatePart is a literal run of a URI template, or a {variable} when name is set.
-type templatePart struct {
-	literal string
-	name    string
 }
 
 // AddResource registers a resource, replacing any with the same URI, and announces the change.
@@ -67,12 +63,12 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	if t == nil || h == nil || t.URITemplate == "" || t.Name == "" {
 		panic("mcpkit: AddResourceTemplate needs a template with a uriTemplate and a name, and a handler")
 	}
-	parts, err := parseTemplate(t.URITemplate)
+	names, re, err := parseTemplate(t.URITemplate)
 	if err != nil {
 		panic(err)
 	}
 	s.mu.Lock()
-	s.templates.set(t.URITemplate, &templateEntry{template: *t, parts: parts, handler: h})
+	s.templates.set(t.URITemplate, &templateEntry{template: *t, names: names, re: re, handler: h})
 	s.mu.Unlock()
 	s.notifyListChanged("notifications/resources/list_changed")
 }
@@ -91,66 +87,58 @@ func (s *Server) RemoveResources(uris ...string) {
 	}
 }
 
-func parseTemplate(tpl string) ([]templatePart, error) {
-	var parts []templatePart
+// parseTemplate compiles a level-1 URI template: each {name} matches one or more characters
+// other than '/', everything else matches itself, and the match spans the whole URI.
+func parseTemplate(tpl string) ([]string, *regexp.Regexp, error) {
+	var names []string
+	var pat strings.Builder
+	pat.WriteString("^")
 	rest := tpl
 	for rest != "" {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
-			parts = append(parts, templatePart{literal: rest})
+			if strings.IndexByte(rest, '}') >= 0 {
+				return nil, nil, fmt.Errorf("mcpkit: resource template %q: unopened }", tpl)
+			}
+			pat.WriteString(regexp.QuoteMeta(rest))
 			break
 		}
-		if i > 0 {
-			parts = append(parts, templatePart{literal: rest[:i]})
+		if strings.IndexByte(rest[:i], '}') >= 0 {
+			return nil, nil, fmt.Errorf("mcpkit: resource template %q: unopened }", tpl)
 		}
+		pat.WriteString(regexp.QuoteMeta(rest[:i]))
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return nil, fmt.Errorf("mcpkit: resource template %q: unclosed {", tpl)
+			return nil, nil, fmt.Errorf("mcpkit: resource template %q: unclosed {", tpl)
 		}
 		name := rest[i+1 : i+j]
 		if name == "" || strings.ContainsAny(name, "{/") {
-			return nil, fmt.Errorf("mcpkit: resource template %q: bad variable %q", tpl, name)
+			return nil, nil, fmt.Errorf("mcpkit: resource template %q: bad variable %q", tpl, name)
 		}
-		if len(parts) > 0 && parts[len(parts)-1].name != "" {
-			return nil, fmt.Errorf("mcpkit: resource template %q: two variables in a row", tpl)
+		if i == 0 && len(names) > 0 {
+			return nil, nil, fmt.Errorf("mcpkit: resource template %q: two variables in a row", tpl)
 		}
-		parts = append(parts, templatePart{name: name})
+		names = append(names, name)
+		pat.WriteString("([^/]+)")
 		rest = rest[i+j+1:]
 	}
-	return parts, nil
+	pat.WriteString("$")
+	re, err := regexp.Compile(pat.String())
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcpkit: resource template %q: %w", tpl, err)
+	}
+	return names, re, nil
 }
 
-// match matches uri against the template, anchored at both ends.
+// match matches uri against the template and returns its variables.
 func (t *templateEntry) match(uri string) (map[string]string, bool) {
-	vars := map[string]string{}
-	rest := uri
-	for i, p := range t.parts {
-		if p.name == "" {
-			if !strings.HasPrefix(rest, p.literal) {
-				return nil, false
-			}
-			rest = rest[len(p.literal):]
-			continue
-		}
-		// A variable runs to the next literal (or the end), and never spans a '/'.
-		end := len(rest)
-		if i+1 < len(t.parts) {
-			next := t.parts[i+1].literal
-			k := strings.Index(rest, next)
-			if k < 0 {
-				return nil, false
-			}
-			end = k
-		}
-		val := rest[:end]
-		if val == "" || strings.Contains(val, "/") {
-			return nil, false
-		}
-		vars[p.name] = val
-		rest = rest[end:]
-	}
-	if rest != "" {
+	m := t.re.FindStringSubmatch(uri)
+	if m == nil {
 		return nil, false
+	}
+	vars := make(map[string]string, len(t.names))
+	for i, name := range t.names {
+		vars[name] = m[i+1]
 	}
 	return vars, true
 }

@@ -211,30 +211,42 @@ func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Respon
 	}
 	call, err := ss.Begin(ctx, msg, out)
 	if err != nil {
-		if errors.Is(err, ErrInFlight) {
-			return &Response{ID: msg.ID, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", msg.ID))}
-		}
-		return &Response{ID: msg.ID, Error: InternalError("Session closed")}
+		return RefusedResponse(msg.ID, err)
 	}
 	return call.Run()
 }
 
+// RefusedResponse is the answer to a request that Begin refused with err: -32600 "request id …
+// is already in flight" for ErrInFlight, -32603 for a closed session (or any other error).
+func RefusedResponse(id ID, err error) *Response {
+	if errors.Is(err, ErrInFlight) {
+		return &Response{ID: id, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", id))}
+	}
+	return &Response{ID: id, Error: InternalError("Session closed")}
+}
+
 // Begin registers a request as in flight, so that notifications/cancelled can reach it, and
-// returns the call to Run. It fails with ErrInFlight when the id is already in flight on the
-// session (the first request is not disturbed) and with ErrSessionClosed after Close.
-// initialize is never registered: it cannot be cancelled.
+// returns the call to Run. The checks run in this order: an unknown method (or a notification
+// method sent with an id) and a capability the server does not offer give a call whose Run
+// answers with that error; then Begin fails with ErrSessionClosed after Close, and with
+// ErrInFlight when the id is already in flight on the session (the first request is not
+// disturbed). initialize is never registered: it cannot be cancelled.
 func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
 	c := newCall(ss, msg, out)
 	c.ctx, c.cancelFn = context.WithCancelCause(ctx)
 	c.ctx = context.WithValue(c.ctx, callKey{}, c)
-	if msg.Method == methodInitialize {
-		return c, nil
+	c.resolve()
+	if c.early != nil {
+		return c, nil // a call that fails before its handler runs does not hold its id
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.closed {
 		c.cancelFn(ErrSessionClosed)
 		return nil, ErrSessionClosed
+	}
+	if msg.Method == methodInitialize {
+		return c, nil // not registered: initialize cannot be cancelled
 	}
 	if _, dup := ss.inflight[msg.ID]; dup {
 		c.cancelFn(ErrInFlight)

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -74,9 +75,13 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 }
 
 // AddTool registers a typed tool: the input schema is derived from In (a struct) unless
-// t.InputSchema is set, the output schema from Out unless Out is an interface type or
-// t.OutputSchema is set. Arguments are validated against the input schema before they are
-// decoded into In; structured output is validated against the output schema.
+// t.InputSchema is set, and the output schema from Out unless t.OutputSchema is set. Only an Out
+// that encodes as a JSON object (a struct, a pointer to one, a map) gets an output schema: an
+// interface type or any other type gets none. Arguments are validated against the input schema
+// (member names match exactly) before they are decoded into In. Out becomes the result's
+// structuredContent (unless the handler set it), validated against the output schema; a value
+// that does not encode as an object is sent as a text block instead, since structuredContent must
+// be an object.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	if t == nil || h == nil {
 		panic("mcpkit: AddTool needs a tool and a handler")
@@ -89,17 +94,20 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		}
 		tool.InputSchema = schema
 	}
-	if tool.OutputSchema == nil && reflect.TypeFor[Out]().Kind() != reflect.Interface {
+	isInterface := reflect.TypeFor[Out]().Kind() == reflect.Interface
+	if tool.OutputSchema == nil && !isInterface {
 		schema, err := schemaFor[Out]()
 		if err != nil {
 			panic(fmt.Sprintf("mcpkit: AddTool %q: output schema: %v", t.Name, err))
 		}
-		tool.OutputSchema = schema
+		if objectSchema(schema) {
+			tool.OutputSchema = schema
+		}
 	}
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		var in In
 		if err := unmarshal(req.Arguments, &in); err != nil {
-			return ErrorResult("Invalid arguments: " + err.Error()), nil
+			return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
 		}
 		res, out, err := h(ctx, req, in)
 		if err != nil {
@@ -108,12 +116,29 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		if res == nil {
 			res = &CallToolResult{}
 		}
-		if res.StructuredContent == nil && reflect.TypeFor[Out]().Kind() != reflect.Interface {
+		if res.StructuredContent == nil && (!isInterface || any(out) != nil) {
 			res.StructuredContent = out
 		}
 		return res, nil
 	}
 	s.AddTool(&tool, raw)
+}
+
+// decodeProblem describes why arguments did not decode, without Go type names.
+func decodeProblem(err error) string {
+	var se *json.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		return "unexpected value at " + string(se.JSONPointer)
+	}
+	return "the arguments do not match the input schema"
+}
+
+// objectSchema reports whether a schema's top level says "type": "object".
+func objectSchema(schema jsontext.Value) bool {
+	var top struct {
+		Type jsontext.Value `json:"type"`
+	}
+	return rawObject(schema) && unmarshal(schema, &top) == nil && string(top.Type) == `"object"`
 }
 
 // RemoveTools removes tools by name and announces the change.
@@ -129,9 +154,14 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 }
 
-// schemaFor derives a JSON Schema (2020-12) for T.
+// schemaFor derives a JSON Schema (2020-12) for T. A pointer type gets the schema of the type it
+// points to: the kit never sends or accepts null for it.
 func schemaFor[T any]() (jsontext.Value, error) {
-	sch, err := jsonschema.For[T](nil)
+	t := reflect.TypeFor[T]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	sch, err := jsonschema.ForType(t, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +198,8 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	}
 	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input}
 	if t.OutputSchema != nil {
-		if !rawObject(t.OutputSchema) {
-			return nil, fmt.Errorf("mcpkit: tool %q: the output schema must be a JSON object", t.Name)
+		if !objectSchema(t.OutputSchema) {
+			return nil, fmt.Errorf("mcpkit: tool %q: the output schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
 		}
 		if e.output, err = compileSchema("output", t.OutputSchema); err != nil {
 			return nil, fmt.Errorf("mcpkit: tool %q: output schema: %w", t.Name, err)
@@ -206,7 +236,12 @@ func validate(sch *validator.Schema, data jsontext.Value) string {
 	if err != nil {
 		return err.Error()
 	}
-	err = sch.Validate(inst)
+	return validateValue(sch, inst)
+}
+
+// validateValue checks a decoded instance against a compiled schema.
+func validateValue(sch *validator.Schema, inst any) string {
+	err := sch.Validate(inst)
 	if err == nil {
 		return ""
 	}
@@ -281,12 +316,21 @@ func handleCallTool(c *Call) (any, error) {
 	if !rawObject(args) {
 		return ErrorResult("Invalid arguments: arguments must be an object"), nil
 	}
-	if missing := missingRequired(e.required, args); len(missing) > 0 {
-		return ErrorResult("Missing required arguments: " + strings.Join(missing, ", ")), nil
-	}
-	if !s.opts.SkipArgumentValidation {
-		if msg := validate(e.input, args); msg != "" {
-			return ErrorResult("Invalid arguments: " + msg), nil
+	validateArgs := !s.opts.SkipArgumentValidation
+	if len(e.required) > 0 || validateArgs {
+		// One decode serves both the required check and the schema validation.
+		inst, err := validator.UnmarshalJSON(bytes.NewReader(args))
+		obj, _ := inst.(map[string]any)
+		if err != nil || obj == nil {
+			return ErrorResult("Invalid arguments: arguments must be an object"), nil
+		}
+		if missing := missingRequired(e.required, obj); len(missing) > 0 {
+			return ErrorResult("Missing required arguments: " + strings.Join(missing, ", ")), nil
+		}
+		if validateArgs {
+			if msg := validateValue(e.input, inst); msg != "" {
+				return ErrorResult("Invalid arguments: " + msg), nil
+			}
 		}
 	}
 	res, err := runTool(c, e, name, args)
@@ -294,23 +338,40 @@ func handleCallTool(c *Call) (any, error) {
 		return nil, err
 	}
 	if res == nil {
-		res = &CallToolResult{}
+		return &CallToolResult{Content: []Content{}}, nil
 	}
-	if e.output != nil && !res.IsError && res.StructuredContent != nil {
-		b, err := marshal(res.StructuredContent)
-		if err != nil || validate(e.output, b) != "" {
-			s.logError(fmt.Errorf("mcpkit: tool %q returned structured content that does not match its output schema", name))
-			return nil, InternalError("Internal error calling tool " + name)
+	if res.StructuredContent == nil {
+		return res, nil
+	}
+	// Work on a copy: a handler may hand out the same result to concurrent calls.
+	out := *res
+	b, merr := marshal(res.StructuredContent)
+	if merr != nil {
+		s.logError(fmt.Errorf("mcpkit: tool %q: encoding structured content: %w", name, merr))
+		return nil, InternalError("Internal error calling tool " + name)
+	}
+	sc := jsontext.Value(b)
+	switch sc.Kind() {
+	case 'n':
+		out.StructuredContent = nil // a nil pointer: no structured output
+		return &out, nil
+	case '{':
+		if e.output != nil && !out.IsError {
+			if msg := validate(e.output, sc); msg != "" {
+				s.logError(fmt.Errorf("mcpkit: tool %q returned structured content that does not match its output schema: %s", name, msg))
+				return nil, InternalError("Internal error calling tool " + name)
+			}
 		}
+		out.StructuredContent = sc // encoded once, sent as is
+	default:
+		// structuredContent must be an object: a list or a scalar is sent as text only.
+		out.StructuredContent = nil
 	}
-	if res.StructuredContent != nil && len(res.Content) == 0 {
+	if len(out.Content) == 0 {
 		// A client that does not read structuredContent still sees the value.
-		b, err := marshal(res.StructuredContent)
-		if err == nil {
-			res.Content = []Content{TextContent(string(b))}
-		}
+		out.Content = []Content{TextContent(string(sc))}
 	}
-	return res, nil
+	return &out, nil
 }
 
 func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *CallToolResult, err error) {
@@ -332,17 +393,10 @@ func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *Call
 }
 
 // missingRequired lists the required names absent from the arguments object, in schema order.
-func missingRequired(required []string, args jsontext.Value) []string {
-	if len(required) == 0 {
-		return nil
-	}
-	var present map[string]jsontext.Value
-	if unmarshal(args, &present) != nil {
-		return nil
-	}
+func missingRequired(required []string, args map[string]any) []string {
 	var missing []string
 	for _, r := range required {
-		if _, ok := present[r]; !ok {
+		if _, ok := args[r]; !ok {
 			missing = append(missing, r)
 		}
 	}

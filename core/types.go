@@ -1,6 +1,9 @@
 package core
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // Meta is the `_meta` object of a request, result or notification.
 type Meta map[string]any
@@ -119,13 +122,27 @@ func ResourceLink(uri, name string) Content {
 	return Content{Type: "resource_link", URI: uri, Name: name}
 }
 
+// contentPlain is Content without its methods, for the default encoding.
+type contentPlain Content
+
 // MarshalJSON keeps "text" on text blocks even when it is empty.
 func (c Content) MarshalJSON() ([]byte, error) {
-	type plain Content
 	if c.Type == "text" && c.Text == "" {
-		return marshalWith(plain(c), "text", `""`)
+		return marshalWith(contentPlain(c), "text", `""`)
 	}
-	return marshal(plain(c))
+	return marshal(contentPlain(c))
+}
+
+// MarshalJSONTo is MarshalJSON writing straight to an encoder (what the kit's own encoding uses).
+func (c *Content) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if c.Type == "text" && c.Text == "" {
+		b, err := c.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return enc.WriteValue(b)
+	}
+	return json.MarshalEncode(enc, (*contentPlain)(c))
 }
 
 // ResourceContents is the contents of a resource: text or a base64 blob.
@@ -137,13 +154,27 @@ type ResourceContents struct {
 	Meta     Meta   `json:"_meta,omitzero"`
 }
 
+// resourceContentsPlain is ResourceContents without its methods, for the default encoding.
+type resourceContentsPlain ResourceContents
+
 // MarshalJSON writes "text" when there is no blob, so empty text stays a text resource.
 func (r ResourceContents) MarshalJSON() ([]byte, error) {
-	type plain ResourceContents
 	if r.Blob == "" && r.Text == "" {
-		return marshalWith(plain(r), "text", `""`)
+		return marshalWith(resourceContentsPlain(r), "text", `""`)
 	}
-	return marshal(plain(r))
+	return marshal(resourceContentsPlain(r))
+}
+
+// MarshalJSONTo is MarshalJSON writing straight to an encoder.
+func (r *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if r.Blob == "" && r.Text == "" {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return enc.WriteValue(b)
+	}
+	return json.MarshalEncode(enc, (*resourceContentsPlain)(r))
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Nil hints are left to the client's defaults.

@@ -1,10 +1,14 @@
 // Package stdio serves MCP over newline-delimited JSON-RPC on a reader and a writer (stdin and
 // stdout by default), driving the same core as the HTTP endpoint.
 //
-// One process is one session. Every line is one JSON-RPC message (or a batch array). Requests are
+// One process is one session. Every line is one JSON-RPC message or a batch array (a batch is
+// answered with one array of the responses, unwrapped when there is exactly one, and not at all
+// when it held only notifications). Blank lines are ignored, a final line without a newline is
+// served at EOF, and notifications are never answered, not even malformed ones. Requests are
 // served concurrently, so a slow tool never stalls ping or notifications/cancelled, and writes are
 // serialized so frames never interleave. A frame longer than Options.MaxLineBytes ends the
-// connection: it is reported on the error log and the rest is not read into memory.
+// connection: it is reported on the error log and the rest is not read. When the input ends,
+// requests in flight are cancelled and Serve returns once they have finished.
 package stdio
 
 import (
@@ -41,7 +45,10 @@ type Options struct {
 
 // Serve serves one session on the reader and writer until the reader ends (EOF), the context is
 // cancelled, or a frame is too large. On the way out it cancels the requests in flight and
-// waits for them to finish. EOF is a clean end and returns nil.
+// waits for them to finish; nothing is written after it returns. EOF is a clean end and returns
+// nil; an over-long frame returns ErrFrameTooLarge. A read in progress cannot be interrupted, so
+// a cancelled context is noticed when the next frame (or EOF) arrives; close the reader to stop
+// at once.
 func Serve(ctx context.Context, s *core.Server, opts Options) error {
 	c := newConn(s, opts)
 	defer c.close()
@@ -54,8 +61,10 @@ type conn struct {
 	errLog  io.Writer
 	maxLine int
 
-	wmu sync.Mutex
-	out io.Writer
+	wmu    sync.Mutex // orders frames on the pipe; held only by this connection
+	out    io.Writer
+	wbuf   []byte // frame being written, reused
+	closed bool   // set once Serve is returning: nothing more is written
 
 	session *core.Session
 	wg      sync.WaitGroup
@@ -81,23 +90,35 @@ func newConn(s *core.Server, opts Options) *conn {
 	return c
 }
 
-// send writes one frame. The lock is this connection's own: it only orders frames on one pipe.
+// send writes one frame, the message and its newline in one write. The lock is this
+// connection's own: it only orders frames on one pipe.
 func (c *conn) send(_ context.Context, msg []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	if _, err := c.out.Write(buf); err != nil {
+	if c.closed {
+		return core.ErrSessionClosed
+	}
+	c.wbuf = append(append(c.wbuf[:0], msg...), '\n')
+	_, err := c.out.Write(c.wbuf)
+	if cap(c.wbuf) > 64<<10 {
+		c.wbuf = nil // do not keep a large frame's buffer for the small ones
+	}
+	if err != nil {
 		fmt.Fprintf(c.errLog, "stdio: write failed: %v\n", err)
 		return err
 	}
 	return nil
 }
 
+// close cancels the requests in flight, waits for them (their responses are still written), then
+// ends the session and stops all writes.
 func (c *conn) close() {
 	c.cancel()
 	c.wg.Wait()
 	c.session.Close()
+	c.wmu.Lock()
+	c.closed = true
+	c.wmu.Unlock()
 }
 
 func (c *conn) readLoop(parent context.Context) error {
@@ -144,25 +165,24 @@ func (c *conn) serveFrame(frame []byte) {
 	if len(data) == 0 {
 		return // blank lines carry nothing
 	}
-	switch core.BodyKind(data) {
-	case core.BodyObject:
-		msg, derr := core.DecodeMessage(data)
-		if derr != nil {
-			_ = c.send(c.ctx, core.EncodeError(derr.ID, derr.Err))
-			return
-		}
-		c.serveMessage(msg)
-	case core.BodyArray:
+	if data[0] == '[' {
 		items, derr := core.DecodeBatch(data)
 		if derr != nil {
 			_ = c.send(c.ctx, core.EncodeError(core.ID{}, derr.Err))
 			return
 		}
 		c.serveBatch(items)
-	default:
-		_, derr := core.DecodeMessage(data)
-		_ = c.send(c.ctx, core.EncodeError(core.ID{}, derr.Err))
+		return
 	}
+	// An object, or anything else: DecodeMessage reports a parse error or a non-object.
+	msg, derr := core.DecodeMessage(data)
+	if derr != nil {
+		if !derr.Notification { // a notification is never answered
+			_ = c.send(c.ctx, core.EncodeError(derr.ID, derr.Err))
+		}
+		return
+	}
+	c.serveMessage(msg)
 }
 
 func (c *conn) serveMessage(msg *core.Message) {
@@ -172,7 +192,7 @@ func (c *conn) serveMessage(msg *core.Message) {
 	}
 	call, err := c.session.Begin(c.ctx, msg, nil)
 	if err != nil {
-		_ = c.send(c.ctx, c.session.Handle(c.ctx, msg, nil).Encode())
+		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
 		return
 	}
 	c.wg.Add(1)
@@ -192,11 +212,13 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 	for _, it := range items {
 		switch {
 		case it.Err != nil:
-			errs = append(errs, core.EncodeError(it.Err.ID, it.Err.Err))
+			if !it.Err.Notification {
+				errs = append(errs, core.EncodeError(it.Err.ID, it.Err.Err))
+			}
 		case it.Msg.IsRequest():
 			call, err := c.session.Begin(c.ctx, it.Msg, nil)
 			if err != nil {
-				errs = append(errs, c.session.Handle(c.ctx, it.Msg, nil).Encode())
+				errs = append(errs, core.RefusedResponse(it.Msg.ID, err).Encode())
 				continue
 			}
 			calls = append(calls, call)

@@ -1,0 +1,79 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// toolsCallBody is a typical tools/call request: a progress token in _meta and a few arguments.
+var toolsCallBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40,"note":"sum these two numbers"},"_meta":{"progressToken":"tok-1"}}}`)
+
+type addIn struct {
+	A    int    `json:"a"`
+	B    int    `json:"b"`
+	Note string `json:"note,omitempty"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+func BenchmarkDecodeRequest(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(toolsCallBody)))
+	for b.Loop() {
+		msg, derr := core.DecodeMessage(toolsCallBody)
+		if derr != nil || msg.Method != "tools/call" {
+			b.Fatal(derr)
+		}
+	}
+}
+
+func BenchmarkToolsCallTyped(b *testing.B) {
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, nil)
+	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
+		return nil, addOut{Sum: in.A + in.B}, nil
+	})
+	ss := s.NewSession(core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+	defer ss.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		msg, derr := core.DecodeMessage(toolsCallBody)
+		if derr != nil {
+			b.Fatal(derr)
+		}
+		resp := ss.Handle(ctx, msg, nil)
+		if resp == nil || resp.Error != nil {
+			b.Fatalf("unexpected response %+v", resp)
+		}
+		if out := resp.Encode(); len(out) == 0 {
+			b.Fatal("empty response")
+		}
+	}
+}
+
+func BenchmarkEncodeResponse(b *testing.B) {
+	result := []byte(`{"content":[{"type":"text","text":"{\"sum\":42}"}],"structuredContent":{"sum":42},"isError":false}`)
+	id := core.IntID(42)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp := core.Response{ID: id, Result: result}
+		if out := resp.Encode(); len(out) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
+
+func BenchmarkEncodeError(b *testing.B) {
+	e := core.InvalidParams("Tool not found: nope")
+	id := core.StringID("req-7")
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := core.EncodeError(id, e); len(out) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
