@@ -33,6 +33,9 @@ type Call struct {
 	registered bool
 	byClient   atomic.Bool
 
+	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
+	modern *Envelope
+
 	metaOnce sync.Once
 	meta     map[string]jsontext.Value
 }
@@ -63,14 +66,32 @@ func (c *Call) Method() string { return c.method }
 // Params returns the request's raw params (nil when absent).
 func (c *Call) Params() jsontext.Value { return c.params }
 
-// ProtocolVersion returns the protocol version of the request.
-func (c *Call) ProtocolVersion() string { return c.session.ProtocolVersion() }
+// ProtocolVersion returns the protocol version of the request: the envelope's on a 2026-07-28
+// request, the one initialize negotiated otherwise.
+func (c *Call) ProtocolVersion() string {
+	if c.modern != nil {
+		return c.modern.ProtocolVersion
+	}
+	return c.session.ProtocolVersion()
+}
 
-// ClientInfo returns what the client said about itself, or nil.
-func (c *Call) ClientInfo() *Implementation { return c.session.ClientInfo() }
+// ClientInfo returns what the client said about itself (in the request's envelope, else at
+// initialize), or nil.
+func (c *Call) ClientInfo() *Implementation {
+	if c.modern != nil {
+		return c.modern.ClientInfo
+	}
+	return c.session.ClientInfo()
+}
 
-// ClientCapabilities returns the capabilities the client declared.
-func (c *Call) ClientCapabilities() ClientCapabilities { return c.session.ClientCapabilities() }
+// ClientCapabilities returns the capabilities the client declared (in the request's envelope,
+// else at initialize).
+func (c *Call) ClientCapabilities() ClientCapabilities {
+	if c.modern != nil {
+		return c.modern.ClientCapabilities
+	}
+	return c.session.ClientCapabilities()
+}
 
 // Meta returns the raw value of a key of the request's params._meta, or nil.
 func (c *Call) Meta(key string) jsontext.Value {

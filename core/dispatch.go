@@ -33,6 +33,7 @@ func init() {
 		"resources/subscribe":      {handle: handleSubscribe, capability: "resources.subscribe"},
 		"resources/unsubscribe":    {handle: handleUnsubscribe, capability: "resources.subscribe"},
 		"completion/complete":      {handle: handleComplete, capability: "completions"},
+		"server/discover":          {handle: handleDiscover},
 	}
 }
 
@@ -93,6 +94,10 @@ func (s *Server) supports(name string) bool {
 func (c *Call) resolve() {
 	s := c.session.server
 	if spec, ok := builtinMethods[c.method]; ok {
+		// The lifecycle decides first whether the method exists at all for this request.
+		if c.early = c.classify(); c.early != nil {
+			return
+		}
 		if !s.supports(spec.capability) {
 			c.early = InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
 			return
@@ -111,6 +116,9 @@ func (c *Call) resolve() {
 		c.early = typedError(CodeMethodNotFound, c.method)
 		return
 	}
+	if c.early = c.classify(); c.early != nil {
+		return
+	}
 	c.handler = func(c *Call) (any, error) { return custom(c.ctx, c) }
 }
 
@@ -124,15 +132,24 @@ func (c *Call) Run() *Response {
 		return nil
 	}
 	if err != nil {
-		return &Response{ID: c.id, Error: asWireError(err, "Internal error handling "+c.method+" request")}
+		werr := asWireError(err, "Internal error handling "+c.method+" request")
+		if c.modern != nil && werr.Code == CodeURLElicitationRequired {
+			// The 2026-07-28 lifecycle has no -32042: URL elicitation goes through input_required.
+			werr = InternalError("URL elicitation required: the 2026-07-28 lifecycle needs an input_required result instead")
+		}
+		return &Response{ID: c.id, Error: werr}
 	}
-	if result == nil {
-		return &Response{ID: c.id, Result: []byte("{}")}
+	b := []byte("{}")
+	if result != nil {
+		var merr error
+		if b, merr = marshal(result); merr != nil {
+			c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
+			return &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
+		}
 	}
-	b, merr := marshal(result)
-	if merr != nil {
-		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
-		return &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
+	if c.modern != nil || c.method == "server/discover" {
+		b = c.stampModern(b)
+		c.lockModern()
 	}
 	return &Response{ID: c.id, Result: b}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Options configure a Server. The zero value is a working, secure configuration.
@@ -41,6 +42,24 @@ type Options struct {
 	// CompletionHandler, when set, serves completion/complete (the completions capability).
 	CompletionHandler CompletionHandler
 
+	// CacheTTLMs is the ttlMs hint (SEP-2549) on 2026-07-28 results of server/discover, the list
+	// methods and resources/read: how long a client may reuse them. Zero means 0 (do not reuse
+	// without revalidating). A handler can set its own on a result (SetCache).
+	CacheTTLMs int64
+	// CacheScope is the cacheScope hint that goes with it: "private" (the default when empty)
+	// or "public" (shareable between users). NewServer panics on any other value.
+	CacheScope string
+
+	// ServerToClientRequestTimeout bounds every request a handler sends to the client
+	// (sampling, elicitation, roots, ping) unless the call overrides it with WithTimeout. Zero
+	// means DefaultServerToClientRequestTimeout (10 minutes).
+	ServerToClientRequestTimeout time.Duration
+
+	// OnRootsListChanged is called when a client says its roots changed. It runs on the
+	// connection's reading path: it must return quickly (note the session, fetch roots from
+	// the next request that needs them).
+	OnRootsListChanged func(ctx context.Context, s *Session)
+
 	// ErrorLog receives internal errors that cannot reach a client (a panicking handler, a failed
 	// write). Nil discards them.
 	ErrorLog func(error)
@@ -53,6 +72,7 @@ func AcceptSubscription(context.Context, *SubscribeRequest) error { return nil }
 // methods. It is safe for concurrent use and shared by every session and transport.
 type Server struct {
 	impl Implementation
+	info []byte // impl encoded once, for the _meta of modern results
 	opts Options
 
 	mu        sync.RWMutex
@@ -81,6 +101,15 @@ func NewServer(impl Implementation, opts *Options) *Server {
 	if s.opts.PageSize == 0 {
 		s.opts.PageSize = 1000
 	}
+	switch s.opts.CacheScope {
+	case "", "private", "public":
+	default:
+		panic(fmt.Sprintf("mcpkit: Options.CacheScope %q must be \"private\" or \"public\"", s.opts.CacheScope))
+	}
+	if s.opts.CacheTTLMs < 0 {
+		panic("mcpkit: Options.CacheTTLMs must not be negative")
+	}
+	s.info, _ = marshal(s.impl)
 	if s.opts.LogLevel == "" {
 		s.opts.LogLevel = LevelInfo
 	} else if !s.opts.LogLevel.Valid() {
@@ -207,3 +236,12 @@ func (r *registry[T]) values() []T {
 	}
 	return out
 }
+
+func (s *Server) cacheScope() string {
+	if s.opts.CacheScope == "" {
+		return "private"
+	}
+	return s.opts.CacheScope
+}
+
+func (s *Server) serverInfoJSON() []byte { return s.info }

@@ -47,6 +47,16 @@ type SessionOptions struct {
 	// Out is the session-level path for messages not related to a request (the GET stream on
 	// HTTP, stdout on stdio). Nil means there is none yet; see SetOut.
 	Out Sender
+	// Ephemeral marks a session that lives for one request (stateless HTTP, 2026-07-28
+	// requests): it gets no broadcasts and cannot carry server-to-client requests.
+	Ephemeral bool
+	// Modern locks the session to the 2026-07-28 lifecycle from the start (an HTTP request
+	// carrying the envelope): every request must carry it, removed methods are -32601.
+	Modern bool
+	// ChangeNotifications says the transport can deliver list-changed and resource-updated
+	// notifications to 2026-07-28 clients (subscriptions/listen). Without it server/discover
+	// leaves the listChanged and subscribe flags out.
+	ChangeNotifications bool
 }
 
 // Session is the state of one connection: the negotiated version, the client's info and
@@ -55,30 +65,41 @@ type Session struct {
 	server *Server
 	id     string
 
-	mu            sync.Mutex
-	out           Sender
-	initialized   bool
-	era           era
-	version       string
-	clientInfo    *Implementation
-	clientCaps    ClientCapabilities
-	logLevel      LoggingLevel
-	inflight      map[ID]*Call
-	subscriptions map[string]struct{}
-	closed        bool
-	done          chan struct{}
+	mu                  sync.Mutex
+	out                 Sender
+	initialized         bool
+	era                 era
+	version             string
+	clientInfo          *Implementation
+	clientCaps          ClientCapabilities
+	logLevel            LoggingLevel
+	inflight            map[ID]*Call
+	subscriptions       map[string]struct{}
+	pending             map[ID]*pendingRequest
+	ephemeral           bool
+	changeNotifications bool
+	closed              bool
+	done                chan struct{}
 }
 
 // NewSession starts a session on the server. Close it when the connection ends.
 func (s *Server) NewSession(opts SessionOptions) *Session {
 	ss := &Session{
-		server:   s,
-		id:       opts.ID,
-		out:      opts.Out,
-		inflight: map[ID]*Call{},
-		done:     make(chan struct{}),
+		server:    s,
+		id:        opts.ID,
+		out:       opts.Out,
+		inflight:  map[ID]*Call{},
+		ephemeral: opts.Ephemeral,
+		done:      make(chan struct{}),
+
+		changeNotifications: opts.ChangeNotifications,
 	}
-	s.addSession(ss)
+	if opts.Modern {
+		ss.era = eraModern
+	}
+	if !ss.ephemeral {
+		s.addSession(ss)
+	}
 	return ss
 }
 
@@ -155,7 +176,9 @@ func (ss *Session) Close() {
 	for _, c := range calls {
 		c.cancel(ErrSessionClosed)
 	}
-	ss.server.removeSession(ss)
+	if !ss.ephemeral {
+		ss.server.removeSession(ss)
+	}
 }
 
 // Subscribed reports whether the session subscribed to uri.
@@ -296,13 +319,13 @@ func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
 		if c != nil {
 			c.cancelByClient(p.Reason)
 		}
-	case "notifications/initialized", "notifications/roots/list_changed":
+	case "notifications/roots/list_changed":
+		if f := ss.server.opts.OnRootsListChanged; f != nil {
+			f(ctx, ss)
+		}
+	case "notifications/initialized":
 		// Nothing to do: the session is usable as soon as initialize succeeded.
 	default:
 		// Unknown notifications are ignored, as JSON-RPC requires.
 	}
 }
-
-// handleResponse takes a client's answer to a server-to-client request. Answers nobody waits
-// for are dropped.
-func (ss *Session) handleResponse(msg *Message) {}

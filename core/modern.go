@@ -1,0 +1,321 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Keys of the per-request _meta envelope of the 2026-07-28 lifecycle.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Envelope is what a 2026-07-28 request says about its client in params._meta. Every request
+// carries its own: the server keeps nothing between requests.
+type Envelope struct {
+	ProtocolVersion    string
+	ClientCapabilities ClientCapabilities
+	// ClientInfo is nil when the client did not say.
+	ClientInfo *Implementation
+	// LogLevel is the threshold for log messages of this request; empty means none are sent.
+	LogLevel LoggingLevel
+}
+
+// removedMethods are the methods the 2026-07-28 lifecycle dropped.
+var removedMethods = map[string]bool{
+	"initialize":            true,
+	"ping":                  true,
+	"logging/setLevel":      true,
+	"resources/subscribe":   true,
+	"resources/unsubscribe": true,
+}
+
+// cacheableMethods carry SEP-2549 cache hints on modern results.
+var cacheableMethods = map[string]bool{
+	"server/discover":          true,
+	"tools/list":               true,
+	"prompts/list":             true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+}
+
+// ClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
+// non-null protocolVersion. A partial envelope still claims (and is then rejected as invalid).
+func ClaimsModern(params jsontext.Value) bool {
+	if !rawObject(params) {
+		return false
+	}
+	var p struct {
+		Meta struct {
+			Version jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if unmarshal(params, &p) != nil {
+		return false
+	}
+	return len(p.Meta.Version) > 0 && string(p.Meta.Version) != "null"
+}
+
+func (c *Call) claimsModern() bool {
+	v := c.Meta(MetaProtocolVersion)
+	return len(v) > 0 && string(v) != "null"
+}
+
+// UnsupportedVersionError returns -32022 with the supported versions and the requested one.
+func UnsupportedVersionError(requested string) *Error {
+	if requested == "" {
+		requested = "unknown"
+	}
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
+		Data: map[string]any{"supported": ModernVersions(), "requested": requested}}
+}
+
+// parseEnvelope validates the request's envelope: -32602 naming every missing or invalid key,
+// then -32022 for a version the server does not serve.
+func (c *Call) parseEnvelope() (*Envelope, *Error) {
+	env := &Envelope{}
+	var bad []string
+	pv := c.Meta(MetaProtocolVersion)
+	if pv.Kind() != '"' || unmarshal(pv, &env.ProtocolVersion) != nil {
+		bad = append(bad, MetaProtocolVersion)
+	}
+	caps := c.Meta(MetaClientCapabilities)
+	if !rawObject(caps) || unmarshal(caps, &env.ClientCapabilities) != nil {
+		bad = append(bad, MetaClientCapabilities)
+	}
+	if info := c.Meta(MetaClientInfo); len(info) > 0 {
+		var impl Implementation
+		if !rawObject(info) || unmarshal(info, &impl) != nil {
+			bad = append(bad, MetaClientInfo)
+		} else {
+			env.ClientInfo = &impl
+		}
+	}
+	if lvl := c.Meta(MetaLogLevel); len(lvl) > 0 {
+		if lvl.Kind() != '"' || unmarshal(lvl, &env.LogLevel) != nil || !env.LogLevel.Valid() {
+			bad = append(bad, MetaLogLevel)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, NewError(CodeInvalidParams, "Invalid params: missing or invalid `"+strings.Join(bad, "`, `")+"` in `_meta`")
+	}
+	if !IsModernVersion(env.ProtocolVersion) {
+		return nil, UnsupportedVersionError(env.ProtocolVersion)
+	}
+	if env.ClientCapabilities == nil {
+		env.ClientCapabilities = ClientCapabilities{}
+	}
+	return env, nil
+}
+
+// classify applies the lifecycle rules before the handler runs: the era lock of the session, the
+// methods the modern lifecycle removed, and the envelope. It returns the error answering the
+// call, or nil.
+func (c *Call) classify() *Error {
+	ss := c.session
+	ss.mu.Lock()
+	era := ss.era
+	ss.mu.Unlock()
+	claim := c.claimsModern()
+	if era == eraLegacy {
+		if claim {
+			return InvalidRequest("Invalid Request: the session already negotiated the legacy lifecycle via `initialize`")
+		}
+		return nil
+	}
+	if !claim && era != eraModern {
+		return nil // a legacy request on a connection that has not chosen yet
+	}
+	if removedMethods[c.method] {
+		return NewError(CodeMethodNotFound, fmt.Sprintf("Method not found: %s is not part of the modern lifecycle (SEP-2575)", c.method))
+	}
+	if !claim && c.method == "server/discover" && era != eraModern {
+		return nil
+	}
+	env, err := c.parseEnvelope()
+	if err != nil {
+		return err
+	}
+	c.modern = env
+	return nil
+}
+
+// lockModern locks an undecided connection to the modern lifecycle after a successful modern
+// request (or server/discover).
+func (c *Call) lockModern() {
+	ss := c.session
+	ss.mu.Lock()
+	if ss.era == eraNone && !ss.ephemeral {
+		ss.era = eraModern
+	}
+	ss.mu.Unlock()
+}
+
+// Modern returns the request's 2026-07-28 envelope, or nil on the legacy lifecycle.
+func (c *Call) Modern() *Envelope { return c.modern }
+
+// RequireClientCapability returns nil when the client declared the capability at path (from
+// the request's envelope, or the session's initialize), and otherwise the -32021 error naming
+// it in data.requiredCapabilities, e.g. RequireClientCapability("sampling") or
+// RequireClientCapability("elicitation", "url").
+func (c *Call) RequireClientCapability(path ...string) error {
+	if c.ClientCapabilities().Has(path...) {
+		return nil
+	}
+	return MissingCapabilities(nestedCapability(path))
+}
+
+// MissingCapabilities returns the -32021 error with the given requiredCapabilities object.
+func MissingCapabilities(required map[string]any) *Error {
+	return &Error{Code: CodeMissingRequiredClientCapability, Message: "Missing required client capability",
+		Data: map[string]any{"requiredCapabilities": required}}
+}
+
+func nestedCapability(path []string) map[string]any {
+	out := map[string]any{}
+	cur := out
+	for i, p := range path {
+		next := map[string]any{}
+		cur[p] = next
+		if i < len(path)-1 {
+			cur = next
+		}
+	}
+	return out
+}
+
+// discoverResult is the result of server/discover.
+type discoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitzero"`
+	Meta              Meta               `json:"_meta,omitzero"`
+}
+
+func handleDiscover(c *Call) (any, error) {
+	s := c.session.server
+	return discoverResult{
+		SupportedVersions: ModernVersions(),
+		Capabilities:      c.session.modernCapabilities(),
+		Instructions:      s.opts.Instructions,
+	}, nil
+}
+
+// modernCapabilities are the capabilities a 2026-07-28 client is told about: the change
+// notification flags (listChanged, subscribe) only where the transport can deliver them.
+func (ss *Session) modernCapabilities() ServerCapabilities {
+	caps := ss.server.Capabilities()
+	if ss.changeNotifications {
+		return caps
+	}
+	if caps.Tools != nil {
+		caps.Tools = &ListChangedCapability{}
+	}
+	if caps.Prompts != nil {
+		caps.Prompts = &ListChangedCapability{}
+	}
+	if caps.Resources != nil {
+		caps.Resources = &ResourcesCapability{}
+	}
+	return caps
+}
+
+// stampModern adds what the 2026-07-28 lifecycle requires on a result: resultType (default
+// "complete"), the server's identity in _meta, and cache hints on complete results of cacheable
+// methods. Members the result already has are kept: a handler's own ttlMs or cacheScope wins.
+func (c *Call) stampModern(result []byte) []byte {
+	s := c.session.server
+	dec := jsontext.NewDecoder(bytes.NewReader(result))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return result
+	}
+	var hasType, hasTTL, hasScope, hasInfo, inputRequired bool
+	metaOpen := -1 // offset just after the '{' of an object _meta
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return result
+		}
+		switch name.String() {
+		case "resultType":
+			hasType = true
+			v, err := dec.ReadValue()
+			if err != nil {
+				return result
+			}
+			inputRequired = string(v) == `"input_required"`
+			continue
+		case "ttlMs":
+			hasTTL = true
+		case "cacheScope":
+			hasScope = true
+		case "_meta":
+			if dec.PeekKind() == '{' {
+				if _, err := dec.ReadToken(); err != nil {
+					return result
+				}
+				metaOpen = int(dec.InputOffset())
+				for dec.PeekKind() == '"' {
+					key, err := dec.ReadToken()
+					if err != nil {
+						return result
+					}
+					hasInfo = hasInfo || key.String() == MetaServerInfo
+					if err := dec.SkipValue(); err != nil {
+						return result
+					}
+				}
+				if _, err := dec.ReadToken(); err != nil {
+					return result
+				}
+				continue
+			}
+		}
+		if err := dec.SkipValue(); err != nil {
+			return result
+		}
+	}
+	out := make([]byte, 0, len(result)+256)
+	out = append(out, '{')
+	if !hasType {
+		out = append(out, `"resultType":"complete",`...)
+	}
+	if cacheableMethods[c.method] && !inputRequired {
+		if !hasTTL {
+			out = fmt.Appendf(out, `"ttlMs":%d,`, s.opts.CacheTTLMs)
+		}
+		if !hasScope {
+			out = fmt.Appendf(out, `"cacheScope":%q,`, s.cacheScope())
+		}
+	}
+	info := s.serverInfoJSON()
+	switch {
+	case metaOpen < 0:
+		out = append(out, `"_meta":{"`+MetaServerInfo+`":`...)
+		out = append(out, info...)
+		out = append(out, '}')
+		if bytes.IndexByte(result[1:], '"') >= 0 { // the result has members of its own
+			out = append(out, ',')
+		}
+		return append(out, result[1:]...)
+	case hasInfo:
+		return append(out, result[1:]...)
+	default:
+		out = append(out, result[1:metaOpen]...)
+		out = append(out, `"`+MetaServerInfo+`":`...)
+		out = append(out, info...)
+		if rest := bytes.TrimLeft(result[metaOpen:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, result[metaOpen:]...)
+	}
+}
