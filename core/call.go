@@ -19,6 +19,7 @@ type callKey struct{}
 // concurrent use by the handler's goroutines.
 type Call struct {
 	session *Session
+	msg     *Message
 	id      ID
 	method  string
 	params  jsontext.Value
@@ -41,7 +42,7 @@ type Call struct {
 }
 
 func newCall(ss *Session, msg *Message, out Sender) *Call {
-	return &Call{session: ss, id: msg.ID, method: msg.Method, params: msg.Params, out: out}
+	return &Call{session: ss, msg: msg, id: msg.ID, method: msg.Method, params: msg.Params, out: out}
 }
 
 // CallFromContext returns the call a handler's context belongs to, or nil.
@@ -96,14 +97,10 @@ func (c *Call) ClientCapabilities() ClientCapabilities {
 // Meta returns the raw value of a key of the request's params._meta, or nil.
 func (c *Call) Meta(key string) jsontext.Value {
 	c.metaOnce.Do(func() {
-		if !rawObject(c.params) {
-			return
-		}
-		var p struct {
-			Meta map[string]jsontext.Value `json:"_meta"`
-		}
-		if unmarshal(c.params, &p) == nil {
-			c.meta = p.Meta
+		if c.msg.Parsed {
+			c.meta = c.msg.Meta
+		} else {
+			c.meta = paramsMeta(c.params)
 		}
 	})
 	return c.meta[key]

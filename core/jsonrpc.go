@@ -213,6 +213,39 @@ type Message struct {
 	Result jsontext.Value
 	// Error is the error of an error response.
 	Error *Error
+
+	// Parsed is set by DecodeMessage: Meta, Name and URI below were read from params in the same
+	// pass, so nobody parses params again to find them.
+	Parsed bool
+	// Meta holds the members of params._meta (nil when absent), as sent.
+	Meta map[string]jsontext.Value
+	// Name is params.name when it is a string (the target of tools/call and prompts/get).
+	Name string
+	// URI is params.uri when it is a string (the target of resources/read).
+	URI string
+}
+
+// MetaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
+// did not produce, it reads params.
+func (m *Message) MetaValue(key string) jsontext.Value {
+	if m.Parsed {
+		return m.Meta[key]
+	}
+	return paramsMeta(m.Params)[key]
+}
+
+// paramsMeta reads params._meta.
+func paramsMeta(params jsontext.Value) map[string]jsontext.Value {
+	if !rawObject(params) {
+		return nil
+	}
+	var p struct {
+		Meta map[string]jsontext.Value `json:"_meta"`
+	}
+	if unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p.Meta
 }
 
 // IsRequest reports whether m is a request (it has a method and an id).
@@ -338,6 +371,9 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 type msgDecoder struct {
 	buf bytes.Buffer
 	dec jsontext.Decoder
+	// pbuf and pdec read the params object while dec is in the middle of the message.
+	pbuf bytes.Buffer
+	pdec jsontext.Decoder
 }
 
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
@@ -354,14 +390,14 @@ func decodeObject(data []byte) (*Message, *DecodeError) {
 	md := msgDecoders.Get().(*msgDecoder)
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
-	m, derr := md.read()
+	m, derr := md.read(data)
 	md.buf = bytes.Buffer{} // do not keep the caller's bytes alive in the pool
 	md.dec.Reset(&md.buf)
 	msgDecoders.Put(md)
 	return m, derr
 }
 
-func (md *msgDecoder) read() (*Message, *DecodeError) {
+func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 	d := &md.dec
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, &DecodeError{Err: errParse}
@@ -406,6 +442,11 @@ func (md *msgDecoder) read() (*Message, *DecodeError) {
 			if k := env.paramsKind; k == '{' || k == '[' {
 				m.Params = bytes.Clone(val)
 			}
+			if env.paramsKind == '{' {
+				if !md.readParamsFields(m, m.Params) {
+					return nil, &DecodeError{Err: errParse}
+				}
+			}
 		case "result":
 			env.result = true
 			m.Result = bytes.Clone(val)
@@ -420,7 +461,85 @@ func (md *msgDecoder) read() (*Message, *DecodeError) {
 	if _, err := d.ReadToken(); err != io.EOF {
 		return nil, &DecodeError{Err: errParse} // trailing data after the object
 	}
+	m.Parsed = true
 	return env.check(m, errRaw)
+}
+
+// readParamsFields picks _meta, name and uri out of a params object already known to be valid.
+func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
+	md.pbuf = *bytes.NewBuffer(params)
+	d := &md.pdec
+	d.Reset(&md.pbuf)
+	defer func() {
+		md.pbuf = bytes.Buffer{}
+		d.Reset(&md.pbuf)
+	}()
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		var name string // only the three names we look for are kept
+		switch string(raw) {
+		case `"_meta"`, `"name"`, `"uri"`:
+			name = string(raw[1 : len(raw)-1])
+		default:
+			if bytes.IndexByte(raw, '\\') >= 0 {
+				// An escaped spelling of a name is the same name: read it the way every other
+				// decoder in the process will.
+				if u, err := jsontext.AppendUnquote(nil, raw); err == nil {
+					name = string(u)
+				}
+			}
+		}
+		switch name {
+		case "_meta":
+			if d.PeekKind() != '{' {
+				break
+			}
+			if _, err := d.ReadToken(); err != nil {
+				return false
+			}
+			m.Meta = map[string]jsontext.Value{}
+			for d.PeekKind() == '"' {
+				tok, err := d.ReadToken()
+				if err != nil {
+					return false
+				}
+				key := tok.String()
+				v, err := d.ReadValue()
+				if err != nil {
+					return false
+				}
+				m.Meta[key] = bytes.Clone(v)
+			}
+			if _, err := d.ReadToken(); err != nil {
+				return false
+			}
+			continue
+		case "name", "uri":
+			if d.PeekKind() != '"' {
+				break
+			}
+			v, err := d.ReadToken()
+			if err != nil {
+				return false
+			}
+			if name == "name" {
+				m.Name = v.String()
+			} else {
+				m.URI = v.String()
+			}
+			continue
+		}
+		if err := d.SkipValue(); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // unquoteString decodes a JSON string value; it allocates only the result.

@@ -50,19 +50,9 @@ var cacheableMethods = map[string]bool{
 
 // ClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
 // non-null protocolVersion. A partial envelope still claims (and is then rejected as invalid).
-func ClaimsModern(params jsontext.Value) bool {
-	if !rawObject(params) {
-		return false
-	}
-	var p struct {
-		Meta struct {
-			Version jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	}
-	if unmarshal(params, &p) != nil {
-		return false
-	}
-	return len(p.Meta.Version) > 0 && string(p.Meta.Version) != "null"
+func ClaimsModern(m *Message) bool {
+	v := m.MetaValue(MetaProtocolVersion)
+	return len(v) > 0 && string(v) != "null"
 }
 
 func (c *Call) claimsModern() bool {

@@ -40,6 +40,7 @@ type toolEntry struct {
 	required []string
 	input    *validator.Schema
 	output   *validator.Schema
+	headers  []ParamHeader // arguments mirrored in Mcp-Param-* headers
 }
 
 // ValidToolName reports whether name follows the tool name rules: 1 to 128 characters of
@@ -197,6 +198,9 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		return nil, fmt.Errorf("mcpkit: tool %q: input schema: %w", t.Name, err)
 	}
 	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input}
+	if e.headers, err = paramHeaders(t.InputSchema); err != nil {
+		return nil, fmt.Errorf("mcpkit: tool %q: %w", t.Name, err)
+	}
 	if t.OutputSchema != nil {
 		if !objectSchema(t.OutputSchema) {
 			return nil, fmt.Errorf("mcpkit: tool %q: the output schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
