@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ const (
 	HeaderSessionID       = middleware.HeaderSessionID
 	HeaderProtocolVersion = "MCP-Protocol-Version"
 )
+
+const msgShuttingDown = "Service unavailable: the server is shutting down"
 
 // DefaultKeepAlive is the interval of keepalive comments on SSE streams when
 // EndpointOptions.KeepAlive is zero.
@@ -100,7 +103,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	if !e.enter() {
-		refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the server is shutting down")
+		var id core.ID
+		if msg, ok := middleware.MessageFrom(r.Context()); ok {
+			id = msg.ID
+		}
+		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
 		return
 	}
 	defer e.leave()
@@ -122,6 +129,79 @@ func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// preflight answers what the ladders check before the body is read, so that these answers take
+// precedence over the decode layer's and the session validator's: an HTTP method the endpoint
+// does not serve (405; GET and DELETE in stateless mode too) and an Accept header that does not
+// list what the response needs (406). New mounts it outside Decode; the endpoint repeats both
+// checks for stacks composed without it.
+func (e *Endpoint) preflight(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			if !e.acceptable(w, r) {
+				return
+			}
+		case http.MethodGet:
+			if e.opts.Stateless {
+				methodNotAllowed(w, r, true)
+				return
+			}
+			if !accepts(r, "text/event-stream") {
+				notAcceptable(w, r, "text/event-stream")
+				return
+			}
+		case http.MethodDelete:
+			if e.opts.Stateless {
+				methodNotAllowed(w, r, true)
+				return
+			}
+		default:
+			methodNotAllowed(w, r, e.opts.Stateless)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// versionGate checks MCP-Protocol-Version on a POST naming a session before the session is
+// looked up (a bad header is 400 before any 404 or 403). Without a session id it lets the
+// request through: the validator's "Missing session ID" comes first. New mounts it between
+// Decode and the session validator; the endpoint repeats the check for other stacks.
+func versionGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get(HeaderSessionID) != "" {
+			if msg, ok := middleware.MessageFrom(r.Context()); ok && versionChecked(msg) && !checkVersionHeader(w, r, msg.ID) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// versionChecked reports whether a POSTed message is subject to the MCP-Protocol-Version check:
+// everything but initialize (which negotiates the version) and server/discover.
+func versionChecked(msg *core.Message) bool {
+	return msg.Method != "initialize" && msg.Method != "server/discover"
+}
+
+// acceptable checks the Accept header of a POST: application/json and text/event-stream, or
+// application/json alone in JSON mode; */* accepts anything. It answers 406 and returns false
+// when the header falls short.
+func (e *Endpoint) acceptable(w http.ResponseWriter, r *http.Request) bool {
+	if e.opts.JSONResponse {
+		if !accepts(r, "application/json") {
+			notAcceptable(w, r, "application/json")
+			return false
+		}
+		return true
+	}
+	if !accepts(r, "application/json", "text/event-stream") {
+		notAcceptable(w, r, "application/json", "text/event-stream")
+		return false
+	}
+	return true
+}
+
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, stateless bool) {
 	if stateless {
 		w.Header().Set("Allow", "POST")
@@ -139,24 +219,29 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code
 	middleware.WriteError(w, status, id, code, message)
 }
 
-// accepts reports whether the Accept header lists every wanted media type (*/* accepts all).
+// accepts reports whether the Accept header lists every wanted media type (at most eight):
+// every value is split at commas, each media type taken before any ";", trimmed and compared
+// without regard to case; */* accepts anything, and no header accepts nothing. It does not
+// allocate.
 func accepts(r *http.Request, wanted ...string) bool {
-	have := map[string]bool{}
+	var found uint8 // bit i set: wanted[i] is listed
 	for _, h := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(h, ",") {
+		for h != "" {
+			var part string
+			part, h, _ = strings.Cut(h, ",")
 			mt, _, _ := strings.Cut(part, ";")
-			have[strings.ToLower(strings.TrimSpace(mt))] = true
+			mt = strings.TrimSpace(mt)
+			if mt == "*/*" {
+				return true
+			}
+			for i, w := range wanted {
+				if strings.EqualFold(mt, w) {
+					found |= 1 << i
+				}
+			}
 		}
 	}
-	if have["*/*"] {
-		return true
-	}
-	for _, w := range wanted {
-		if !have[w] {
-			return false
-		}
-	}
-	return true
+	return found == 1<<len(wanted)-1
 }
 
 func notAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
@@ -184,20 +269,14 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request, id core.ID) bool
 
 func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	msg, _ := middleware.MessageFrom(r.Context())
-	if e.opts.JSONResponse {
-		if !accepts(r, "application/json") {
-			notAcceptable(w, r, "application/json")
-			return
-		}
-	} else if !accepts(r, "application/json", "text/event-stream") {
-		notAcceptable(w, r, "application/json", "text/event-stream")
+	if !e.acceptable(w, r) {
 		return
 	}
 	if msg.Method == "initialize" && !e.opts.Stateless {
 		e.initialize(w, r, msg)
 		return
 	}
-	if msg.Method != "initialize" && msg.Method != "server/discover" && !checkVersionHeader(w, r, msg.ID) {
+	if versionChecked(msg) && !checkVersionHeader(w, r, msg.ID) {
 		return
 	}
 	rec := middleware.SessionFrom(r.Context())
@@ -206,7 +285,9 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	case rec != nil:
 		cs = rec.Core
 	case e.opts.Stateless || msg.Method == "server/discover":
-		cs = e.server.NewSession(core.SessionOptions{})
+		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
+		// requests.
+		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true})
 		defer cs.Close()
 	default:
 		// Stateful, but no session layer resolved one: the validator is missing from the stack.
@@ -237,9 +318,16 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	}
 	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
 		cs.Close()
-		if errors.Is(err, session.ErrFull) {
+		var full *session.FullError
+		switch {
+		case errors.As(err, &full):
+			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
+				"Service unavailable: maximum concurrent sessions ("+strconv.Itoa(full.Max)+") reached")
+		case errors.Is(err, session.ErrFull):
 			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
-		} else {
+		case errors.Is(err, session.ErrClosed):
+			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+		default:
 			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: the session could not be stored")
 		}
 		return
@@ -352,17 +440,87 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	defer st.get.Store(false)
 	sse := middleware.NewSSEWriter(w, e.sse)
 	defer sse.Close()
+	// The path is in place before the headers go out: a client that saw the 200 gets every
+	// message sent from then on (they wait in the queue until the stream starts).
+	q := newStreamQueue()
+	rec.Core.SetOut(q)
+	defer func() {
+		rec.Core.SetOut(nil)
+		q.end()
+	}()
 	if err := sse.Start(); err != nil {
 		return
 	}
-	rec.Core.SetOut(sseSender{sse})
-	defer rec.Core.SetOut(nil)
-	select {
-	case <-r.Context().Done():
-	case <-rec.Core.Done():
-	case <-sse.Done():
+	// This handler is the stream's only writer: whoever sends on the session-level path (a
+	// broadcast, a session-level ping) only queues, and never waits on this client.
+	for {
+		select {
+		case <-q.behind:
+			return // the client fell too far behind: it re-opens the stream
+		default:
+		}
+		select {
+		case msg := <-q.ch:
+			if sse.WriteMessage(msg) != nil {
+				return
+			}
+		case <-q.behind:
+			return
+		case <-r.Context().Done():
+			return
+		case <-rec.Core.Done():
+			return
+		case <-sse.Done():
+			return
+		}
 	}
 }
+
+// StreamQueueSize is how many messages may wait for a GET stream's writer. A client that falls
+// further behind (it stopped reading, or reads more slowly than messages arrive) loses the
+// stream: its next message is refused and the stream ends, and the client re-opens it.
+const StreamQueueSize = 256
+
+// errStreamBehind is what the session-level path answers once its client fell too far behind.
+var errStreamBehind = errors.New("mcphttp: the client fell behind: its stream is closing")
+
+// streamQueue is the session-level path of a session while its GET stream is open. Send queues
+// the message for the stream's writer (the GET handler) and returns at once; it never blocks.
+type streamQueue struct {
+	ch         chan []byte
+	behind     chan struct{} // closed when a message did not fit
+	done       chan struct{} // closed when the stream ended
+	behindOnce sync.Once
+}
+
+func newStreamQueue() *streamQueue {
+	return &streamQueue{
+		ch:     make(chan []byte, StreamQueueSize),
+		behind: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// Send implements core.Sender. msg is not modified and must not be modified by the caller
+// afterwards (a broadcast shares one encoding between sessions).
+func (q *streamQueue) Send(_ context.Context, msg []byte) error {
+	select {
+	case <-q.done:
+		return middleware.ErrSSEClosed
+	case <-q.behind:
+		return errStreamBehind
+	default:
+	}
+	select {
+	case q.ch <- msg:
+		return nil
+	default:
+		q.behindOnce.Do(func() { close(q.behind) })
+		return errStreamBehind
+	}
+}
+
+func (q *streamQueue) end() { close(q.done) }
 
 func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
 	if e.opts.Stateless {
@@ -390,10 +548,16 @@ type sseSender struct{ w *middleware.SSEWriter }
 
 func (s sseSender) Send(_ context.Context, msg []byte) error { return s.w.WriteMessage(msg) }
 
-// noPath is the path of a request that cannot carry anything but its response (JSON mode).
+// noPath is the path of a request that cannot carry anything but its response (JSON mode):
+// progress and log messages are dropped, server-to-client requests refused.
 type noPath struct{}
 
 func (noPath) Send(context.Context, []byte) error { return core.ErrNoPath }
+
+var errJSONMode = fmt.Errorf("%w: JSON response mode does not support server-to-client requests", core.ErrRequestsRefused)
+
+// RefuseRequests implements core.RequestRefuser.
+func (noPath) RefuseRequests() error { return errJSONMode }
 
 // enter counts a request in, unless the endpoint is closed.
 func (e *Endpoint) enter() bool {

@@ -3,12 +3,17 @@
 //
 // New composes the default stack:
 //
-//	recover -> tracing -> request log -> origin/host guard -> body limit + decode
-//	        -> session validator -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
+//	recover -> tracing -> request log -> origin/host guard -> method + Accept checks
+//	        -> body limit + decode -> protocol-version check -> session validator
+//	        -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
 //
 // Each layer answers its own failures with the status and JSON-RPC error the protocol requires, so
-// a team can drop, reorder or replace layers and know exactly what it gives up. To assemble a
-// stack by hand, wrap NewEndpoint with the layers you want:
+// a team can drop, reorder or replace layers and know exactly what it gives up. The method,
+// Accept and protocol-version checks belong to the endpoint: New mounts them where the reference
+// ladder puts them (405 and 406 before the body is read, a bad MCP-Protocol-Version before the
+// session lookup), and the endpoint repeats them itself, so a stack assembled by hand loses none
+// of them, only their precedence over the other layers' answers. To assemble a stack by hand,
+// wrap NewEndpoint with the layers you want:
 //
 //	store := session.NewMemory(session.MemoryOptions{})
 //	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
@@ -18,8 +23,13 @@
 //				middleware.Decode(middleware.DecodeOptions{})(
 //					middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: owns})(ep)))))
 //
-// The endpoint never holds a lock shared with other sessions while it writes to a client: every
-// stream has its own writer with a write deadline, so one stalled reader delays nobody else.
+// The endpoint never holds a lock shared with other sessions while it writes to a client, and
+// every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,
+// session-level server-to-client requests) are queued and written by that stream's own handler,
+// so whoever sends them never waits on the client; a client that falls StreamQueueSize messages
+// behind loses the stream and re-opens it. A request's progress, log messages and
+// server-to-client requests are written on the request's own stream, by its own handler. A
+// client that stops reading therefore holds up only its own streams, for at most WriteTimeout.
 package mcphttp
 
 import (
@@ -52,13 +62,16 @@ type Options struct {
 	// allows loopback hosts and same-origin requests only.
 	Origin middleware.OriginOptions
 
-	// Store holds sessions. Nil means an in-memory store built from Sessions.
+	// Store holds sessions. Nil means an in-memory store built from Sessions. Close and Shutdown
+	// close it. Ignored in stateless mode.
 	Store session.Store
-	// Sessions configure the default in-memory store (idle timeout, cap, reap interval).
+	// Sessions configure the default in-memory store (idle timeout, cap, reap interval); ignored
+	// when Store is set.
 	Sessions session.MemoryOptions
-	// Authorize is the ownership check of every request naming a session; false answers 403.
-	// Nil allows any request that knows the session id.
-	Authorize func(r *http.Request, sessionID string) bool
+	// Authorize is the ownership check of every request naming a session, given the session
+	// once it was found (its Owner is what Owner recorded); false answers 403. Nil allows any
+	// request that knows the session id.
+	Authorize func(r *http.Request, s *session.Session) bool
 	// Owner records, at initialize, who owns the new session (see session.Session.Owner).
 	Owner func(r *http.Request) any
 
@@ -87,7 +100,10 @@ type Handler struct {
 // path (for example /mcp) in any router.
 func New(s *core.Server, opts Options) *Handler {
 	store := opts.Store
-	if store == nil && !opts.Stateless {
+	switch {
+	case opts.Stateless:
+		store = nil // never used, never closed by this handler
+	case store == nil:
 		store = session.NewMemory(opts.Sessions)
 	}
 	ep := NewEndpoint(s, EndpointOptions{
@@ -102,8 +118,10 @@ func New(s *core.Server, opts Options) *Handler {
 	var h http.Handler = ep
 	if !opts.Stateless {
 		h = middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: opts.Authorize})(h)
+		h = versionGate(h)
 	}
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(h)
+	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)
 	if opts.Logger != nil {
 		h = middleware.RequestLog(*opts.Logger)(h)

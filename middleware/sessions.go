@@ -19,17 +19,19 @@ const (
 	msgSessionNotFound    = "Session not found"
 	msgAlreadyInitialized = "Invalid Request: Server already initialized"
 	msgSessionForbidden   = "Forbidden: session request validation failed"
+	msgStoreClosed        = "Service unavailable: the server is shutting down"
+	msgStoreFailed        = "Service unavailable: session store error"
 )
 
 // SessionOptions configure the session validator.
 type SessionOptions struct {
 	// Store holds the sessions. It is required (the constructor panics without one).
 	Store session.Store
-	// Authorize decides whether a request may use the session with the given id: the ownership
-	// check, for example "the authenticated principal is the one that initialized it". It runs
-	// on every request, notification, client response, GET and DELETE that names a session.
-	// False answers 403. Nil allows every request that knows the id.
-	Authorize func(r *http.Request, sessionID string) bool
+	// Authorize decides whether a request may use the session it names: the ownership check,
+	// for example "the authenticated principal is the one recorded in s.Owner at initialize". It
+	// runs, once the session was found, on every request, notification, client response, GET and
+	// DELETE that names a session. False answers 403. Nil allows every request that knows the id.
+	Authorize func(r *http.Request, s *session.Session) bool
 	// SkipOriginCheck turns off the built-in check that a request carrying an Origin header
 	// carries the Origin the session was initialized with. The zero value checks.
 	SkipOriginCheck bool
@@ -50,15 +52,24 @@ func SessionFrom(ctx context.Context) *session.Session {
 }
 
 // SessionValidator is the layer that ties legacy requests to their session. It reads the message
-// the decode layer stored (it must sit below Decode) and:
+// the decode layer stored (it must sit below Decode) and answers, in this order:
 //
-//   - lets initialize through when it names no session; initialize naming a live session is
-//     400 "Server already initialized", naming an unknown one 404;
-//   - lets server/discover through without a session (it is stateless);
-//   - answers 400 "Missing session ID" for any other POST, GET or DELETE without the header;
-//   - runs Authorize (403 on false), looks the session up (404 when unknown or expired; only
-//     requests and GET renew its idle time) and checks the Origin recorded at initialize (403);
-//   - hands the session to the next handler through the context (SessionFrom).
+//   - initialize naming no session passes (the endpoint creates one); initialize naming a live
+//     session is 400 -32600 "Invalid Request: Server already initialized", naming an unknown or
+//     expired one 404 -32600 "Session not found";
+//   - server/discover naming no session passes (it is stateless);
+//   - any other POST, and every GET and DELETE, without the header: 400 -32600 "Missing session
+//     ID";
+//   - an unknown or expired session: 404 -32600 "Session not found";
+//   - Authorize false, or an Origin header different from the one recorded at initialize (when
+//     both are present): 403 -32600 "Forbidden: session request validation failed";
+//   - a store that is closed or failing: 503 -32603;
+//   - otherwise the session's idle time is renewed (requests and GET only: notifications, client
+//     responses and DELETE do not keep a session alive) and the next handler gets the session
+//     through the context (SessionFrom).
+//
+// Error bodies echo the JSON-RPC id of the message when it has one. Requests with other HTTP
+// methods, and POSTs with no decoded message (no Decode layer in front), pass through untouched.
 //
 // Dropping this layer drops sessions: the endpoint then serves every POST statelessly. A team
 // with its own notion of ownership keeps the layer and sets Authorize.
@@ -70,8 +81,9 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := r.Header.Get(HeaderSessionID)
 			var reqID core.ID
-			touch := r.Method == http.MethodGet
-			if r.Method == http.MethodPost {
+			var touch bool
+			switch r.Method {
+			case http.MethodPost:
 				msg, ok := MessageFrom(r.Context())
 				if !ok {
 					next.ServeHTTP(w, r)
@@ -85,10 +97,10 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 						next.ServeHTTP(w, r)
 						return
 					}
-					if _, err := opts.Store.Get(r.Context(), id, false); err == nil {
-						refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
+					if _, err := opts.Store.Get(r.Context(), id, false); err != nil {
+						storeError(w, r, reqID, err)
 					} else {
-						refuse(w, r, http.StatusNotFound, reqID, core.CodeInvalidRequest, msgSessionNotFound)
+						refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
 					}
 					return
 				case "server/discover":
@@ -97,23 +109,26 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 						return
 					}
 				}
+			case http.MethodGet:
+				touch = true
+			case http.MethodDelete:
+			default:
+				next.ServeHTTP(w, r)
+				return
 			}
 			if id == "" {
 				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
 				return
 			}
-			if opts.Authorize != nil && !opts.Authorize(r, id) {
-				refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
+			// Look up without renewing: a request that is refused below must not keep the session
+			// alive.
+			s, err := opts.Store.Get(r.Context(), id, false)
+			if err != nil {
+				storeError(w, r, reqID, err)
 				return
 			}
-			s, err := opts.Store.Get(r.Context(), id, touch)
-			if err != nil {
-				if errors.Is(err, session.ErrNotFound) {
-					refuse(w, r, http.StatusNotFound, reqID, core.CodeInvalidRequest, msgSessionNotFound)
-				} else {
-					// The store's own error may name hosts or keys: it is not for the client.
-					refuse(w, r, http.StatusServiceUnavailable, reqID, core.CodeInternalError, "Service unavailable: session store error")
-				}
+			if opts.Authorize != nil && !opts.Authorize(r, s) {
+				refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
 				return
 			}
 			if !opts.SkipOriginCheck && s.Origin != "" {
@@ -122,10 +137,30 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 					return
 				}
 			}
+			if touch {
+				// Renew; the session may have expired or been deleted in between.
+				if s, err = opts.Store.Get(r.Context(), id, true); err != nil {
+					storeError(w, r, reqID, err)
+					return
+				}
+			}
 			if ex := ExchangeFrom(r.Context()); ex != nil {
 				ex.SetSessionID(id)
 			}
 			next.ServeHTTP(w, WithSession(r, s))
 		})
+	}
+}
+
+// storeError answers a failed lookup: 404 for a session that is not there, 503 otherwise. The
+// store's own error may name hosts or keys: it is never shown to the client.
+func storeError(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
+	case errors.Is(err, session.ErrClosed):
+		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgStoreClosed)
+	default:
+		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgStoreFailed)
 	}
 }

@@ -8,6 +8,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,11 +21,29 @@ import (
 var (
 	// ErrNotFound: no live session has that id (it never existed, expired or was deleted).
 	ErrNotFound = errors.New("session: not found")
-	// ErrFull: the store is at its cap even after reclaiming expired sessions.
+	// ErrFull: the store is at its cap even after reclaiming expired sessions. A store that
+	// knows its cap returns a *FullError, which matches ErrFull with errors.Is.
 	ErrFull = errors.New("session: maximum number of sessions reached")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session: store closed")
+	// ErrExists: Add was given a session whose id the store already holds.
+	ErrExists = errors.New("session: id already in use")
 )
+
+// FullError is the error Add returns at the cap when the store knows it. errors.Is(err, ErrFull)
+// holds for it.
+type FullError struct {
+	// Max is the cap that was reached.
+	Max int
+}
+
+// Error names the cap that was reached.
+func (e *FullError) Error() string {
+	return "session: maximum number of sessions (" + strconv.Itoa(e.Max) + ") reached"
+}
+
+// Is makes a *FullError match ErrFull.
+func (e *FullError) Is(target error) bool { return target == ErrFull }
 
 // Session is one legacy session as the HTTP endpoint keeps it.
 type Session struct {
@@ -42,19 +61,20 @@ type Session struct {
 	// its streams there). Set once when the session is created.
 	Local any
 
-	lastActive atomic.Int64 // monotonic nanoseconds since the store's epoch
+	lastActive atomic.Int64 // nanoseconds since the store's epoch, on the store's clock
 
 	closeOnce sync.Once
+	mu        sync.Mutex // guards closers and ended
 	closers   []func()
 	ended     bool
-	mu        sync.Mutex
 }
 
 // NewID returns a fresh session id: a random UUID, visible ASCII only.
 func NewID() string { return uuid.NewString() }
 
-// OnClose registers f to run once when the session ends (deleted, expired, or the store closed).
-// If the session has already ended, f runs at once.
+// OnClose registers f to run once when the session ends (deleted, expired, or the store closed),
+// after the protocol session was closed. If the session has already ended, f runs at once. f must
+// not block for long: it runs on the goroutine that ended the session (possibly the reaper).
 func (s *Session) OnClose(f func()) {
 	s.mu.Lock()
 	if s.ended {
@@ -74,20 +94,25 @@ func (s *Session) end() {
 		s.closers = nil
 		s.ended = true
 		s.mu.Unlock()
-		s.Core.Close()
+		if s.Core != nil {
+			s.Core.Close()
+		}
 		for _, f := range closers {
 			f()
 		}
 	})
 }
 
-// Store keeps legacy sessions. Implementations must be safe for concurrent use.
+// Store keeps legacy sessions. Implementations must be safe for concurrent use, and must never
+// call into a session's streams while holding a lock other sessions need.
 type Store interface {
-	// Add stores a new session. It fails with ErrFull at the cap (after reclaiming expired
-	// sessions) and ErrClosed after Close.
+	// Add stores a new session and starts its idle clock. It fails with ErrFull (or a
+	// *FullError) at the cap, after reclaiming expired sessions; with ErrExists when the id is
+	// taken; and with ErrClosed after Close.
 	Add(ctx context.Context, s *Session) error
-	// Get returns the live session with the id, or ErrNotFound. With touch it renews the
-	// session's idle time. An expired session found on the way is ended and not returned.
+	// Get returns the live session with the id, ErrNotFound when there is none, or ErrClosed
+	// after Close. With touch it renews the session's idle time. An expired session found on the
+	// way is ended and not returned.
 	Get(ctx context.Context, id string, touch bool) (*Session, error)
 	// Delete ends and removes the session; it reports whether it existed.
 	Delete(ctx context.Context, id string) bool
@@ -112,14 +137,19 @@ type MemoryOptions struct {
 	// MaxSessions caps the number of sessions. Zero means DefaultMaxSessions (10000); a
 	// negative value removes the cap.
 	MaxSessions int
-	// ReapInterval is how often expired sessions are swept. Zero means DefaultReapInterval.
+	// ReapInterval is how often expired sessions are swept. Zero (or negative) means
+	// DefaultReapInterval. No reaper runs when expiry is off.
 	ReapInterval time.Duration
+	// Now is the clock idle times are measured on. Nil means time.Now. Tests set it to expire
+	// sessions without waiting.
+	Now func() time.Time
 }
 
-// Memory is the in-process Store.
+// Memory is the in-process Store. Create it with NewMemory and stop it with Close.
 type Memory struct {
 	idle  time.Duration
 	max   int
+	clock func() time.Time
 	epoch time.Time
 
 	mu       sync.Mutex
@@ -130,12 +160,18 @@ type Memory struct {
 	done chan struct{}
 }
 
-// NewMemory returns an in-memory store and starts its reaper (stopped by Close).
+// NewMemory returns an in-memory store and, when sessions can expire, starts its reaper goroutine
+// (stopped by Close).
 func NewMemory(opts MemoryOptions) *Memory {
+	clock := opts.Now
+	if clock == nil {
+		clock = time.Now
+	}
 	m := &Memory{
 		idle:     opts.IdleTimeout,
 		max:      opts.MaxSessions,
-		epoch:    time.Now(),
+		clock:    clock,
+		epoch:    clock(),
 		sessions: map[string]*Session{},
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -158,29 +194,34 @@ func NewMemory(opts MemoryOptions) *Memory {
 	return m
 }
 
-func (m *Memory) now() int64 { return int64(time.Since(m.epoch)) }
+func (m *Memory) now() int64 { return int64(m.clock().Sub(m.epoch)) }
 
 func (m *Memory) expired(s *Session, now int64) bool {
 	return m.idle > 0 && now-s.lastActive.Load() > int64(m.idle)
 }
 
-// Add implements Store.
+// Add implements Store. At the cap it first reclaims expired sessions, in line.
 func (m *Memory) Add(_ context.Context, s *Session) error {
-	s.lastActive.Store(m.now())
+	now := m.now()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return ErrClosed
 	}
+	if old, ok := m.sessions[s.ID]; ok && old != s {
+		m.mu.Unlock()
+		return ErrExists
+	}
 	var ended []*Session
 	if m.max > 0 && len(m.sessions) >= m.max {
-		ended = m.sweepLocked()
+		ended = m.sweepLocked(now)
 	}
 	if m.max > 0 && len(m.sessions) >= m.max {
 		m.mu.Unlock()
 		endAll(ended)
-		return ErrFull
+		return &FullError{Max: m.max}
 	}
+	s.lastActive.Store(now)
 	m.sessions[s.ID] = s
 	m.mu.Unlock()
 	endAll(ended)
@@ -191,6 +232,10 @@ func (m *Memory) Add(_ context.Context, s *Session) error {
 func (m *Memory) Get(_ context.Context, id string, touch bool) (*Session, error) {
 	now := m.now()
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
 	s, ok := m.sessions[id]
 	if !ok {
 		m.mu.Unlock()
@@ -202,10 +247,11 @@ func (m *Memory) Get(_ context.Context, id string, touch bool) (*Session, error)
 		s.end()
 		return nil, ErrNotFound
 	}
-	m.mu.Unlock()
 	if touch {
+		// Under the lock, so a sweep cannot end the session between the check and the renewal.
 		s.lastActive.Store(now)
 	}
+	m.mu.Unlock()
 	return s, nil
 }
 
@@ -248,21 +294,22 @@ func (m *Memory) Close() error {
 	return nil
 }
 
-// Reap ends expired sessions now and returns how many it ended.
+// Reap ends expired sessions now and returns how many it ended. The reaper calls it every
+// ReapInterval; the sessions are ended after the store's lock is released.
 func (m *Memory) Reap() int {
+	now := m.now()
 	m.mu.Lock()
-	ended := m.sweepLocked()
+	ended := m.sweepLocked(now)
 	m.mu.Unlock()
 	endAll(ended)
 	return len(ended)
 }
 
 // sweepLocked removes expired sessions from the map; the caller ends them after unlocking.
-func (m *Memory) sweepLocked() []*Session {
+func (m *Memory) sweepLocked(now int64) []*Session {
 	if m.idle <= 0 {
 		return nil
 	}
-	now := m.now()
 	var ended []*Session
 	for id, s := range m.sessions {
 		if m.expired(s, now) {

@@ -46,19 +46,16 @@ func principal(r *http.Request) string {
 }
 
 // newHandler builds the router: auth in front, MCP at /mcp, sessions owned by their creator.
+// Close the returned MCP handler when done.
 func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
-	store := session.NewMemory(session.MemoryOptions{})
 	mcp := mcphttp.New(s, mcphttp.Options{
-		Store: store,
 		// Record the creator at initialize...
 		Owner: func(r *http.Request) any { return principal(r) },
-		// ...and require it on every later request naming the session.
-		Authorize: func(r *http.Request, sessionID string) bool {
-			sess, err := store.Get(r.Context(), sessionID, false)
-			if err != nil {
-				return true // unknown sessions get the validator's own 404
-			}
-			return sess.Owner == principal(r)
+		// ...and require it on every later request naming the session (unknown sessions never
+		// get here: they are answered 404 first).
+		Authorize: func(r *http.Request, sess *session.Session) bool {
+			owner, _ := sess.Owner.(string)
+			return owner != "" && owner == principal(r)
 		},
 	})
 	r := chi.NewRouter()
@@ -67,17 +64,23 @@ func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 	return r, mcp
 }
 
-func main() {
-	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
-	flag.Parse()
+// newServer returns the example's MCP server: one tool that tells the caller its session.
+func newServer() *core.Server {
 	s := core.NewServer(core.Implementation{Name: "chi-example", Version: "1.0.0"}, nil)
 	s.AddTool(&core.Tool{Name: "whoami", Description: "Says who is calling."},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult("you are using session " + req.Session().ID()), nil
 		})
-	h, mcp := newHandler(s)
-	defer mcp.Close()
+	return s
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
+	flag.Parse()
+	h, mcp := newHandler(newServer())
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("chi example: MCP at http://%s/mcp (tokens: alice-token, bob-token)", *addr)
-	log.Fatal(srv.ListenAndServe())
+	err := srv.ListenAndServe()
+	_ = mcp.Close()
+	log.Fatal(err)
 }
