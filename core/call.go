@@ -134,7 +134,11 @@ func (c *Call) Notify(method string, params any) error {
 	return c.send(msg)
 }
 
-func (c *Call) send(msg []byte) error {
+func (c *Call) send(msg []byte) error { return c.sendWith(c.ctx, msg) }
+
+// sendWith writes msg on the request's own path, or the session-level one when the transport
+// gave the request none.
+func (c *Call) sendWith(ctx context.Context, msg []byte) error {
 	out := c.out
 	if out == nil {
 		c.session.mu.Lock()
@@ -144,7 +148,7 @@ func (c *Call) send(msg []byte) error {
 	if out == nil {
 		return ErrNoPath
 	}
-	return out.Send(c.ctx, msg)
+	return out.Send(ctx, msg)
 }
 
 type progressParams struct {
@@ -174,11 +178,20 @@ type logParams struct {
 	Data   any          `json:"data"`
 }
 
-// Log sends a log message about this request when level is at or above the session's threshold
-// (set by logging/setLevel) and the server offers logging. It reports whether the message was
-// sent.
+// Log sends a log message about this request when the server offers logging and level is at or
+// above the threshold: on a 2026-07-28 request the envelope's logLevel (without one nothing is
+// ever sent), otherwise the session's (set by logging/setLevel, else Options.LogLevel). It
+// reports whether the message was sent.
 func (c *Call) Log(level LoggingLevel, logger string, data any) (bool, error) {
-	threshold := c.session.LogLevel()
+	var threshold LoggingLevel
+	if c.modern != nil {
+		threshold = c.modern.LogLevel
+		if threshold == "" {
+			return false, nil
+		}
+	} else {
+		threshold = c.session.LogLevel()
+	}
 	if level.severity() < 0 || level.severity() < threshold.severity() || !c.session.server.supports("logging") {
 		return false, nil
 	}

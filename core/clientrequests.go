@@ -106,6 +106,10 @@ func (c *Call) Request(ctx context.Context, method string, params, result any, o
 	if err := c.requestsAllowed(); err != nil {
 		return err
 	}
+	if c.ctx.Err() != nil {
+		// The originating request is over (answered, cancelled): its path is gone.
+		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(c.ctx))
+	}
 	return c.session.request(ctx, c, method, params, result, opts)
 }
 
@@ -116,17 +120,39 @@ func (c *Call) requestsAllowed() error {
 	if err := c.session.requestsAllowed(); err != nil {
 		return err
 	}
-	if r, ok := c.out.(RequestRefuser); ok {
+	out := c.out
+	if out == nil {
+		c.session.mu.Lock()
+		out = c.session.out
+		c.session.mu.Unlock()
+	}
+	return refusedBy(out)
+}
+
+// refusedBy asks a path that cannot carry requests why not.
+func refusedBy(out Sender) error {
+	if r, ok := out.(RequestRefuser); ok {
 		if err := r.RefuseRequests(); err != nil {
+			if !errors.Is(err, ErrRequestsRefused) {
+				err = fmt.Errorf("%w: %w", ErrRequestsRefused, err)
+			}
 			return err
 		}
 	}
 	return nil
 }
 
+// requestsAllowed refuses requests on sessions that cannot carry them: ephemeral ones and those
+// locked to the 2026-07-28 lifecycle (which has no server-to-client requests at all).
 func (ss *Session) requestsAllowed() error {
 	if ss.ephemeral {
 		return fmt.Errorf("%w: Stateless mode does not support server-to-client requests", ErrRequestsRefused)
+	}
+	ss.mu.Lock()
+	modern := ss.era == eraModern
+	ss.mu.Unlock()
+	if modern {
+		return fmt.Errorf("%w: Server-initiated requests are not available in the 2026-07-28 lifecycle (SEP-2575)", ErrRequestsRefused)
 	}
 	return nil
 }
@@ -135,6 +161,12 @@ func (ss *Session) requestsAllowed() error {
 // allows outside of a request) and waits for the answer.
 func (ss *Session) Ping(ctx context.Context, opts ...RequestOption) error {
 	if err := ss.requestsAllowed(); err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	out := ss.out
+	ss.mu.Unlock()
+	if err := refusedBy(out); err != nil {
 		return err
 	}
 	var res map[string]any
@@ -154,6 +186,15 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	}
 	if cfg.timeout <= 0 {
 		cfg.timeout = DefaultServerToClientRequestTimeout
+	}
+	// The wait ends at the configured timeout or at ctx's deadline, whichever comes first; both
+	// are reported as the same timeout.
+	limit := cfg.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		limit = min(limit, max(time.Until(dl), 0))
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(ctx))
 	}
 	id := StringID(uuid.NewString())
 	msg, err := EncodeRequest(id, method, params)
@@ -177,9 +218,16 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 		ss.mu.Unlock()
 	}()
 
-	send := func(b []byte) error {
+	// send writes on the request's own path (the session-level one for a session request).
+	// detached is set for the cancellation of the nested request, which must still go out after
+	// ctx (or the originating request) was cancelled.
+	send := func(b []byte, detached bool) error {
 		if c != nil {
-			return c.send(b)
+			sctx := c.ctx
+			if detached {
+				sctx = context.WithoutCancel(sctx)
+			}
+			return c.sendWith(sctx, b)
 		}
 		ss.mu.Lock()
 		out := ss.out
@@ -187,9 +235,13 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 		if out == nil {
 			return ErrNoPath
 		}
-		return out.Send(ctx, b)
+		sctx := ctx
+		if detached {
+			sctx = context.WithoutCancel(sctx)
+		}
+		return out.Send(sctx, b)
 	}
-	if err := send(msg); err != nil {
+	if err := send(msg, false); err != nil {
 		if errors.Is(err, ErrNoPath) {
 			return fmt.Errorf("%w: No active stream for %s request", ErrRequestsRefused, method)
 		}
@@ -200,50 +252,84 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	if c != nil {
 		parent = c.ctx.Done()
 	}
-	timer := time.NewTimer(cfg.timeout)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	cancelNested := func(reason string) {
 		params := map[string]any{"requestId": id.Raw(), "reason": reason}
 		if b, err := EncodeNotification("notifications/cancelled", params); err == nil {
-			_ = send(b)
+			_ = send(b, true)
 		}
+	}
+	timedOut := func() error {
+		cancelNested("Timed out after " + formatSeconds(limit) + " seconds")
+		return &RequestTimeoutError{Method: method, Timeout: limit}
+	}
+	closed := func() error {
+		return fmt.Errorf("session closed while waiting for %s response: %w", method, ErrSessionClosed)
+	}
+	cancelled := func(cause error) error {
+		cancelNested("The originating request was cancelled")
+		return fmt.Errorf("%s request was cancelled: %w", method, cause)
 	}
 	select {
 	case ans := <-p.answer:
-		if ans.Error != nil {
-			ce := &ClientError{Method: method, Code: ans.Error.Code, Message: ans.Error.Message}
-			if d, ok := ans.Error.Data.(jsontext.Value); ok {
-				ce.Data = d
-			}
-			return ce
-		}
-		if result != nil {
-			if err := unmarshal(ans.Result, result); err != nil {
-				return fmt.Errorf("Response validation failed: invalid `result` of %s: %w", method, err)
-			}
-		}
-		return nil
+		return decodeAnswer(method, ans, result)
 	case <-timer.C:
-		te := &RequestTimeoutError{Method: method, Timeout: cfg.timeout}
-		cancelNested("Timed out after " + formatSeconds(cfg.timeout) + " seconds")
-		return te
+		return timedOut()
 	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) && (c == nil || c.ctx.Err() == nil) {
-			d := cfg.timeout
-			if dl, ok := ctx.Deadline(); ok {
-				d = time.Until(dl)
-			}
-			cancelNested("Timed out")
-			return &RequestTimeoutError{Method: method, Timeout: max(d, 0)}
-		}
-		cancelNested("The originating request was cancelled")
-		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(ctx))
 	case <-parent:
-		cancelNested("The originating request was cancelled")
-		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(c.ctx))
 	case <-ss.done:
-		return fmt.Errorf("session closed while waiting for %s response: %w", method, ErrSessionClosed)
 	}
+	// Several of the endings may be ready at once; the most specific one wins. An answer that
+	// arrived meanwhile is still taken.
+	select {
+	case ans := <-p.answer:
+		return decodeAnswer(method, ans, result)
+	default:
+	}
+	switch {
+	case isDone(ss.done):
+		return closed() // nobody is left to tell about the nested request
+	case c != nil && c.Cancelled():
+		return cancelled(context.Cause(c.ctx))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return timedOut()
+	case ctx.Err() != nil:
+		return cancelled(context.Cause(ctx))
+	default:
+		return cancelled(context.Cause(c.ctx))
+	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// decodeAnswer turns the client's answer into the request's outcome: a *ClientError for an
+// error answer, else the result decoded into result (when not nil), which must be an object.
+func decodeAnswer(method string, ans *Message, result any) error {
+	if ans.Error != nil {
+		ce := &ClientError{Method: method, Code: ans.Error.Code, Message: ans.Error.Message}
+		if d, ok := ans.Error.Data.(jsontext.Value); ok {
+			ce.Data = d
+		}
+		return ce
+	}
+	if result == nil {
+		return nil
+	}
+	if !rawObject(ans.Result) {
+		return fmt.Errorf("Response validation failed: invalid `result` of %s: not an object", method)
+	}
+	if err := unmarshal(ans.Result, result); err != nil {
+		return fmt.Errorf("Response validation failed: invalid `result` of %s: %w", method, err)
+	}
+	return nil
 }
 
 // SamplingMessage is one message of a sampling request or result. Content holds one block, or
@@ -325,6 +411,12 @@ type CreateMessageResult struct {
 // CreateMessage asks the client to sample a message from its language model (the client must
 // have declared sampling, and sampling.tools when Tools or ToolChoice are set).
 func (c *Call) CreateMessage(ctx context.Context, p *CreateMessageParams, opts ...RequestOption) (*CreateMessageResult, error) {
+	if p == nil {
+		return nil, errors.New("mcpkit: CreateMessage needs params")
+	}
+	if err := c.requestsAllowed(); err != nil {
+		return nil, err
+	}
 	caps := c.ClientCapabilities()
 	if !caps.Has("sampling") {
 		return nil, &CapabilityError{Capability: "sampling", msg: "Client does not support sampling."}
@@ -378,6 +470,12 @@ func formElicitation(caps ClientCapabilities) bool {
 // Elicit asks the client for input from the user: a form (needs the elicitation capability) or
 // a URL to visit (needs elicitation.url).
 func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOption) (*ElicitResult, error) {
+	if p == nil {
+		return nil, errors.New("mcpkit: Elicit needs params")
+	}
+	if err := c.requestsAllowed(); err != nil {
+		return nil, err
+	}
 	caps := c.ClientCapabilities()
 	q := *p
 	switch q.Mode {
@@ -388,6 +486,7 @@ func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOptio
 		if q.RequestedSchema == nil {
 			q.RequestedSchema = jsontext.Value(`{"type":"object","properties":{}}`)
 		}
+		q.URL, q.ElicitationID = "", "" // members of the url mode only
 		if c.ProtocolVersion() >= Version20251125 {
 			q.Mode = "form"
 		} else {
@@ -400,6 +499,7 @@ func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOptio
 		if q.ElicitationID == "" {
 			q.ElicitationID = uuid.NewString()
 		}
+		q.RequestedSchema = nil // a member of the form mode only
 	default:
 		return nil, fmt.Errorf("mcpkit: unknown elicitation mode %q", q.Mode)
 	}
@@ -410,8 +510,13 @@ func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOptio
 	return &res, nil
 }
 
-// NotifyElicitationComplete tells the client that the URL elicitation with this id finished.
+// NotifyElicitationComplete tells the client that the URL elicitation with this id finished. It
+// is part of the legacy elicitation flow: on an ephemeral session or one locked to the
+// 2026-07-28 lifecycle (which dropped this notification) it fails with ErrRequestsRefused.
 func (ss *Session) NotifyElicitationComplete(ctx context.Context, elicitationID string) error {
+	if err := ss.requestsAllowed(); err != nil {
+		return err
+	}
 	return ss.Notify(ctx, "notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
 }
 
@@ -419,13 +524,16 @@ func (ss *Session) NotifyElicitationComplete(ctx context.Context, elicitationID 
 // elicitations before retrying (legacy lifecycle only; the 2026-07-28 lifecycle uses
 // input_required results instead).
 func URLElicitationRequired(elicitations ...ElicitParams) *Error {
-	for i := range elicitations {
-		elicitations[i].Mode = "url"
-		if elicitations[i].ElicitationID == "" {
-			elicitations[i].ElicitationID = uuid.NewString()
+	list := make([]ElicitParams, len(elicitations)) // the caller's slice is left alone
+	for i, e := range elicitations {
+		e.Mode = "url"
+		e.RequestedSchema = nil
+		if e.ElicitationID == "" {
+			e.ElicitationID = uuid.NewString()
 		}
+		list[i] = e
 	}
-	return &Error{Code: CodeURLElicitationRequired, Message: "URL elicitation required", Data: map[string]any{"elicitations": elicitations}}
+	return &Error{Code: CodeURLElicitationRequired, Message: "URL elicitation required", Data: map[string]any{"elicitations": list}}
 }
 
 // Root is a root the client exposes.
@@ -443,6 +551,9 @@ type ListRootsResult struct {
 
 // ListRoots asks the client for its roots (it must have declared roots).
 func (c *Call) ListRoots(ctx context.Context, opts ...RequestOption) (*ListRootsResult, error) {
+	if err := c.requestsAllowed(); err != nil {
+		return nil, err
+	}
 	if !c.ClientCapabilities().Has("roots") {
 		return nil, &CapabilityError{Capability: "roots", msg: "Client does not support roots."}
 	}

@@ -28,6 +28,31 @@
 // answers a request Begin refused. Messages a handler sends while it works (progress, log
 // messages) travel on the Sender given for that request, or on the session's when there is none.
 //
+// # Two lifecycles
+//
+// A request whose params._meta carries a non-null io.modelcontextprotocol/protocolVersion claims
+// the stateless 2026-07-28 lifecycle; anything else is legacy. A modern request must carry the
+// whole envelope (protocolVersion and clientCapabilities; clientInfo and logLevel when it wants
+// them): bad keys are -32602 naming them, an unsupported version is -32022. What the client is
+// (Call.ClientInfo, Call.ClientCapabilities, Call.ProtocolVersion) comes from the envelope on a
+// modern request and from initialize otherwise; nothing an envelope says is kept. A session is
+// locked to one lifecycle by its first success: initialize locks legacy, a modern request or
+// server/discover locks modern (SessionOptions.Modern locks from the start, an ephemeral session
+// never locks), and a failed request decides nothing. Modern results carry resultType, the
+// server's identity in _meta and, on the cacheable methods, the ttlMs/cacheScope hints;
+// initialize, ping, logging/setLevel and the subscription methods do not exist there (-32601).
+//
+// # Server-to-client requests
+//
+// On a legacy request a handler can ask the client for things (Call.CreateMessage, Call.Elicit,
+// Call.ListRoots, Call.Ping, or Call.Request for any method): the request goes out on the
+// request's own path, and the transport hands the client's answer back with Session.Handle. The
+// wait ends with the answer, a timeout (Options.ServerToClientRequestTimeout, WithTimeout or the
+// ctx deadline: *RequestTimeoutError, -32001 when the handler returns it), the cancellation of
+// the originating request (the client is told to drop the nested request), or the session
+// closing. Modern requests, ephemeral sessions and paths that cannot carry requests
+// (RequestRefuser) refuse them with an error wrapping ErrRequestsRefused.
+//
 // # Errors
 //
 // A handler that returns a *Error sends exactly that error (code, message, data). Any other error

@@ -228,7 +228,7 @@ func (c *Call) stampModern(result []byte) []byte {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return result
 	}
-	var hasType, hasTTL, hasScope, hasInfo, inputRequired bool
+	var hasType, hasTTL, hasScope, hasInfo, inputRequired, metaOther bool
 	metaOpen := -1 // offset just after the '{' of an object _meta
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
@@ -269,6 +269,7 @@ func (c *Call) stampModern(result []byte) []byte {
 				}
 				continue
 			}
+			metaOther = true // null or not an object: left as the handler made it
 		}
 		if err := dec.SkipValue(); err != nil {
 			return result
@@ -289,6 +290,8 @@ func (c *Call) stampModern(result []byte) []byte {
 	}
 	info := s.serverInfoJSON()
 	switch {
+	case metaOther:
+		return append(out, result[1:]...)
 	case metaOpen < 0:
 		out = append(out, `"_meta":{"`+MetaServerInfo+`":`...)
 		out = append(out, info...)

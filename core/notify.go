@@ -1,7 +1,5 @@
 package core
 
-import "context"
-
 // notifyListChanged tells every initialized session that a list changed, when the server
 // announces such changes (the capability's listChanged). Sessions without a path to the client
 // miss it; they re-list when they reconnect.
@@ -9,12 +7,7 @@ func (s *Server) notifyListChanged(method string) {
 	if !s.announcesListChanged(method) {
 		return
 	}
-	for _, ss := range s.liveSessions() {
-		if !ss.Initialized() {
-			continue
-		}
-		_ = ss.Notify(context.Background(), method, nil)
-	}
+	s.publish(Change{Method: method})
 }
 
 // announcesListChanged reports whether the capabilities promise the given list_changed
@@ -36,14 +29,10 @@ func (s *Server) announcesListChanged(method string) bool {
 	return false
 }
 
-// NotifyResourceUpdated tells the sessions subscribed to uri that the resource changed.
+// NotifyResourceUpdated tells the clients subscribed to uri that the resource changed: legacy
+// sessions that sent resources/subscribe, and listen streams whose filter names the URI.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	params := map[string]string{"uri": uri}
-	for _, ss := range s.liveSessions() {
-		if ss.Subscribed(uri) {
-			_ = ss.Notify(context.Background(), "notifications/resources/updated", params)
-		}
-	}
+	s.publish(Change{Method: ResourceUpdated, URI: uri})
 }
 
 // NotifyToolsListChanged tells every session that the tool list changed. Adding or removing

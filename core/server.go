@@ -60,6 +60,10 @@ type Options struct {
 	// the next request that needs them).
 	OnRootsListChanged func(ctx context.Context, s *Session)
 
+	// Broadcaster carries change notifications (list changes, resource updates) to the legacy
+	// sessions and listen streams of every replica. Nil means an in-process LocalBroadcaster.
+	Broadcaster Broadcaster
+
 	// ErrorLog receives internal errors that cannot reach a client (a panicking handler, a failed
 	// write). Nil discards them.
 	ErrorLog func(error)
@@ -84,6 +88,8 @@ type Server struct {
 
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
+
+	broadcaster Broadcaster
 }
 
 // NewServer returns a server that introduces itself as impl. opts may be nil.
@@ -110,6 +116,11 @@ func NewServer(impl Implementation, opts *Options) *Server {
 		panic("mcpkit: Options.CacheTTLMs must not be negative")
 	}
 	s.info, _ = marshal(s.impl)
+	s.broadcaster = s.opts.Broadcaster
+	if s.broadcaster == nil {
+		s.broadcaster = NewLocalBroadcaster()
+	}
+	s.broadcaster.Subscribe(s.deliverToSessions)
 	if s.opts.LogLevel == "" {
 		s.opts.LogLevel = LevelInfo
 	} else if !s.opts.LogLevel.Valid() {

@@ -8,7 +8,12 @@
 // served concurrently, so a slow tool never stalls ping or notifications/cancelled, and writes are
 // serialized so frames never interleave. A frame longer than Options.MaxLineBytes ends the
 // connection: it is reported on the error log and the rest is not read. When the input ends,
-// requests in flight are cancelled and Serve returns once they have finished.
+// requests in flight are cancelled (a handler waiting for the client's answer to a
+// server-to-client request is released at once) and Serve returns once they have finished.
+//
+// The process is one connection, so its lifecycle is decided once: a successful initialize
+// locks it to the legacy lifecycle, a successful server/discover or 2026-07-28 request locks it
+// to the modern one (see package core).
 package stdio
 
 import (
@@ -110,12 +115,13 @@ func (c *conn) send(_ context.Context, msg []byte) error {
 	return nil
 }
 
-// close cancels the requests in flight, waits for them (their responses are still written), then
-// ends the session and stops all writes.
+// close ends the session (which cancels the requests in flight and fails their waits for the
+// client's answers at once: nobody is left to answer), waits for the requests (their responses
+// are still written), then stops all writes.
 func (c *conn) close() {
+	c.session.Close()
 	c.cancel()
 	c.wg.Wait()
-	c.session.Close()
 	c.wmu.Lock()
 	c.closed = true
 	c.wmu.Unlock()

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"context"
+	"sync"
+)
+
+// Change is a change notification the server publishes: a list changed
+// (notifications/tools/list_changed, .../prompts/..., .../resources/...) or a resource was
+// updated (notifications/resources/updated, with URI).
+type Change struct {
+	Method string `json:"method"`
+	URI    string `json:"uri,omitzero"`
+}
+
+// Change notification methods.
+const (
+	ToolsListChanged     = "notifications/tools/list_changed"
+	PromptsListChanged   = "notifications/prompts/list_changed"
+	ResourcesListChanged = "notifications/resources/list_changed"
+	ResourceUpdated      = "notifications/resources/updated"
+)
+
+// Broadcaster carries change notifications from whoever publishes them to every subscriber: the
+// legacy sessions and the subscriptions/listen streams of this process. The default,
+// LocalBroadcaster, is in-process; a shared implementation (for example over Redis pub/sub)
+// delivers each change to the subscribers of every replica, so a change published on one
+// replica reaches clients connected to any of them, without touching handlers.
+type Broadcaster interface {
+	// Publish hands a change to every subscriber. It must not block on slow subscribers.
+	Publish(ctx context.Context, c Change) error
+	// Subscribe registers f to receive every change, until the returned function is called. f
+	// must return quickly (queue the work, never write to a client).
+	Subscribe(f func(Change)) (unsubscribe func())
+}
+
+// LocalBroadcaster is the in-process Broadcaster: Publish calls every subscriber in turn.
+type LocalBroadcaster struct {
+	mu   sync.RWMutex
+	next int
+	subs map[int]func(Change)
+}
+
+// NewLocalBroadcaster returns an in-process broadcaster.
+func NewLocalBroadcaster() *LocalBroadcaster {
+	return &LocalBroadcaster{subs: map[int]func(Change){}}
+}
+
+// Publish implements Broadcaster.
+func (b *LocalBroadcaster) Publish(_ context.Context, c Change) error {
+	b.mu.RLock()
+	fs := make([]func(Change), 0, len(b.subs))
+	for _, f := range b.subs {
+		fs = append(fs, f)
+	}
+	b.mu.RUnlock()
+	for _, f := range fs {
+		f(c)
+	}
+	return nil
+}
+
+// Subscribe implements Broadcaster.
+func (b *LocalBroadcaster) Subscribe(f func(Change)) func() {
+	b.mu.Lock()
+	id := b.next
+	b.next++
+	b.subs[id] = f
+	b.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, id)
+			b.mu.Unlock()
+		})
+	}
+}
+
+// Broadcaster returns the server's broadcaster (Options.Broadcaster, or the in-process one).
+func (s *Server) Broadcaster() Broadcaster { return s.broadcaster }
+
+// publish sends a change through the broadcaster; the server's own subscription delivers it to
+// legacy sessions.
+func (s *Server) publish(c Change) {
+	if err := s.broadcaster.Publish(context.Background(), c); err != nil {
+		s.logError(err)
+	}
+}
+
+// deliverToSessions is the server's own subscriber: it passes a change to the legacy sessions
+// that want it (initialized sessions for list changes, subscribed ones for resource updates),
+// on their session-level path. Each session's path queues the message: nothing here waits on a
+// client.
+func (s *Server) deliverToSessions(c Change) {
+	var params any
+	if c.Method == ResourceUpdated {
+		params = map[string]string{"uri": c.URI}
+	}
+	msg, err := EncodeNotification(c.Method, params)
+	if err != nil {
+		return
+	}
+	for _, ss := range s.liveSessions() {
+		if c.Method == ResourceUpdated {
+			if !ss.Subscribed(c.URI) {
+				continue
+			}
+		} else if !ss.Initialized() {
+			continue
+		}
+		ss.mu.Lock()
+		out := ss.out
+		ss.mu.Unlock()
+		if out != nil {
+			_ = out.Send(context.Background(), msg)
+		}
+	}
+}
