@@ -102,6 +102,17 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
+	e.track(w, r, e.route)
+}
+
+// Track wraps a handler that shares the endpoint's lifetime (the 2026-07-28 handler in the
+// default stack): its requests are refused with 503 once the endpoint closes, Close cancels
+// their contexts, and Shutdown waits for them.
+func (e *Endpoint) Track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.track(w, r, next.ServeHTTP) })
+}
+
+func (e *Endpoint) track(w http.ResponseWriter, r *http.Request, next func(http.ResponseWriter, *http.Request)) {
 	if !e.enter() {
 		var id core.ID
 		if msg, ok := middleware.MessageFrom(r.Context()); ok {
@@ -115,8 +126,10 @@ func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	stop := context.AfterFunc(e.base, cancel)
 	defer stop()
-	r = r.WithContext(ctx)
+	next(w, r.WithContext(ctx))
+}
 
+func (e *Endpoint) route(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		e.post(w, r)

@@ -87,13 +87,24 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// OnPanic is told about a recovered panic (the client gets a 500).
 	OnPanic func(r *http.Request, v any)
+
+	// MaxRequestNotifications bounds the notifications one 2026-07-28 request may send (its
+	// SSE stream). Zero means 1000; past it notify calls report the notification was dropped.
+	MaxRequestNotifications int
+	// Listen configures subscriptions/listen (stream cap, keepalive).
+	Listen ListenOptions
+	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
+	// then answers 404 -32601, and server/discover stops advertising listChanged and subscribe
+	// to 2026-07-28 clients.
+	DisableListen bool
 }
 
 // Handler is the composed endpoint. It implements http.Handler.
 type Handler struct {
 	http.Handler
-	endpoint *Endpoint
-	store    session.Store
+	endpoint  *Endpoint
+	store     session.Store
+	listeners *Listeners
 }
 
 // New returns the Streamable HTTP endpoint for s with the default layers. Mount it at your MCP
@@ -120,6 +131,19 @@ func New(s *core.Server, opts Options) *Handler {
 		h = middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: opts.Authorize})(h)
 		h = versionGate(h)
 	}
+	var listeners *Listeners
+	if !opts.DisableListen {
+		listeners = NewListeners(s, opts.Listen)
+	}
+	modern := NewModern(s, ModernOptions{
+		MaxNotifications:    opts.MaxRequestNotifications,
+		WriteTimeout:        opts.WriteTimeout,
+		ChangeNotifications: listeners != nil,
+	})
+	if listeners != nil {
+		modern.listen = listeners
+	}
+	h = middleware.EraRouter(ep.Track(middleware.MirrorHeaders(middleware.MirrorOptions{Server: s})(modern)))(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(h)
 	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)
@@ -128,7 +152,7 @@ func New(s *core.Server, opts Options) *Handler {
 	}
 	h = middleware.Tracing(middleware.TracingOptions{TracerProvider: opts.TracerProvider})(h)
 	h = middleware.Recover(middleware.RecoverOptions{Logger: opts.Logger, OnPanic: opts.OnPanic})(h)
-	return &Handler{Handler: h, endpoint: ep, store: store}
+	return &Handler{Handler: h, endpoint: ep, store: store, listeners: listeners}
 }
 
 // Endpoint returns the bare endpoint inside the stack.
@@ -138,7 +162,24 @@ func (h *Handler) Endpoint() *Endpoint { return h.endpoint }
 func (h *Handler) Store() session.Store { return h.store }
 
 // Close ends every session and stream and cancels requests in flight; new requests get 503.
-func (h *Handler) Close() error { return h.endpoint.Close() }
+func (h *Handler) Close() error {
+	h.closeListeners()
+	return h.endpoint.Close()
+}
+
+// closeListeners ends the listen streams gracefully first, so their last frame is the listen
+// result and not a cut connection.
+func (h *Handler) closeListeners() {
+	if h.listeners != nil {
+		h.listeners.Close()
+	}
+}
+
+// Listeners returns the subscriptions/listen registry, or nil when listen is turned off.
+func (h *Handler) Listeners() *Listeners { return h.listeners }
 
 // Shutdown is Close, then waits for the requests in flight to leave, or for ctx to end.
-func (h *Handler) Shutdown(ctx context.Context) error { return h.endpoint.Shutdown(ctx) }
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.closeListeners()
+	return h.endpoint.Shutdown(ctx)
+}

@@ -147,9 +147,13 @@ func TestPostMissingSessionID(t *testing.T) {
 func TestPostUnsupportedProtocolVersion(t *testing.T) {
 	f := newFixture(t, mcphttp.Options{})
 	c := f.initialized(t)
-	for _, v := range []string{"", "1900-01-01", "2025-11-25,2025-06-18", "latest"} {
+	f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", c.SessionID, "MCP-Protocol-Version", "").
+		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+msgSupportedSuffix, `"p-1"`)
+	// A version the kit does not know is routed to the 2026-07-28 lifecycle (seed §3.2 step 1a),
+	// whose answer is -32022 with the supported versions.
+	for _, v := range []string{"1900-01-01", "2025-11-25,2025-06-18", "latest"} {
 		f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", c.SessionID, "MCP-Protocol-Version", v).
-			WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+v+msgSupportedSuffix, `"p-1"`)
+			WantError(t, http.StatusBadRequest, -32022, "Unsupported protocol version", `"p-1"`)
 	}
 	// Row 9 comes before the session lookup (rows 16-21).
 	f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", "no-such-session", "MCP-Protocol-Version", "").

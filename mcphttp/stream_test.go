@@ -335,8 +335,11 @@ func TestDeleteLadder(t *testing.T) {
 	allow.Store(false)
 	f.raw(t, http.MethodDelete, "", "Mcp-Session-Id", sid).WantError(t, http.StatusForbidden, -32600, msgForbidden, "null")
 	allow.Store(true)
+	f.raw(t, http.MethodDelete, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "").
+		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+msgSupportedSuffix, "null")
+	// An unknown version goes to the 2026-07-28 lifecycle, which has no DELETE.
 	f.raw(t, http.MethodDelete, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "x").
-		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+"x"+msgSupportedSuffix, "null")
+		WantError(t, http.StatusMethodNotAllowed, -32600, "Method not allowed", "null")
 	if f.h.Store().Len() != 1 {
 		t.Fatal("a refused DELETE removed the session")
 	}

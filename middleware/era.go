@@ -1,0 +1,83 @@
+package middleware
+
+import (
+	"net/http"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// HeaderProtocolVersion is the header naming the protocol version of an HTTP request.
+const HeaderProtocolVersion = "MCP-Protocol-Version"
+
+// Wire messages of the era router's guard.
+const (
+	msgLegacyLocked   = "Invalid Request: the session already negotiated the legacy lifecycle via `initialize`"
+	msgEnvelopeHeader = "Header mismatch: MCP-Protocol-Version header is missing or legacy while the body carries the modern _meta envelope"
+)
+
+// EraRouter is the layer that sends each request to the lifecycle it belongs to: the handler it
+// wraps serves the legacy lifecycle (sessions, initialize), modern serves the 2026-07-28
+// lifecycle. It must sit below Decode. The decision is header first, then shape:
+//
+//   - MCP-Protocol-Version absent, empty, or a handshake version (2024-11-05 .. 2025-11-25):
+//     legacy. A body that nevertheless carries the modern _meta envelope is refused with 400
+//     -32020: the header must say what the body claims.
+//   - A version the kit does not know (say 1900-01-01): modern, which answers -32022.
+//   - 2026-07-28 with an Mcp-Session-Id: legacy, an established session (a body carrying the
+//     envelope there is 400 -32600: the session chose the legacy lifecycle).
+//   - 2026-07-28 without a session: modern, except a POST initialize without the envelope
+//     claim, which a client probing with the newest header may still send: legacy.
+//
+// Without this layer an endpoint serves one lifecycle only.
+func EraRouter(modern http.Handler) func(http.Handler) http.Handler {
+	return func(legacy http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if routeModern(r) {
+				modern.ServeHTTP(w, r)
+				return
+			}
+			if !refusedByGuard(w, r) {
+				legacy.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// routeModern decides the lifecycle of r.
+func routeModern(r *http.Request) bool {
+	v := r.Header.Get(HeaderProtocolVersion)
+	if v == "" || core.IsHandshakeVersion(v) {
+		return false
+	}
+	if !core.IsModernVersion(v) {
+		return true
+	}
+	if r.Header.Get(HeaderSessionID) != "" {
+		return false
+	}
+	if r.Method != http.MethodPost {
+		return true
+	}
+	msg, ok := MessageFrom(r.Context())
+	if ok && msg.Method == "initialize" && !core.ClaimsModern(msg) {
+		return false
+	}
+	return true
+}
+
+// refusedByGuard answers a legacy-routed POST whose body claims the modern envelope.
+func refusedByGuard(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	msg, ok := MessageFrom(r.Context())
+	if !ok || !core.ClaimsModern(msg) {
+		return false
+	}
+	if core.IsModernVersion(r.Header.Get(HeaderProtocolVersion)) {
+		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, msgLegacyLocked)
+	} else {
+		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeHeaderMismatch, msgEnvelopeHeader)
+	}
+	return true
+}
