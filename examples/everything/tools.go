@@ -86,6 +86,7 @@ func addTools(s *core.Server) {
 	})
 
 	addServerToClientTools(s)
+	addModernTools(s)
 
 	s.AddTool(&core.Tool{
 		Name:        "json_schema_2020_12_tool",
