@@ -37,6 +37,12 @@ type Call struct {
 	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
 	modern *Envelope
 
+	// inputResponses and requestState are what a retry of an input_required result brought
+	// (or, on the legacy lifecycle, what the shim collected).
+	inputResponses map[string]jsontext.Value
+	requestState   string
+	hasState       bool
+
 	metaOnce sync.Once
 	meta     map[string]jsontext.Value
 }

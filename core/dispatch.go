@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -128,6 +129,10 @@ func (c *Call) Run() *Response {
 	defer c.session.finish(c)
 	defer c.cancelFn(nil)
 	result, err := c.dispatch()
+	var ir *InputRequired
+	if errors.As(err, &ir) {
+		result, err = c.answerInputRequired(ir)
+	}
 	if c.Cancelled() {
 		return nil
 	}
@@ -157,6 +162,9 @@ func (c *Call) Run() *Response {
 func (c *Call) dispatch() (result any, err error) {
 	if c.early != nil {
 		return nil, c.early
+	}
+	if e := c.prepareRetry(); e != nil {
+		return nil, e
 	}
 	defer func() {
 		if v := recover(); v != nil {

@@ -60,6 +60,16 @@ type Options struct {
 	// the next request that needs them).
 	OnRootsListChanged func(ctx context.Context, s *Session)
 
+	// RequestState protects the requestState of input_required results (SEP-2322): sealed with
+	// AES-256-GCM and bound to the method, target, arguments, expiry and optional audience. The
+	// zero value seals with a random per-process key (replicas must share Key).
+	RequestState RequestStateOptions
+
+	// DisableInputShim turns off the legacy shim: a handler returning input_required to a
+	// legacy request then fails with -32603, instead of the server fulfilling the input requests
+	// as server-to-client requests and running the handler again.
+	DisableInputShim bool
+
 	// Broadcaster carries change notifications (list changes, resource updates) to the legacy
 	// sessions and listen streams of every replica. Nil means an in-process LocalBroadcaster.
 	Broadcaster Broadcaster
@@ -90,6 +100,7 @@ type Server struct {
 	sessions map[*Session]struct{}
 
 	broadcaster Broadcaster
+	sealer      *sealer
 }
 
 // NewServer returns a server that introduces itself as impl. opts may be nil.
@@ -116,6 +127,10 @@ func NewServer(impl Implementation, opts *Options) *Server {
 		panic("mcpkit: Options.CacheTTLMs must not be negative")
 	}
 	s.info, _ = marshal(s.impl)
+	var err error
+	if s.sealer, err = newSealer(s.opts.RequestState); err != nil {
+		panic("mcpkit: Options." + err.Error())
+	}
 	s.broadcaster = s.opts.Broadcaster
 	if s.broadcaster == nil {
 		s.broadcaster = NewLocalBroadcaster()

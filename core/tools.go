@@ -388,7 +388,8 @@ func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *Call
 	res, err = e.handler(c.ctx, &ToolRequest{Call: c, Name: name, Arguments: args})
 	if err != nil {
 		var we *Error
-		if !errors.As(err, &we) {
+		var ir *InputRequired
+		if !errors.As(err, &we) && !errors.As(err, &ir) {
 			c.session.server.logError(fmt.Errorf("mcpkit: tool %q: %w", name, err))
 			return nil, InternalError("Internal error calling tool " + name)
 		}

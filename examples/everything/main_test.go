@@ -612,7 +612,7 @@ func TestPrompts(t *testing.T) {
 				{"name":"arg2","description":"Second test argument","required":true}]`)
 		}
 	}
-	want := []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}
+	want := []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image", "test_input_required_result_prompt"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("prompts %v, want %v", names, want)
 	}

@@ -62,4 +62,5 @@ func addPrompts(s *core.Server) {
 			core.TextContent("Please analyze the image above."),
 		), nil
 	})
+	addInputRequiredPrompt(s)
 }

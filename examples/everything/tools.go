@@ -87,6 +87,7 @@ func addTools(s *core.Server) {
 
 	addServerToClientTools(s)
 	addModernTools(s)
+	addInputRequiredTools(s)
 
 	s.AddTool(&core.Tool{
 		Name:        "json_schema_2020_12_tool",

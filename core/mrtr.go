@@ -1,0 +1,569 @@
+package core
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/uuid"
+)
+
+// Multi round-trip results (SEP-2322). A tools/call, prompts/get or resources/read handler that
+// needs something from the client returns an *InputRequired (as its error): embedded requests
+// (elicitation, sampling, roots) under keys it chooses, and/or a state string. On the 2026-07-28
+// lifecycle the client fulfils them and retries the same request with inputResponses and the
+// echoed requestState; the handler reads them with InputResponse and RequestState. On the legacy
+// lifecycle the server fulfils the requests itself as real server-to-client requests and runs
+// the handler again (the legacy shim), so one handler serves both eras.
+
+// InputRequest is one request a handler needs the client to fulfil.
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitzero"`
+}
+
+// ElicitInput asks the user for input (form mode unless p.Mode is "url").
+func ElicitInput(p ElicitParams) InputRequest {
+	if p.Mode == "" || p.Mode == "form" {
+		if p.RequestedSchema == nil {
+			p.RequestedSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+		}
+	}
+	return InputRequest{Method: "elicitation/create", Params: p}
+}
+
+// SamplingInput asks the client's language model for a message.
+func SamplingInput(p CreateMessageParams) InputRequest {
+	return InputRequest{Method: "sampling/createMessage", Params: p}
+}
+
+// RootsInput asks the client for its roots.
+func RootsInput() InputRequest {
+	return InputRequest{Method: "roots/list", Params: map[string]any{}}
+}
+
+// InputRequired is the result a handler returns, as its error, when it needs input from the
+// client before it can complete. At least one of Requests and State must be set.
+type InputRequired struct {
+	// Requests are the requests the client must fulfil, by key.
+	Requests map[string]InputRequest
+	// State is the handler's own state, returned to it on the retry. It leaves the server
+	// sealed (see Options.RequestState) and comes back as the plaintext written here.
+	State string
+}
+
+// NeedInput returns an *InputRequired with the given requests and state.
+func NeedInput(requests map[string]InputRequest, state string) *InputRequired {
+	return &InputRequired{Requests: requests, State: state}
+}
+
+func (e *InputRequired) Error() string { return "mcpkit: input required" }
+
+// validate enforces the construction rules.
+func (e *InputRequired) validate() error {
+	if len(e.Requests) == 0 && e.State == "" {
+		return errors.New("at least one of input requests or request state is required")
+	}
+	for k, r := range e.Requests {
+		switch r.Method {
+		case "elicitation/create", "sampling/createMessage", "roots/list":
+		default:
+			return fmt.Errorf("input request %q: method %q cannot be an input request", k, r.Method)
+		}
+	}
+	return nil
+}
+
+// mrtrMethods may answer with input_required.
+var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// RequestStateOptions configure the protection of requestState. The zero value seals it with a
+// random key made for this process.
+type RequestStateOptions struct {
+	// Key is the 32-byte AES-256 key. Nil means a random key per process: replicas behind one
+	// load balancer must share a key, or a retry landing on another replica is refused.
+	Key []byte
+	// TTL bounds how long an issued state can be used. Zero means 5 minutes.
+	TTL time.Duration
+	// Audience, when set, binds the state to a principal (for example the authenticated user
+	// taken from the request's context): a state issued to one audience is refused for another.
+	Audience func(c *Call) string
+	// Disable sends the handler's state as it is, unprotected. Only for handlers that protect
+	// their state themselves.
+	Disable bool
+}
+
+// DefaultRequestStateTTL is the lifetime of a sealed requestState when RequestStateOptions.TTL is
+// zero.
+const DefaultRequestStateTTL = 5 * time.Minute
+
+const sealPrefix = "v1."
+
+type sealer struct {
+	aead     cipher.AEAD
+	ttl      time.Duration
+	audience func(*Call) string
+	disabled bool
+}
+
+func newSealer(o RequestStateOptions) (*sealer, error) {
+	s := &sealer{ttl: o.TTL, audience: o.Audience, disabled: o.Disable}
+	if s.ttl <= 0 {
+		s.ttl = DefaultRequestStateTTL
+	}
+	if s.disabled {
+		return s, nil
+	}
+	key := o.Key
+	if key == nil {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+	}
+	if len(key) != 32 {
+		return nil, errors.New("RequestState.Key must be 32 bytes")
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	s.aead, err = cipher.NewGCM(block)
+	return s, err
+}
+
+// stateClaims is what a sealed requestState carries, besides the handler's state: what it was
+// issued for, so it cannot be replayed elsewhere.
+type stateClaims struct {
+	V   int    `json:"v"`
+	Exp int64  `json:"exp"`
+	M   string `json:"m"`
+	T   string `json:"t"`
+	A   string `json:"a"`
+	Aud string `json:"aud,omitzero"`
+	S   string `json:"s"`
+}
+
+// binding computes the claims that tie a state to this request: method, target and a digest of
+// the canonical arguments.
+func (c *Call) binding() stateClaims {
+	cl := stateClaims{V: 1, M: c.method, T: c.msg.Name}
+	if cl.T == "" {
+		cl.T = c.msg.URI
+	}
+	var p struct {
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	args := jsontext.Value("{}")
+	if rawObject(c.params) && unmarshal(c.params, &p) == nil && len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+		args = p.Arguments.Clone()
+	}
+	if err := args.Canonicalize(); err != nil {
+		args = jsontext.Value("{}")
+	}
+	sum := sha256.Sum256(args)
+	cl.A = hex.EncodeToString(sum[:])
+	if a := c.session.server.sealer.audience; a != nil {
+		cl.Aud = a(c)
+	}
+	return cl
+}
+
+func (s *sealer) seal(c *Call, state string) (string, error) {
+	if s.disabled {
+		return state, nil
+	}
+	cl := c.binding()
+	cl.Exp = time.Now().Add(s.ttl).Unix()
+	cl.S = state
+	plain, err := marshal(cl)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	sealed := s.aead.Seal(nonce, nonce, plain, []byte(sealPrefix))
+	return sealPrefix + base64.RawURLEncoding.EncodeToString(sealed), nil
+}
+
+var errBadState = NewError(CodeInvalidParams, "Invalid or expired requestState")
+
+// open verifies a requestState and returns the handler's plaintext. Every failure is the same
+// -32602 on the wire: which check failed is not the client's business.
+func (s *sealer) open(c *Call, token string) (string, *Error) {
+	if s.disabled {
+		return token, nil
+	}
+	b64, ok := strings.CutPrefix(token, sealPrefix)
+	if !ok {
+		return "", errBadState
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(b64)
+	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
+		return "", errBadState
+	}
+	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(sealPrefix))
+	if err != nil {
+		return "", errBadState
+	}
+	var cl stateClaims
+	if unmarshal(plain, &cl) != nil || cl.V != 1 || time.Now().Unix() > cl.Exp {
+		return "", errBadState
+	}
+	want := c.binding()
+	if cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud {
+		return "", errBadState
+	}
+	return cl.S, nil
+}
+
+// prepareRetry reads inputResponses and requestState of an MRTR method before the handler runs:
+// the state is unsealed (or the request refused with -32602) and the responses checked for shape.
+func (c *Call) prepareRetry() *Error {
+	if !mrtrMethods[c.method] || !rawObject(c.params) {
+		return nil
+	}
+	var p struct {
+		InputResponses jsontext.Value `json:"inputResponses"`
+		RequestState   jsontext.Value `json:"requestState"`
+	}
+	if unmarshal(c.params, &p) != nil {
+		return nil // the method's own decoding reports malformed params
+	}
+	if p.RequestState != nil {
+		var token string
+		if p.RequestState.Kind() != '"' || unmarshal(p.RequestState, &token) != nil {
+			return errBadState
+		}
+		state, err := c.session.server.sealer.open(c, token)
+		if err != nil {
+			return err
+		}
+		c.requestState, c.hasState = state, true
+	}
+	if p.InputResponses != nil {
+		var responses map[string]jsontext.Value
+		if !rawObject(p.InputResponses) || unmarshal(p.InputResponses, &responses) != nil {
+			return NewError(CodeInvalidParams, "Invalid params: inputResponses must be an object of results")
+		}
+		for k, v := range responses {
+			if !validInputResponse(v) {
+				return NewError(CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses[%q] is not a result of elicitation/create, sampling/createMessage or roots/list", k))
+			}
+		}
+		c.inputResponses = responses
+	}
+	return nil
+}
+
+// validInputResponse reports whether v has the shape of one of the three results.
+func validInputResponse(v jsontext.Value) bool {
+	if !rawObject(v) {
+		return false
+	}
+	var probe struct {
+		Action  *string        `json:"action"`
+		Roots   jsontext.Value `json:"roots"`
+		Role    *string        `json:"role"`
+		Content jsontext.Value `json:"content"`
+		Model   *string        `json:"model"`
+	}
+	if unmarshal(v, &probe) != nil {
+		return false
+	}
+	switch {
+	case probe.Action != nil:
+		return true
+	case probe.Roots.Kind() == '[':
+		return true
+	case probe.Role != nil && probe.Content != nil && probe.Model != nil:
+		return true
+	}
+	return false
+}
+
+// InputResponses returns the client's responses of a retry, by key (nil on a first call).
+func (c *Call) InputResponses() map[string]jsontext.Value { return c.inputResponses }
+
+// InputResponse decodes the response under key into v. It reports false when there is none or it
+// does not decode into v (for example a response of another kind): ask for it again then.
+func (c *Call) InputResponse(key string, v any) bool {
+	raw, ok := c.inputResponses[key]
+	return ok && unmarshal(raw, v) == nil
+}
+
+// ElicitResponse returns the elicitation response under key, if there is a valid one.
+func (c *Call) ElicitResponse(key string) (*ElicitResult, bool) {
+	var r ElicitResult
+	if !c.InputResponse(key, &r) || r.Action == "" {
+		return nil, false
+	}
+	return &r, true
+}
+
+// SamplingResponse returns the sampling response under key, if there is a valid one.
+func (c *Call) SamplingResponse(key string) (*CreateMessageResult, bool) {
+	var r CreateMessageResult
+	if !c.InputResponse(key, &r) || r.Role == "" {
+		return nil, false
+	}
+	return &r, true
+}
+
+// RootsResponse returns the roots response under key, if there is a valid one.
+func (c *Call) RootsResponse(key string) (*ListRootsResult, bool) {
+	var r ListRootsResult
+	if !c.InputResponse(key, &r) || r.Roots == nil {
+		return nil, false
+	}
+	return &r, true
+}
+
+// RequestState returns the plaintext state the handler put in its last InputRequired, and
+// whether the request carried one. A state that fails verification never reaches a handler.
+func (c *Call) RequestState() (string, bool) { return c.requestState, c.hasState }
+
+// requiredCapabilities maps the input requests to the client capabilities they need, merged.
+func requiredCapabilities(reqs map[string]InputRequest) map[string]any {
+	need := map[string]any{}
+	add := func(path ...string) {
+		cur := need
+		for _, p := range path {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+	}
+	for _, r := range reqs {
+		switch r.Method {
+		case "elicitation/create":
+			if inputMode(r.Params) == "url" {
+				add("elicitation", "url")
+			} else {
+				add("elicitation", "form")
+			}
+		case "sampling/createMessage":
+			if samplingUsesTools(r.Params) {
+				add("sampling", "tools")
+			} else {
+				add("sampling")
+			}
+		case "roots/list":
+			add("roots")
+		}
+	}
+	return need
+}
+
+func inputMode(params any) string {
+	switch p := params.(type) {
+	case ElicitParams:
+		return p.Mode
+	case *ElicitParams:
+		return p.Mode
+	}
+	var probe struct {
+		Mode string `json:"mode"`
+	}
+	if b, err := marshal(params); err == nil {
+		_ = unmarshal(b, &probe)
+	}
+	return probe.Mode
+}
+
+func samplingUsesTools(params any) bool {
+	switch p := params.(type) {
+	case CreateMessageParams:
+		return len(p.Tools) > 0 || p.ToolChoice != nil
+	case *CreateMessageParams:
+		return len(p.Tools) > 0 || p.ToolChoice != nil
+	}
+	var probe map[string]jsontext.Value
+	if b, err := marshal(params); err == nil {
+		_ = unmarshal(b, &probe)
+	}
+	_, tools := probe["tools"]
+	_, choice := probe["toolChoice"]
+	return tools || choice
+}
+
+// missingCapabilities returns the part of need the client did not declare (nil when nothing is
+// missing). A bare elicitation declaration implies form, unless it names url alone.
+func missingCapabilities(need map[string]any, caps ClientCapabilities) map[string]any {
+	out := map[string]any{}
+	for k, v := range need {
+		sub, _ := v.(map[string]any)
+		if k == "elicitation" {
+			if miss := missingElicitation(sub, caps); len(miss) > 0 {
+				out[k] = miss
+			}
+			continue
+		}
+		if !caps.Has(k) {
+			out[k] = v
+			continue
+		}
+		declared, _ := caps[k].(map[string]any)
+		if miss := missingCapabilities(sub, declared); len(miss) > 0 {
+			out[k] = miss
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func missingElicitation(need map[string]any, caps ClientCapabilities) map[string]any {
+	if !caps.Has("elicitation") {
+		return need
+	}
+	miss := map[string]any{}
+	if _, ok := need["form"]; ok && !formElicitation(caps) {
+		miss["form"] = map[string]any{}
+	}
+	if _, ok := need["url"]; ok && !caps.Has("elicitation", "url") {
+		miss["url"] = map[string]any{}
+	}
+	return miss
+}
+
+// inputRequiredResult is the wire form of InputRequired.
+type inputRequiredResult struct {
+	ResultType    string                  `json:"resultType"`
+	InputRequests map[string]InputRequest `json:"inputRequests,omitzero"`
+	RequestState  string                  `json:"requestState,omitzero"`
+}
+
+// MaxLegacyInputRounds is how many times the legacy shim fulfils input requests for one call
+// before it gives up.
+const MaxLegacyInputRounds = 8
+
+// answerInputRequired turns an InputRequired from a handler into the response: the modern wire
+// form (after the capability gate and sealing), or, on the legacy lifecycle, the legacy shim.
+func (c *Call) answerInputRequired(ir *InputRequired) (any, error) {
+	s := c.session.server
+	if !mrtrMethods[c.method] {
+		return nil, InternalError("input_required results are only supported for tools/call, prompts/get, resources/read")
+	}
+	if err := ir.validate(); err != nil {
+		s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, err))
+		return nil, InternalError("Internal error handling " + c.method + " request")
+	}
+	if c.modern == nil {
+		return c.legacyShim(ir)
+	}
+	if miss := missingCapabilities(requiredCapabilities(ir.Requests), c.ClientCapabilities()); miss != nil {
+		return nil, MissingCapabilities(miss)
+	}
+	res := inputRequiredResult{ResultType: "input_required", InputRequests: ir.Requests}
+	if ir.State != "" {
+		token, err := s.sealer.seal(c, ir.State)
+		if err != nil {
+			s.logError(fmt.Errorf("mcpkit: sealing requestState: %w", err))
+			return nil, InternalError("Internal error handling " + c.method + " request")
+		}
+		res.RequestState = token
+	}
+	return res, nil
+}
+
+var errNeedsModern = InternalError("input_required results require the 2026-07-28 stateless lifecycle (SEP-2322)")
+
+// legacyShim fulfils input requests of a legacy call as real server-to-client requests on the
+// call's own path, then runs the handler again with the responses and the plaintext state.
+func (c *Call) legacyShim(ir *InputRequired) (any, error) {
+	s := c.session.server
+	if s.opts.DisableInputShim || c.requestsAllowed() != nil {
+		return nil, errNeedsModern
+	}
+	for round := 0; ; round++ {
+		if round == MaxLegacyInputRounds {
+			return nil, NewError(CodeInternalError, fmt.Sprintf("Handler still returned `input_required` after %d legacy shim rounds (SEP-2322)", MaxLegacyInputRounds))
+		}
+		if miss := missingCapabilities(requiredCapabilities(ir.Requests), c.session.ClientCapabilities()); miss != nil {
+			b, _ := marshal(miss)
+			return nil, NewError(CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
+		}
+		responses := map[string]jsontext.Value{}
+		keys := make([]string, 0, len(ir.Requests))
+		for k := range ir.Requests {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			r := ir.Requests[k]
+			params := r.Params
+			if r.Method == "elicitation/create" {
+				params = legacyElicitParams(params)
+			}
+			var raw jsontext.Value
+			if err := c.Request(c.ctx, r.Method, params, &raw); err != nil {
+				var te *RequestTimeoutError
+				if errors.As(err, &te) {
+					return nil, err
+				}
+				if c.ctx.Err() != nil {
+					return nil, err // cancelled: the response is suppressed anyway
+				}
+				s.logError(fmt.Errorf("mcpkit: legacy input shim: %s: %w", r.Method, err))
+				return nil, InternalError("Internal error handling " + c.method + " request")
+			}
+			responses[k] = raw
+		}
+		c.inputResponses = responses
+		c.requestState, c.hasState = ir.State, ir.State != ""
+		result, err := c.rerun()
+		var next *InputRequired
+		if !errors.As(err, &next) {
+			return result, err
+		}
+		if verr := next.validate(); verr != nil {
+			s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, verr))
+			return nil, InternalError("Internal error handling " + c.method + " request")
+		}
+		ir = next
+	}
+}
+
+// legacyElicitParams gives a URL elicitation the elicitationId the legacy wire requires.
+func legacyElicitParams(params any) any {
+	var p ElicitParams
+	switch v := params.(type) {
+	case ElicitParams:
+		p = v
+	case *ElicitParams:
+		p = *v
+	default:
+		return params
+	}
+	if p.Mode == "url" && p.ElicitationID == "" {
+		p.ElicitationID = uuid.NewString()
+	}
+	return p
+}
+
+// rerun runs the handler again, with the same panic protection as the first run.
+func (c *Call) rerun() (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v", c.method, v))
+			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+		}
+	}()
+	return c.handler(c)
+}
