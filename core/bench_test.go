@@ -77,3 +77,26 @@ func BenchmarkEncodeError(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRequestStateSealOpen seals a small requestState for a tools/call and verifies it
+// again: the work an input_required round adds to a request (AES-256-GCM both ways, the
+// canonical arguments digest twice).
+func BenchmarkRequestStateSealOpen(b *testing.B) {
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.Options{
+		RequestState: core.RequestStateOptions{Key: make([]byte, 32)},
+	})
+	msg, derr := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"book","arguments":{"city":"Paris","nights":3,"guests":{"adults":2,"children":[4,9]}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	if derr != nil {
+		b.Fatal(derr.Err)
+	}
+	roundTrip, done := core.RequestStateRoundTrip(s, msg)
+	defer done()
+	const state = `{"round":2,"name":"Alice","hotel":"h-123"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := roundTrip(state)
+		if err != nil || got != state {
+			b.Fatalf("round trip gave %q, %v", got, err)
+		}
+	}
+}

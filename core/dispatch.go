@@ -163,15 +163,17 @@ func (c *Call) dispatch() (result any, err error) {
 	if c.early != nil {
 		return nil, c.early
 	}
-	if e := c.prepareRetry(); e != nil {
-		return nil, e
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
 			result, err = nil, InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
+	// Before the handler: an input_required retry's requestState is verified (the audience
+	// check runs the server's own code, hence inside the recover) and its inputResponses checked.
+	if e := c.prepareRetry(); e != nil {
+		return nil, e
+	}
 	return c.handler(c)
 }
 

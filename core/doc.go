@@ -53,6 +53,27 @@
 // closing. Modern requests, ephemeral sessions and paths that cannot carry requests
 // (RequestRefuser) refuse them with an error wrapping ErrRequestsRefused.
 //
+// # Multi round-trip results (input_required)
+//
+// A tools/call, prompts/get or resources/read handler that needs something from the client
+// returns NeedInput (an *InputRequired) as its error: embedded requests built with ElicitInput,
+// SamplingInput and RootsInput under keys it chooses, and/or a state string. At least one is
+// required, only those three methods may be embedded and their params must be objects; a
+// handler breaking a rule, or any other method returning it, gets -32603. On a 2026-07-28
+// request the client receives {"resultType":"input_required",...} after a capability gate
+// (-32021 naming exactly the missing client capabilities; a bare elicitation declaration implies
+// form, one naming url alone does not) and retries with inputResponses and the echoed
+// requestState; the handler reads them with Call.InputResponses, Call.InputResponse,
+// Call.ElicitResponse, Call.SamplingResponse, Call.RootsResponse and Call.RequestState. The
+// state leaves the server sealed (Options.RequestState: AES-256-GCM bound to method, target,
+// canonical arguments, expiry and an optional audience); before the handler of a retry runs, a
+// state that fails any check, and inputResponses that are not an object of results, are
+// -32602. On the legacy lifecycle the server fulfils the requests itself as server-to-client
+// requests on the call's own path and runs the handler again with the answers and the
+// plaintext state (at most MaxLegacyInputRounds rounds); where that is impossible (an
+// ephemeral session, a path that refuses requests, Options.DisableInputShim) the call fails
+// with -32603.
+//
 // # Errors
 //
 // A handler that returns a *Error sends exactly that error (code, message, data). Any other error

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
@@ -68,8 +70,12 @@ func NeedInput(requests map[string]InputRequest, state string) *InputRequired {
 
 func (e *InputRequired) Error() string { return "mcpkit: input required" }
 
-// validate enforces the construction rules.
+// validate enforces the construction rules: something to send, only the three methods, params
+// that encode as an object (optional for roots/list only, as the schema has it).
 func (e *InputRequired) validate() error {
+	if e == nil {
+		return errors.New("nil *InputRequired")
+	}
 	if len(e.Requests) == 0 && e.State == "" {
 		return errors.New("at least one of input requests or request state is required")
 	}
@@ -78,6 +84,22 @@ func (e *InputRequired) validate() error {
 		case "elicitation/create", "sampling/createMessage", "roots/list":
 		default:
 			return fmt.Errorf("input request %q: method %q cannot be an input request", k, r.Method)
+		}
+		b := []byte("null")
+		if r.Params != nil {
+			var err error
+			if b, err = marshal(r.Params); err != nil {
+				return fmt.Errorf("input request %q: encoding params: %w", k, err)
+			}
+		}
+		switch v := jsontext.Value(b); {
+		case rawObject(v):
+		case string(v) == "null" && r.Method == "roots/list":
+			// roots/list is the one request whose params are optional.
+		case string(v) == "null":
+			return fmt.Errorf("input request %q: %s needs params", k, r.Method)
+		default:
+			return fmt.Errorf("input request %q: params must be an object", k)
 		}
 	}
 	return nil
@@ -89,10 +111,12 @@ var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "reso
 // RequestStateOptions configure the protection of requestState. The zero value seals it with a
 // random key made for this process.
 type RequestStateOptions struct {
-	// Key is the 32-byte AES-256 key. Nil means a random key per process: replicas behind one
-	// load balancer must share a key, or a retry landing on another replica is refused.
+	// Key is the 32-byte AES-256 key (NewServer panics on any other length, even with
+	// Disable). Nil means a random key per process: replicas behind one load balancer must share
+	// a key, or a retry landing on another replica is refused.
 	Key []byte
-	// TTL bounds how long an issued state can be used. Zero means 5 minutes.
+	// TTL bounds how long an issued state can be used. Zero means 5 minutes; NewServer panics
+	// on a negative TTL.
 	TTL time.Duration
 	// Audience, when set, binds the state to a principal (for example the authenticated user
 	// taken from the request's context): a state issued to one audience is refused for another.
@@ -113,11 +137,19 @@ type sealer struct {
 	ttl      time.Duration
 	audience func(*Call) string
 	disabled bool
+	// now is the clock of expiry (time.Now; tests move it).
+	now func() time.Time
 }
 
 func newSealer(o RequestStateOptions) (*sealer, error) {
-	s := &sealer{ttl: o.TTL, audience: o.Audience, disabled: o.Disable}
-	if s.ttl <= 0 {
+	s := &sealer{ttl: o.TTL, audience: o.Audience, disabled: o.Disable, now: time.Now}
+	if o.Key != nil && len(o.Key) != 32 {
+		return nil, fmt.Errorf("RequestState.Key must be 32 bytes, not %d", len(o.Key))
+	}
+	if s.ttl < 0 {
+		return nil, errors.New("RequestState.TTL must not be negative")
+	}
+	if s.ttl == 0 {
 		s.ttl = DefaultRequestStateTTL
 	}
 	if s.disabled {
@@ -130,9 +162,6 @@ func newSealer(o RequestStateOptions) (*sealer, error) {
 			return nil, err
 		}
 	}
-	if len(key) != 32 {
-		return nil, errors.New("RequestState.Key must be 32 bytes")
-	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
@@ -142,7 +171,7 @@ func newSealer(o RequestStateOptions) (*sealer, error) {
 }
 
 // stateClaims is what a sealed requestState carries, besides the handler's state: what it was
-// issued for, so it cannot be replayed elsewhere.
+// issued for, so it cannot be replayed elsewhere. Exp is in Unix milliseconds.
 type stateClaims struct {
 	V   int    `json:"v"`
 	Exp int64  `json:"exp"`
@@ -153,37 +182,51 @@ type stateClaims struct {
 	S   string `json:"s"`
 }
 
-// binding computes the claims that tie a state to this request: method, target and a digest of
-// the canonical arguments.
-func (c *Call) binding() stateClaims {
-	cl := stateClaims{V: 1, M: c.method, T: c.msg.Name}
-	if cl.T == "" {
-		cl.T = c.msg.URI
-	}
+// binding computes the claims that tie a state to this request: method, target (the name of a
+// tool or prompt, the URI of a resource) and a digest of the canonical (RFC 8785) arguments, so
+// that members in another order or numbers spelled differently still match. ok is false when the
+// params cannot be read: such a request matches no state.
+func (c *Call) binding() (cl stateClaims, ok bool) {
+	cl = stateClaims{V: 1, M: c.method}
 	var p struct {
+		Name      jsontext.Value `json:"name"`
+		URI       jsontext.Value `json:"uri"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
+	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+		return cl, false
+	}
+	target := p.Name
+	if c.method == "resources/read" {
+		target = p.URI
+	}
+	if target.Kind() == '"' && unmarshal(target, &cl.T) != nil {
+		return cl, false
+	}
 	args := jsontext.Value("{}")
-	if rawObject(c.params) && unmarshal(c.params, &p) == nil && len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		args = p.Arguments.Clone()
 	}
 	if err := args.Canonicalize(); err != nil {
-		args = jsontext.Value("{}")
+		return cl, false
 	}
 	sum := sha256.Sum256(args)
 	cl.A = hex.EncodeToString(sum[:])
 	if a := c.session.server.sealer.audience; a != nil {
 		cl.Aud = a(c)
 	}
-	return cl
+	return cl, true
 }
 
 func (s *sealer) seal(c *Call, state string) (string, error) {
 	if s.disabled {
 		return state, nil
 	}
-	cl := c.binding()
-	cl.Exp = time.Now().Add(s.ttl).Unix()
+	cl, ok := c.binding()
+	if !ok {
+		return "", errors.New("the request's params cannot be bound")
+	}
+	cl.Exp = s.now().Add(s.ttl).UnixMilli()
 	cl.S = state
 	plain, err := marshal(cl)
 	if err != nil {
@@ -209,7 +252,8 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 	if !ok {
 		return "", errBadState
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(b64)
+	// Strict: a token has exactly one spelling, so no character can change unnoticed.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(b64)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return "", errBadState
 	}
@@ -218,11 +262,11 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 		return "", errBadState
 	}
 	var cl stateClaims
-	if unmarshal(plain, &cl) != nil || cl.V != 1 || time.Now().Unix() > cl.Exp {
+	if unmarshal(plain, &cl) != nil || cl.V != 1 || s.now().UnixMilli() > cl.Exp {
 		return "", errBadState
 	}
-	want := c.binding()
-	if cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud {
+	want, ok := c.binding()
+	if !ok || cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud {
 		return "", errBadState
 	}
 	return cl.S, nil
@@ -284,7 +328,11 @@ func validInputResponse(v jsontext.Value) bool {
 	}
 	switch {
 	case probe.Action != nil:
-		return true
+		switch *probe.Action {
+		case "accept", "decline", "cancel":
+			return true
+		}
+		return false
 	case probe.Roots.Kind() == '[':
 		return true
 	case probe.Role != nil && probe.Content != nil && probe.Model != nil:
@@ -374,7 +422,10 @@ func inputMode(params any) string {
 	case ElicitParams:
 		return p.Mode
 	case *ElicitParams:
-		return p.Mode
+		if p != nil {
+			return p.Mode
+		}
+		return ""
 	}
 	var probe struct {
 		Mode string `json:"mode"`
@@ -390,7 +441,7 @@ func samplingUsesTools(params any) bool {
 	case CreateMessageParams:
 		return len(p.Tools) > 0 || p.ToolChoice != nil
 	case *CreateMessageParams:
-		return len(p.Tools) > 0 || p.ToolChoice != nil
+		return p != nil && (len(p.Tools) > 0 || p.ToolChoice != nil)
 	}
 	var probe map[string]jsontext.Value
 	if b, err := marshal(params); err == nil {
@@ -455,8 +506,15 @@ const MaxLegacyInputRounds = 8
 
 // answerInputRequired turns an InputRequired from a handler into the response: the modern wire
 // form (after the capability gate and sealing), or, on the legacy lifecycle, the legacy shim.
-func (c *Call) answerInputRequired(ir *InputRequired) (any, error) {
+func (c *Call) answerInputRequired(ir *InputRequired) (result any, err error) {
 	s := c.session.server
+	defer func() {
+		// Options.RequestState.Audience is the server's own code, as is a handler the shim reruns.
+		if v := recover(); v != nil {
+			s.logError(fmt.Errorf("mcpkit: panic answering input_required of %s: %v", c.method, v))
+			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+		}
+	}()
 	if !mrtrMethods[c.method] {
 		return nil, InternalError("input_required results are only supported for tools/call, prompts/get, resources/read")
 	}
@@ -496,7 +554,7 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 			return nil, NewError(CodeInternalError, fmt.Sprintf("Handler still returned `input_required` after %d legacy shim rounds (SEP-2322)", MaxLegacyInputRounds))
 		}
 		if miss := missingCapabilities(requiredCapabilities(ir.Requests), c.session.ClientCapabilities()); miss != nil {
-			b, _ := marshal(miss)
+			b, _ := json.Marshal(miss, json.Deterministic(true))
 			return nil, NewError(CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
 		}
 		responses := map[string]jsontext.Value{}
@@ -525,7 +583,10 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 			}
 			responses[k] = raw
 		}
-		c.inputResponses = responses
+		c.inputResponses = nil
+		if len(responses) > 0 {
+			c.inputResponses = responses
+		}
 		c.requestState, c.hasState = ir.State, ir.State != ""
 		result, err := c.rerun()
 		var next *InputRequired
@@ -540,21 +601,36 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 	}
 }
 
-// legacyElicitParams gives a URL elicitation the elicitationId the legacy wire requires.
+// legacyElicitParams gives a URL elicitation the elicitationId the legacy wire requires (the
+// 2026-07-28 wire has none); anything else goes out as the handler wrote it.
 func legacyElicitParams(params any) any {
-	var p ElicitParams
 	switch v := params.(type) {
 	case ElicitParams:
-		p = v
+		if v.Mode == "url" && v.ElicitationID == "" {
+			v.ElicitationID = uuid.NewString()
+		}
+		return v
 	case *ElicitParams:
-		p = *v
-	default:
+		if v != nil && v.Mode == "url" && v.ElicitationID == "" {
+			q := *v // the handler's value is left alone
+			q.ElicitationID = uuid.NewString()
+			return &q
+		}
+		return v
+	}
+	if inputMode(params) != "url" {
 		return params
 	}
-	if p.Mode == "url" && p.ElicitationID == "" {
-		p.ElicitationID = uuid.NewString()
+	b, err := marshal(params)
+	var m map[string]jsontext.Value
+	if err != nil || unmarshal(b, &m) != nil {
+		return params
 	}
-	return p
+	if id := m["elicitationId"]; id.Kind() == '"' && string(id) != `""` {
+		return params
+	}
+	m["elicitationId"] = jsontext.Value(strconv.Quote(uuid.NewString()))
+	return m
 }
 
 // rerun runs the handler again, with the same panic protection as the first run.

@@ -165,7 +165,7 @@ func addInputRequiredTools(s *core.Server) {
 			}
 			caps := req.ClientCapabilities()
 			need := map[string]core.InputRequest{}
-			if caps.Has("elicitation") {
+			if formElicitation(caps) {
 				need["elicit_input"] = core.ElicitInput(core.ElicitParams{Message: "Please provide a value", RequestedSchema: valueSchema})
 			}
 			if caps.Has("sampling") {
@@ -176,6 +176,15 @@ func addInputRequiredTools(s *core.Server) {
 			}
 			return nil, core.NeedInput(need, "capabilities")
 		})
+}
+
+// formElicitation reports whether the client can answer a form elicitation: it declared
+// elicitation.form, or a bare elicitation (which implies form) rather than one naming url alone.
+func formElicitation(caps core.ClientCapabilities) bool {
+	if caps.Has("elicitation", "form") {
+		return true
+	}
+	return caps.Has("elicitation") && !caps.Has("elicitation", "url")
 }
 
 // elicited returns the elicitation response under key, or nil.

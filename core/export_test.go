@@ -1,0 +1,30 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// SetRequestStateClock replaces the clock that stamps and checks the expiry of sealed
+// requestState tokens, so tests can move time instead of sleeping. Call it before the server
+// serves anything.
+func SetRequestStateClock(s *Server, now func() time.Time) { s.sealer.now = now }
+
+// RequestStateRoundTrip returns a function that seals state for a call of msg on a session of
+// s, then opens the token again for the same call, as a retry would.
+func RequestStateRoundTrip(s *Server, msg *Message) (roundTrip func(state string) (string, error), done func()) {
+	ss := s.NewSession(SessionOptions{})
+	c := newCall(ss, msg, nil)
+	c.ctx = context.Background()
+	return func(state string) (string, error) {
+		token, err := s.sealer.seal(c, state)
+		if err != nil {
+			return "", err
+		}
+		plain, werr := s.sealer.open(c, token)
+		if werr != nil {
+			return "", werr
+		}
+		return plain, nil
+	}, ss.Close
+}
