@@ -56,8 +56,35 @@ type Options struct {
 // at once.
 func Serve(ctx context.Context, s *core.Server, opts Options) error {
 	c := newConn(s, opts)
-	defer c.close()
-	return c.readLoop(ctx)
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	// The read runs on its own goroutine so that a cancelled ctx ends Serve even while the
+	// reader blocks (an idle stdin). That goroutine ends with the reader's next frame or EOF;
+	// nothing it reads after Serve returned is served.
+	done := make(chan error, 1)
+	go func() { done <- c.readLoop() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.close()
+	return err
+}
+
+// spawn runs f on its own goroutine, counted for close, unless the connection is stopping.
+func (c *conn) spawn(f func()) bool {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.stopping {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
 }
 
 type conn struct {
@@ -71,10 +98,12 @@ type conn struct {
 	wbuf   []byte // frame being written, reused
 	closed bool   // set once Serve is returning: nothing more is written
 
-	session *core.Session
-	wg      sync.WaitGroup
-	ctx     context.Context
-	cancel  context.CancelFunc
+	session  *core.Session
+	wg       sync.WaitGroup
+	smu      sync.Mutex
+	stopping bool // set when Serve is returning: no new work starts
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 func newConn(s *core.Server, opts Options) *conn {
@@ -119,6 +148,9 @@ func (c *conn) send(_ context.Context, msg []byte) error {
 // client's answers at once: nobody is left to answer), waits for the requests (their responses
 // are still written), then stops all writes.
 func (c *conn) close() {
+	c.smu.Lock()
+	c.stopping = true
+	c.smu.Unlock()
 	c.session.Close()
 	c.cancel()
 	c.wg.Wait()
@@ -127,8 +159,7 @@ func (c *conn) close() {
 	c.wmu.Unlock()
 }
 
-func (c *conn) readLoop(parent context.Context) error {
-	c.ctx, c.cancel = context.WithCancel(parent)
+func (c *conn) readLoop() error {
 	r := bufio.NewReaderSize(c.in, 64<<10)
 	var frame []byte
 	for {
@@ -201,13 +232,13 @@ func (c *conn) serveMessage(msg *core.Message) {
 		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
 		return
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	// When Serve is already returning the call never runs: its context is cancelled with the
+	// connection's and the session is closed.
+	c.spawn(func() {
 		if resp := call.Run(); resp != nil {
 			_ = c.send(c.ctx, resp.Encode())
 		}
-	}()
+	})
 }
 
 // serveBatch answers a batch with one array of the responses (unwrapped when there is exactly
@@ -232,9 +263,7 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 			c.session.Handle(c.ctx, it.Msg, nil)
 		}
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.spawn(func() {
 		out := make([][]byte, len(calls))
 		var wg sync.WaitGroup
 		for i, call := range calls {
@@ -260,5 +289,5 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 		default:
 			_ = c.send(c.ctx, append(append([]byte{'['}, bytes.Join(all, []byte{','})...), ']'))
 		}
-	}()
+	})
 }

@@ -66,25 +66,9 @@ func main() {
 	}
 }
 
-// stdioGrace is how long a signalled stdio server waits for stdio.Serve to return.
-const stdioGrace = time.Second
-
-// serveStdio serves s on stdin and stdout until the input ends or ctx ends. stdio.Serve notices
-// a cancelled context only when the next line arrives, so after a signal it gets a short grace
-// period (the requests in flight are cancelled at once) and then the process leaves anyway.
+// serveStdio serves s on stdin and stdout until the input ends or ctx ends (a signal).
 func serveStdio(ctx context.Context, s *core.Server) error {
-	errc := make(chan error, 1)
-	go func() { errc <- stdio.Serve(ctx, s, stdio.Options{}) }()
-	var err error
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		select {
-		case err = <-errc:
-		case <-time.After(stdioGrace):
-		}
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err := stdio.Serve(ctx, s, stdio.Options{}); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
