@@ -34,3 +34,35 @@ func ExampleNewEndpoint() {
 	_ = legacy.Close()
 	// Output:
 }
+
+// The session validator swapped for the team's own layer: it resolves the session itself, ties
+// it to the authenticated user, and hands it to the endpoint with middleware.WithSession.
+func ExampleNewEndpoint_ownSessionLayer() {
+	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, nil)
+	user := func(r *http.Request) string { return r.Header.Get("X-User") } // set by the team's auth
+	store := session.NewMemory(session.MemoryOptions{})
+	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{
+		Store: store,
+		Owner: func(r *http.Request) any { return user(r) },
+	})
+
+	ownSessions := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get(mcphttp.HeaderSessionID)
+			if id == "" { // initialize (or a request the endpoint refuses itself)
+				next.ServeHTTP(w, r)
+				return
+			}
+			s, err := store.Get(r.Context(), id, r.Method != http.MethodDelete)
+			if err != nil || s.Owner != user(r) {
+				http.Error(w, "no such session", http.StatusNotFound)
+				return
+			}
+			next.ServeHTTP(w, middleware.WithSession(r, s))
+		})
+	}
+	h := middleware.Decode(middleware.DecodeOptions{})(ownSessions(legacy))
+	_ = h
+	_ = legacy.Close()
+	// Output:
+}
