@@ -147,8 +147,16 @@ func (e *Endpoint) route(w http.ResponseWriter, r *http.Request) {
 // does not serve (405; GET and DELETE in stateless mode too) and an Accept header that does not
 // list what the response needs (406). New mounts it outside Decode; the endpoint repeats both
 // checks for stacks composed without it.
+//
+// A request other than POST that the era router sends to the 2026-07-28 handler (its
+// MCP-Protocol-Version names a modern or unknown version) passes through untouched: that
+// lifecycle has only POST, and its handler answers 405 whatever the Accept header says.
 func (e *Endpoint) preflight(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && middleware.RoutesModern(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		switch r.Method {
 		case http.MethodPost:
 			if !e.acceptable(w, r) {
@@ -374,6 +382,8 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 		writeJSON(w, r, http.StatusOK, resp)
 		return
 	}
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, e.sse)
 	defer sse.Close()
 	call, err := cs.Begin(r.Context(), msg, sseSender{sse})
@@ -451,6 +461,8 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.get.Store(false)
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, e.sse)
 	defer sse.Close()
 	// The path is in place before the headers go out: a client that saw the 200 gets every
@@ -469,6 +481,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-q.behind:
+			tail.abort = true
 			return // the client fell too far behind: it re-opens the stream
 		default:
 		}
@@ -478,6 +491,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-q.behind:
+			tail.abort = true
 			return
 		case <-r.Context().Done():
 			return
@@ -554,6 +568,33 @@ func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// streamTail bounds what net/http still writes once a streaming handler returns (the chunk that
+// ends the response, and any bytes left in its buffer). The SSE writer clears its deadline after
+// every successful write, so without this a client that stopped reading at the wrong moment would
+// hold the connection, and the goroutine serving it, forever. Handlers defer bound() right before
+// deferring the SSE writer's Close (so it runs after it): the tail then gets WriteTimeout, or
+// nothing at all once abort was called (a stream dropped because its client fell behind).
+type streamTail struct {
+	w       http.ResponseWriter
+	timeout time.Duration // the SSE write timeout as configured: 0 means the default, < 0 none
+	abort   bool
+}
+
+func (t *streamTail) bound() {
+	var deadline time.Time
+	switch {
+	case t.abort:
+		deadline = time.Now()
+	case t.timeout < 0:
+		return
+	case t.timeout == 0:
+		deadline = time.Now().Add(middleware.DefaultSSEWriteTimeout)
+	default:
+		deadline = time.Now().Add(t.timeout)
+	}
+	_ = http.NewResponseController(t.w).SetWriteDeadline(deadline)
 }
 
 // sseSender sends messages as SSE events on one stream.

@@ -54,6 +54,11 @@ type tools struct {
 	// finish, when non-nil, is waited on by "waitctx" after its context ended, so a test can
 	// hold a handler in place while the endpoint shuts down.
 	finish chan struct{}
+	// notified receives the request id of a "stream" call once it sent its first progress
+	// notification; the call then waits on release (or its context, whose cause goes to ctxDone).
+	notified chan string
+	// flooded receives the result of every notify call of a "flood" call, in order.
+	flooded chan []error
 }
 
 func newTools() *tools {
@@ -61,14 +66,26 @@ func newTools() *tools {
 		entered: make(chan string, 16),
 		release: make(chan struct{}),
 		ctxDone: make(chan error, 16),
+
+		notified: make(chan string, 16),
+		flooded:  make(chan []error, 16),
 	}
 }
 
 // newServer returns a core server with the test tools: echo, progress, block, waitctx, roots
 // (asks the client for roots/list and answers with the first URI, or with the error as text),
-// whoami (the client's name from initialize, or "nobody").
+// whoami (the client's name from initialize, or "nobody"), and those of addModernTools. It
+// accepts resource subscriptions.
 func newServer(tl *tools) *core.Server {
-	s := core.NewServer(core.Implementation{Name: "mcphttp-test", Version: "1.0.0"}, nil)
+	return newServerWith(tl, nil)
+}
+
+// newServerWith is newServer with the given core options (nil: resource subscriptions accepted).
+func newServerWith(tl *tools, opts *core.Options) *core.Server {
+	if opts == nil {
+		opts = &core.Options{SubscribeHandler: core.AcceptSubscription}
+	}
+	s := core.NewServer(core.Implementation{Name: "mcphttp-test", Version: "1.0.0"}, opts)
 	obj := jsontext.Value(`{"type":"object"}`)
 	s.AddTool(&core.Tool{Name: "echo", InputSchema: obj}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		var in struct {
@@ -128,6 +145,7 @@ func newServer(tl *tools) *core.Server {
 		}
 		return core.TextResult(name), nil
 	})
+	addModernTools(s, tl)
 	return s
 }
 
@@ -138,22 +156,39 @@ type fixture struct {
 	h      *mcphttp.Handler
 	srv    *httptest.Server
 	hc     *http.Client
+	// connClosed receives a value each time the server closed a connection, which happens only
+	// after the handler serving it returned (so its deferred clean-up has run).
+	connClosed chan struct{}
 }
 
 func newFixture(t *testing.T, opts mcphttp.Options) *fixture {
 	t.Helper()
-	return newFixtureOn(t, opts, nil)
+	return newFixtureWith(t, opts, nil, nil)
 }
 
 // newFixtureOn is newFixture with the server's listener wrapped by wrap (when not nil).
 func newFixtureOn(t *testing.T, opts mcphttp.Options, wrap func(net.Listener) net.Listener) *fixture {
 	t.Helper()
+	return newFixtureWith(t, opts, nil, wrap)
+}
+
+// newFixtureWith is newFixtureOn with the core server built from coreOpts (see newServerWith).
+func newFixtureWith(t *testing.T, opts mcphttp.Options, coreOpts *core.Options, wrap func(net.Listener) net.Listener) *fixture {
+	t.Helper()
 	tl := newTools()
-	f := &fixture{tools: tl, server: newServer(tl)}
+	f := &fixture{tools: tl, server: newServerWith(tl, coreOpts), connClosed: make(chan struct{}, 1024)}
 	f.h = mcphttp.New(f.server, opts)
 	f.srv = httptest.NewUnstartedServer(f.h)
 	if wrap != nil {
 		f.srv.Listener = wrap(f.srv.Listener)
+	}
+	f.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed || st == http.StateHijacked {
+			select {
+			case f.connClosed <- struct{}{}:
+			default:
+			}
+		}
 	}
 	f.srv.Start()
 	f.hc = f.srv.Client()

@@ -31,9 +31,11 @@ type ListenOptions struct {
 	// the cap a new listen gets 503.
 	MaxStreams int
 	// KeepAlive is the interval of keepalive comments, which also find dead peers and free their
-	// slot. Zero means DefaultListenKeepAlive (15 s); negative turns keepalives off.
+	// slot. Zero means DefaultListenKeepAlive (15 s); negative turns keepalives off (no timer is
+	// armed at all).
 	KeepAlive time.Duration
-	// WriteTimeout bounds each write. Zero means 30 s; negative turns the bound off.
+	// WriteTimeout bounds each write. Zero means 30 s (New uses Options.WriteTimeout when it is
+	// set); negative turns the bound off.
 	WriteTimeout time.Duration
 }
 
@@ -44,57 +46,101 @@ type ListenOptions struct {
 // moment, because the stream's own handler writes the acknowledgement before it starts draining
 // its queue. Every delivered frame carries _meta.io.modelcontextprotocol/subscriptionId, the
 // listen request's id. Publishing never waits on a client: a change is queued on each matching
-// stream (a stream that falls a whole queue behind is closed) and written by that stream's handler,
-// so frames of one stream stay in order and no lock shared between streams is held while writing.
+// stream (a stream that falls a whole queue behind is closed) and written by that stream's
+// handler, which is the only writer of its stream (keepalive comments included), so frames of one
+// stream stay in order and no lock shared between streams is held while writing. An idle stream
+// holds no queue memory: a queue grows only while changes wait for their writer.
 //
 // On Close each stream ends gracefully. The 2026-07-28 specification asks two things of a server
 // tearing a subscription down: the cancellation page says it MUST send notifications/cancelled
 // referencing the listen request, and the subscriptions page says it SHOULD answer the listen
 // request with a complete result. The kit does both, in that order, so the result
-// ({"resultType":"complete","_meta":{subscriptionId}}) is the last frame of the stream and nothing
-// follows it. A client closing the stream frees its slot at once.
+// ({"resultType":"complete","_meta":{subscriptionId, serverInfo}}) is the last frame of the
+// stream and nothing follows it, not even a keepalive comment. A client closing the stream frees
+// its slot at once; a peer that vanished without closing is found by the next keepalive write.
 type Listeners struct {
-	server *core.Server
-	max    int64
-	sse    middleware.SSEOptions
+	server    *core.Server
+	max       int64
+	keepAlive time.Duration
+	sse       middleware.SSEOptions
+	info      []byte // the server's Implementation, for the _meta of the final result
 
 	count   atomic.Int64
-	mu      sync.Mutex
-	streams map[core.ID]*listenStream
-	list    atomic.Pointer[[]*listenStream] // copy-on-write snapshot for publishing
+	mu      sync.RWMutex // guards streams and byID; publishing holds it for reading
+	streams []*listenStream
+	byID    map[core.ID]*listenStream
 	unsub   func()
 
 	closing  chan struct{}
 	closeOne sync.Once
 	active   sync.WaitGroup
+
+	decode http.Handler // for a request no Decode layer ran in front of
 }
 
+// listenStream is one open subscriptions/listen stream. Publishers only append to pending, under
+// the stream's own lock; the stream's handler takes the pending changes and writes them.
 type listenStream struct {
 	id     core.ID
+	idJSON []byte
 	filter core.SubscriptionFilter
-	queue  chan []byte
-	behind atomic.Bool
-	kick   chan struct{} // closed when the stream fell behind
+	index  int // position in Listeners.streams, guarded by Listeners.mu
+
+	mu      sync.Mutex
+	pending []core.Change
+	behind  bool
+	wake    chan struct{} // capacity 1: changes are pending, or the stream fell behind
+}
+
+// push queues a change for the stream's writer. It never blocks.
+func (st *listenStream) push(c core.Change) {
+	st.mu.Lock()
+	switch {
+	case st.behind:
+		st.mu.Unlock()
+		return
+	case len(st.pending) >= listenQueue:
+		st.behind = true
+		st.pending = nil
+	default:
+		st.pending = append(st.pending, c)
+	}
+	st.mu.Unlock()
+	select {
+	case st.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// take returns the pending changes, leaving spare (emptied) in their place, and whether the
+// stream fell behind.
+func (st *listenStream) take(spare []core.Change) ([]core.Change, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := st.pending
+	st.pending = spare[:0]
+	return out, st.behind
 }
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
 func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
-	l := &Listeners{server: s, streams: map[core.ID]*listenStream{}, closing: make(chan struct{})}
+	l := &Listeners{server: s, byID: map[core.ID]*listenStream{}, closing: make(chan struct{})}
 	l.max = int64(opts.MaxStreams)
 	if l.max <= 0 {
 		l.max = DefaultMaxListenStreams
 	}
-	ka := opts.KeepAlive
-	switch {
+	switch ka := opts.KeepAlive; {
 	case ka == 0:
-		ka = DefaultListenKeepAlive
-	case ka < 0:
-		ka = 0
+		l.keepAlive = DefaultListenKeepAlive
+	case ka > 0:
+		l.keepAlive = ka
 	}
-	l.sse = middleware.SSEOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
-	empty := []*listenStream{}
-	l.list.Store(&empty)
+	// The handler writes its own keepalive comments (see ServeHTTP): the SSE writer's timer
+	// stays off, so nothing can be written after the final frame.
+	l.sse = middleware.SSEOptions{WriteTimeout: opts.WriteTimeout}
+	l.info, _ = json.Marshal(s.Implementation())
 	l.unsub = s.Broadcaster().Subscribe(l.deliver)
+	l.decode = middleware.Decode(middleware.DecodeOptions{})(http.HandlerFunc(l.serve))
 	return l
 }
 
@@ -113,27 +159,21 @@ func (l *Listeners) Close() {
 	l.active.Wait()
 }
 
-// deliver queues a change on every stream whose filter wants it. It never blocks.
+// deliver queues a change on every stream whose filter wants it. It never blocks on a client:
+// it holds the registry's read lock only to append to each stream's queue.
 func (l *Listeners) deliver(c core.Change) {
-	for _, st := range *l.list.Load() {
-		if !st.filter.Wants(c) {
-			continue
-		}
-		frame := changeFrame(c, st.id)
-		select {
-		case st.queue <- frame:
-		default:
-			if st.behind.CompareAndSwap(false, true) {
-				close(st.kick)
-			}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, st := range l.streams {
+		if st.filter.Wants(c) {
+			st.push(c)
 		}
 	}
 }
 
-// changeFrame encodes a change notification for one stream, tagged with its subscription id.
-func changeFrame(c core.Change, id core.ID) []byte {
-	idJSON, _ := id.MarshalJSON()
-	b := make([]byte, 0, 160+len(c.URI))
+// appendChangeFrame appends a change notification for one stream, tagged with its subscription
+// id. Wants admits only the four change methods, so the method needs no escaping.
+func appendChangeFrame(b []byte, c core.Change, idJSON []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"`...)
 	b = append(b, c.Method...)
 	b = append(b, `","params":{`...)
@@ -162,34 +202,48 @@ func (l *Listeners) register(st *listenStream) error {
 		return errClosing
 	default:
 	}
-	if _, dup := l.streams[st.id]; dup {
+	if _, dup := l.byID[st.id]; dup {
 		return errDuplicate
 	}
-	l.streams[st.id] = st
+	l.byID[st.id] = st
+	st.index = len(l.streams)
+	l.streams = append(l.streams, st)
 	l.active.Add(1)
-	l.snapshotLocked()
 	return nil
 }
 
 func (l *Listeners) unregister(st *listenStream) {
 	l.mu.Lock()
-	if l.streams[st.id] == st {
-		delete(l.streams, st.id)
-		l.snapshotLocked()
+	defer l.mu.Unlock()
+	if l.byID[st.id] != st {
+		return
 	}
-	l.mu.Unlock()
+	delete(l.byID, st.id)
+	last := len(l.streams) - 1
+	moved := l.streams[last]
+	l.streams[st.index] = moved
+	moved.index = st.index
+	l.streams[last] = nil
+	l.streams = l.streams[:last]
 }
 
-func (l *Listeners) snapshotLocked() {
-	list := make([]*listenStream, 0, len(l.streams))
-	for _, st := range l.streams {
-		list = append(list, st)
-	}
-	l.list.Store(&list)
-}
-
-// ServeHTTP serves one subscriptions/listen POST (already decoded, mirror headers checked).
+// ServeHTTP serves one subscriptions/listen POST. In the default stack the Modern handler hands
+// it over once the body is decoded and the mirror headers are checked; mounted alone it answers
+// 405 to other methods and decodes the body itself (it does not check the headers).
 func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
+		return
+	}
+	if _, ok := middleware.MessageFrom(r.Context()); !ok {
+		l.decode.ServeHTTP(w, r)
+		return
+	}
+	l.serve(w, r)
+}
+
+func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	msg, _ := middleware.MessageFrom(r.Context())
 	if !msg.ID.IsValid() {
 		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
@@ -219,48 +273,74 @@ func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.FormatInt(l.max, 10)+") reached")
 		return
 	}
-	defer l.count.Add(-1)
-	st := &listenStream{id: msg.ID, filter: l.server.Honor(filter), queue: make(chan []byte, listenQueue), kick: make(chan struct{})}
+	idJSON, _ := msg.ID.MarshalJSON()
+	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1)}
 	switch l.register(st) {
 	case errDuplicate:
+		l.count.Add(-1)
 		refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 		return
 	case errClosing:
+		l.count.Add(-1)
 		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
 		return
 	}
-	defer l.active.Done()
-	defer l.unregister(st)
+	// Runs last, after the final frames: once Close returns, Len counts no finished stream.
+	defer func() {
+		l.unregister(st)
+		l.count.Add(-1)
+		l.active.Done()
+	}()
 
+	tail := &streamTail{w: w, timeout: l.sse.WriteTimeout}
+	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, l.sse)
 	defer sse.Close()
 	if err := sse.Start(); err != nil {
 		return
 	}
-	ack, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"method":  "notifications/subscriptions/acknowledged",
-		"params": map[string]any{
-			"notifications": st.filter,
-			"_meta":         map[string]any{core.MetaSubscriptionID: msg.ID},
-		},
-	})
-	if sse.WriteMessage(ack) != nil {
+	// From here on this goroutine is the stream's only writer: the acknowledgement goes first,
+	// whatever was published since the stream registered waits in its queue.
+	filterJSON, _ := json.Marshal(st.filter)
+	buf := make([]byte, 0, 256)
+	buf = append(buf, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
+	buf = append(buf, filterJSON...)
+	buf = append(buf, `,"_meta":{"`+core.MetaSubscriptionID+`":`...)
+	buf = append(buf, idJSON...)
+	buf = append(buf, "}}}"...)
+	if sse.WriteMessage(buf) != nil {
 		return
 	}
+	var tick <-chan time.Time
+	if l.keepAlive > 0 {
+		t := time.NewTicker(l.keepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	var spare []core.Change
 	for {
 		select {
-		case frame := <-st.queue:
-			if sse.WriteMessage(frame) != nil {
-				return
+		case <-st.wake:
+			changes, behind := st.take(spare)
+			if behind {
+				tail.abort = true
+				return // fell a whole queue behind: the client must reconnect and list again
+			}
+			for i, c := range changes {
+				buf = appendChangeFrame(buf[:0], c, idJSON)
+				if sse.WriteMessage(buf) != nil {
+					return
+				}
+				changes[i] = core.Change{}
+			}
+			spare = changes
+		case <-tick:
+			if sse.WriteComment("ping "+time.Now().Format(time.RFC3339)) != nil {
+				return // the peer is gone: free the slot
 			}
 		case <-l.closing:
 			l.finish(sse, st)
 			return
-		case <-st.kick:
-			return // fell a whole queue behind: the client must reconnect and list again
-		case <-sse.Done():
-			return // keepalive or a write found the peer dead
 		case <-r.Context().Done():
 			return // the client closed the stream
 		}
@@ -270,11 +350,21 @@ func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // finish ends a stream gracefully: notifications/cancelled for the listen request, then the
 // complete result as the very last frame.
 func (l *Listeners) finish(sse *middleware.SSEWriter, st *listenStream) {
-	cancelled, _ := core.EncodeNotification("notifications/cancelled", map[string]any{
-		"requestId": st.id, "reason": "The server is shutting down",
-	})
-	_ = sse.WriteMessage(cancelled)
-	idJSON, _ := st.id.MarshalJSON()
-	result := []byte(`{"resultType":"complete","_meta":{"` + core.MetaSubscriptionID + `":` + string(idJSON) + `}}`)
-	_ = sse.WriteMessage(core.EncodeResponse(st.id, result))
+	b := make([]byte, 0, 256+len(l.info))
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	b = append(b, st.idJSON...)
+	b = append(b, `,"reason":"The server is shutting down"}}`...)
+	if sse.WriteMessage(b) != nil {
+		return
+	}
+	b = append(b[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, st.idJSON...)
+	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+core.MetaSubscriptionID+`":`...)
+	b = append(b, st.idJSON...)
+	if len(l.info) > 0 {
+		b = append(b, `,"`+core.MetaServerInfo+`":`...)
+		b = append(b, l.info...)
+	}
+	b = append(b, "}}}"...)
+	_ = sse.WriteMessage(b)
 }

@@ -4,8 +4,18 @@
 // New composes the default stack:
 //
 //	recover -> tracing -> request log -> origin/host guard -> method + Accept checks
-//	        -> body limit + decode -> protocol-version check -> session validator
-//	        -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
+//	        -> body limit + decode -> era router
+//	           legacy: protocol-version check -> session validator
+//	                   -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
+//	           modern: mirror-header checks (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*)
+//	                   -> modern handler (2026-07-28 POST: JSON, or SSE carrying the request's
+//	                      notifications live; subscriptions/listen streams)
+//
+// The era router (middleware.EraRouter) sends each request to the lifecycle it belongs to, by its
+// MCP-Protocol-Version header first and its shape second: one endpoint serves stateful sessions
+// (initialize, Mcp-Session-Id) and stateless 2026-07-28 requests side by side. The modern branch
+// shares the endpoint's lifetime (Close cancels its requests, Shutdown waits for them); Close ends
+// the listen streams gracefully first.
 //
 // Each layer answers its own failures with the status and JSON-RPC error the protocol requires, so
 // a team can drop, reorder or replace layers and know exactly what it gives up. The method,
@@ -91,7 +101,8 @@ type Options struct {
 	// MaxRequestNotifications bounds the notifications one 2026-07-28 request may send (its
 	// SSE stream). Zero means 1000; past it notify calls report the notification was dropped.
 	MaxRequestNotifications int
-	// Listen configures subscriptions/listen (stream cap, keepalive).
+	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout). A zero
+	// Listen.WriteTimeout takes WriteTimeout.
 	Listen ListenOptions
 	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
 	// then answers 404 -32601, and server/discover stops advertising listChanged and subscribe
@@ -133,7 +144,11 @@ func New(s *core.Server, opts Options) *Handler {
 	}
 	var listeners *Listeners
 	if !opts.DisableListen {
-		listeners = NewListeners(s, opts.Listen)
+		lo := opts.Listen
+		if lo.WriteTimeout == 0 {
+			lo.WriteTimeout = opts.WriteTimeout
+		}
+		listeners = NewListeners(s, lo)
 	}
 	modern := NewModern(s, ModernOptions{
 		MaxNotifications:    opts.MaxRequestNotifications,

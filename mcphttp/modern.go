@@ -112,6 +112,12 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEOptions{WriteTimeout: m.opts.WriteTimeout}}
+	tail := &streamTail{w: w, timeout: m.opts.WriteTimeout}
+	defer func() {
+		if stream.begun() {
+			tail.bound()
+		}
+	}()
 	defer stream.close()
 	call, err := cs.Begin(r.Context(), msg, stream)
 	if err != nil {

@@ -43,6 +43,13 @@ func EraRouter(modern http.Handler) func(http.Handler) http.Handler {
 	}
 }
 
+// RoutesModern reports whether EraRouter sends r to the 2026-07-28 handler, by the rules above.
+// For a POST it looks at the message Decode stored in the request context (a POST without one
+// is judged by its headers alone); other methods are judged by their headers, so an endpoint can
+// ask before the body is read, for example to leave a GET with a 2026-07-28 header to the modern
+// handler's 405 instead of checking its Accept header.
+func RoutesModern(r *http.Request) bool { return routeModern(r) }
+
 // routeModern decides the lifecycle of r.
 func routeModern(r *http.Request) bool {
 	v := r.Header.Get(HeaderProtocolVersion)

@@ -3,8 +3,8 @@ package middleware
 import (
 	"bytes"
 	"encoding/base64"
-	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,10 +40,15 @@ type MirrorOptions struct {
 //   - Mcp-Name is required on tools/call, prompts/get (params.name) and resources/read
 //     (params.uri) and must equal it, after decoding the =?base64?...?= form;
 //   - on tools/call, each argument the tool's input schema marks with x-mcp-header must be
-//     mirrored in Mcp-Param-<name> with the same value, and no such header may appear without
-//     its argument.
+//     mirrored in Mcp-Param-<name> with the same value (strings verbatim, numbers by value,
+//     booleans as true/false), and no such header may appear without its argument.
 //
-// Every mismatch is 400 -32020 with the request id. Requests other than POST pass through.
+// Header names are case-insensitive; values are compared after net/http trimmed the spaces around
+// them. A value of the exact form =?base64?<standard base64>?= is decoded first (invalid base64
+// or a result that is not UTF-8 is refused); any other value is taken literally and must be
+// visible ASCII, spaces and tabs. A mirrored header sent more than once is refused, since a
+// gateway might read another of its values. Every mismatch is 400 -32020 with the request id.
+// Requests other than POST pass through.
 func MirrorHeaders(opts MirrorOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,6 +93,9 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 	if msg.Method == "" {
 		return 0, nil // a client response: nothing to mirror
 	}
+	if name, ok := repeated(r.Header, HeaderMethod, HeaderName); ok {
+		return http.StatusBadRequest, mismatch("%s header is sent more than once", name)
+	}
 	method := r.Header.Get(HeaderMethod)
 	if method == "" {
 		return http.StatusBadRequest, mismatch("Mcp-Method header is required on the modern path")
@@ -123,6 +131,17 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 		}
 	}
 	return 0, nil
+}
+
+// repeated returns the first of the named headers that carries more than one value: a gateway
+// could route on one value and the server check another, so a mirrored header must appear once.
+func repeated(h http.Header, names ...string) (string, bool) {
+	for _, n := range names {
+		if len(h.Values(n)) > 1 {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 // decodeHeaderValue returns a header's value: the =?base64?...?= form decoded (strict standard
@@ -161,6 +180,9 @@ func checkParamHeaders(r *http.Request, msg *core.Message, srv *core.Server) *co
 	for _, p := range params {
 		header := HeaderParamPrefix + p.Name
 		vals, present := r.Header[http.CanonicalHeaderKey(header)]
+		if len(vals) > 1 {
+			return mismatch("%s header is sent more than once", header)
+		}
 		arg, hasArg := body.Arguments[p.Argument]
 		if hasArg && string(arg) == "null" {
 			hasArg = false
@@ -178,10 +200,19 @@ func checkParamHeaders(r *http.Request, msg *core.Message, srv *core.Server) *co
 			return mismatch("%s header value is not valid", header)
 		}
 		if !sameValue(got, arg) {
-			return mismatch("%s header value '%s' does not match body value '%s'", header, got, string(arg))
+			return mismatch("%s header value '%s' does not match body value '%s'", header, got, bodyText(arg))
 		}
 	}
 	return nil
+}
+
+// bodyText shows an argument in an error message: a string as its text, anything else as JSON.
+func bodyText(arg jsontext.Value) string {
+	var s string
+	if arg.Kind() == '"' && json.Unmarshal(arg, &s) == nil {
+		return s
+	}
+	return string(arg)
 }
 
 // sameValue compares a header's text with a JSON argument: strings verbatim, numbers by value,
@@ -192,16 +223,61 @@ func sameValue(header string, arg jsontext.Value) bool {
 		var s string
 		return json.Unmarshal(arg, &s) == nil && s == header
 	case '0':
-		// The header must itself be a JSON number (no hex, no fractions) of the same value.
+		// The header must itself be a JSON number (no hex, no leading +) of the same value.
+		if header == string(arg) {
+			return true
+		}
 		hv := jsontext.Value(header)
 		if !hv.IsValid() || hv.Kind() != '0' {
 			return false
 		}
-		a, ok1 := new(big.Rat).SetString(string(arg))
-		h, ok2 := new(big.Rat).SetString(header)
-		return ok1 && ok2 && a.Cmp(h) == 0
+		a, ok1 := parseDecimal(string(arg))
+		h, ok2 := parseDecimal(header)
+		return ok1 && ok2 && a == h
 	case 't', 'f':
 		return string(bytes.TrimSpace(arg)) == header
 	}
 	return false
+}
+
+// decimal is a JSON number reduced to a canonical form: the significant digits without leading or
+// trailing zeros, the power of ten that scales them, and the sign. Zero is the zero decimal,
+// whatever its sign or spelling.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// maxDecimalExponent bounds the exponent parseDecimal accepts: a mirrored value never needs more,
+// and the bound keeps the arithmetic in an int64.
+const maxDecimalExponent = 1 << 40
+
+// parseDecimal reads a valid JSON number into its canonical form, without arbitrary-precision
+// arithmetic (which an attacker could make expensive with a huge exponent). It reports false for
+// an exponent beyond maxDecimalExponent.
+func parseDecimal(s string) (decimal, bool) {
+	var d decimal
+	if strings.HasPrefix(s, "-") {
+		d.neg = true
+		s = s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if hasExp {
+		e, err := strconv.ParseInt(strings.TrimPrefix(expPart, "+"), 10, 64)
+		if err != nil || e > maxDecimalExponent || e < -maxDecimalExponent {
+			return decimal{}, false
+		}
+		d.exp = e
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	d.exp -= int64(len(frac))
+	trimmed := strings.TrimRight(digits, "0")
+	d.exp += int64(len(digits) - len(trimmed))
+	if trimmed == "" {
+		return decimal{}, true // zero
+	}
+	d.digits = trimmed
+	return d, true
 }

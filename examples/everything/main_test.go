@@ -361,6 +361,10 @@ func TestToolsList(t *testing.T) {
 			requires(t, tool.Name, tool.InputSchema, "prompt")
 		case "test_elicitation":
 			requires(t, tool.Name, tool.InputSchema, "message")
+		case "test_custom_headers": // arguments mirrored in Mcp-Param-* headers (headers.go)
+			if !bytes.Contains(tool.InputSchema, []byte(`"x-mcp-header":"Region"`)) {
+				t.Errorf("test_custom_headers inputSchema %s has no x-mcp-header", tool.InputSchema)
+			}
 		default:
 			sameJSON(t, tool.Name+" inputSchema", tool.InputSchema, `{"type":"object","properties":{}}`)
 		}

@@ -105,6 +105,8 @@ func addTools(s *core.Server) {
 		return core.TextResult("Reconnection test completed successfully. If you received this, " +
 			"the client properly reconnected after stream closure."), nil
 	})
+
+	addCustomHeadersTool(s) // last, after the trivial tools the suite looks for first
 }
 
 // pause waits for d, or until ctx ends.

@@ -3,6 +3,7 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -314,6 +315,145 @@ func (c *Client) Initialize(t testing.TB) Reply {
 func (c *Client) Call(t testing.TB, id any, method string, params any) Wire {
 	t.Helper()
 	rep := c.Post(t, Request(id, method, params))
+	if rep.Status != http.StatusOK {
+		t.Fatalf("%s: status %d: %s", method, rep.Status, rep.Body)
+	}
+	return rep.Message(t)
+}
+
+// ModernVersion is the protocol version of the stateless lifecycle the modern helpers speak.
+const ModernVersion = "2026-07-28"
+
+// Header names of the 2026-07-28 lifecycle that mirror the body.
+const (
+	HeaderMethod = "Mcp-Method"
+	HeaderName   = "Mcp-Name"
+)
+
+// Envelope returns the members of the 2026-07-28 _meta envelope: the protocol version, the
+// client's capabilities (an empty object when caps is nil) and a client named "testutil".
+func Envelope(version string, caps any) map[string]any {
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	return map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    version,
+		"io.modelcontextprotocol/clientCapabilities": caps,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "testutil", "version": "1.0.0"},
+	}
+}
+
+// ModernRequest returns the text of a 2026-07-28 request (id nil makes it a notification): params
+// with the envelope of ModernVersion merged into params._meta, where members params already has
+// in _meta win (so a test can override or add one, such as a logLevel or progressToken). params
+// may be nil.
+func ModernRequest(id any, method string, params map[string]any) string {
+	p := map[string]any{}
+	for k, v := range params {
+		p[k] = rawOrValue(v)
+	}
+	meta := Envelope(ModernVersion, nil)
+	if own, ok := params["_meta"].(map[string]any); ok {
+		for k, v := range own {
+			meta[k] = v
+		}
+	}
+	p["_meta"] = meta
+	return Request(id, method, p)
+}
+
+// ModernHeaders returns the headers a 2026-07-28 client sends with body: MCP-Protocol-Version
+// (the body's envelope version, else ModernVersion), Mcp-Method (the body's method) and, for
+// tools/call and prompts/get (params.name) and resources/read (params.uri), Mcp-Name, in the
+// =?base64?...?= form when the value is not plain visible ASCII. A body that is not a JSON object
+// gets MCP-Protocol-Version alone (tests of malformed bodies add what they need).
+func ModernHeaders(body string) http.Header {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+			Meta struct {
+				Version any `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	h := http.Header{}
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		h.Set(HeaderProtocolVersion, ModernVersion)
+		return h
+	}
+	version := ModernVersion
+	if v, ok := m.Params.Meta.Version.(string); ok {
+		version = v
+	}
+	h.Set(HeaderProtocolVersion, version)
+	if m.Method != "" {
+		h.Set(HeaderMethod, m.Method)
+	}
+	target := ""
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		target = m.Params.Name
+	case "resources/read":
+		target = m.Params.URI
+	}
+	if target != "" {
+		h.Set(HeaderName, HeaderValue(target))
+	}
+	return h
+}
+
+// HeaderValue returns s as a 2026-07-28 client writes it in a mirrored header: verbatim when it
+// is visible ASCII without surrounding spaces, otherwise =?base64?<standard base64>?=.
+func HeaderValue(s string) string {
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' '
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			plain = false
+		}
+	}
+	if plain || s == "" {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// NewModernPost returns a POST of body as a 2026-07-28 client sends it: Content-Type
+// application/json, the client's Accept (both media types unless set), the headers of
+// ModernHeaders, then the client's extra headers (which may override them). It sends no session
+// id and ignores the client's ProtocolVersion.
+func (c *Client) NewModernPost(ctx context.Context, body string) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, strings.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	accept := c.Accept
+	if accept == "" {
+		accept = AcceptBoth
+	}
+	req.Header.Set("Accept", accept)
+	for k, vs := range ModernHeaders(body) {
+		req.Header[k] = vs
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	return req
+}
+
+// PostModern sends body as a 2026-07-28 POST (see NewModernPost) and reads the whole answer.
+func (c *Client) PostModern(t testing.TB, body string) Reply {
+	t.Helper()
+	return c.Do(t, c.NewModernPost(context.Background(), body))
+}
+
+// CallModern sends a 2026-07-28 request and returns its response message (the last message of an
+// SSE answer), failing the test unless the status is 200.
+func (c *Client) CallModern(t testing.TB, id any, method string, params map[string]any) Wire {
+	t.Helper()
+	rep := c.PostModern(t, ModernRequest(id, method, params))
 	if rep.Status != http.StatusOK {
 		t.Fatalf("%s: status %d: %s", method, rep.Status, rep.Body)
 	}
