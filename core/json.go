@@ -5,8 +5,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// marshal encodes v with the kit's JSON settings.
-func marshal(v any) ([]byte, error) { return json.Marshal(v) }
+// marshal encodes v with the kit's JSON settings: map members sorted, so the same value always
+// encodes to the same bytes.
+func marshal(v any) ([]byte, error) { return json.Marshal(v, json.Deterministic(true)) }
 
 // unmarshal decodes strictly: member names match exactly and duplicates are rejected.
 func unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -15,11 +15,18 @@
 //   - OriginGuard: DNS-rebinding protection, Host and Origin checks (403).
 //   - Decode: the body limit and the one bounded decode of the POST body (415, 413, 400); later
 //     layers read the message with MessageFrom and never read the body again.
+//   - EraRouter: sends each request to the legacy chain or the 2026-07-28 handler, header first
+//     (MCP-Protocol-Version), then shape (Mcp-Session-Id, a sessionless initialize, the _meta
+//     envelope claim); refuses an envelope body on the legacy path (400 -32020 / -32600).
+//   - SessionValidator: ties legacy requests to their session (400 missing id, 404 unknown or
+//     expired, 403 when Authorize refuses or the Origin differs from the one seen at initialize).
+//   - MirrorHeaders: on the 2026-07-28 path, MCP-Protocol-Version, Mcp-Method, Mcp-Name and the
+//     Mcp-Param-* headers of a tool's x-mcp-header arguments must say what the body says
+//     (400 -32020; -32022 for a version the kit does not serve).
 //
-// The session validator, era router and mirror-header checks live with the endpoint (package
-// mcphttp) and read the same Exchange. SSEWriter is not a layer but the writer every stream of the
-// endpoint uses: framing, flushing, proxy-buffering headers, keepalive comments and per-write
-// deadlines.
+// SSEWriter is not a layer but the writer every stream of the endpoint uses: framing, flushing,
+// proxy-buffering headers, keepalive comments and per-write deadlines. The endpoint itself
+// (legacy POST/GET/DELETE, the 2026-07-28 handler, subscriptions/listen) is package mcphttp.
 //
 // # The shared record
 //
@@ -48,7 +55,12 @@
 //   - Decode: no body cap and no early 415/413/400 answers; MessageFrom reports nothing, so the
 //     endpoint and the era router, which need the message, do not work without it or an
 //     equivalent that calls WithMessage.
-//   - Era router, session validator, mirror-header checks: see package mcphttp.
+//   - EraRouter: the endpoint serves one lifecycle only (the handler it is given).
+//   - SessionValidator: no sessions; a stateful endpoint refuses every non-initialize POST with
+//     400 "Missing session ID" (a team that resolves sessions itself hands them over with
+//     WithSession instead).
+//   - MirrorHeaders: a gateway routing on Mcp-Method or Mcp-Name can be told one thing while the
+//     body does another.
 //
 // Keeping recover outermost lets it turn panics in every other layer into a 500. Tracing and the
 // request log sit outside the guard and the decoder so that refused requests are traced and
