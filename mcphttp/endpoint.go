@@ -33,9 +33,10 @@ type EndpointOptions struct {
 	// Stateless serves every POST on a fresh session that ends with the request: no
 	// Mcp-Session-Id, no GET stream, no DELETE (both 405), no server-to-client requests.
 	Stateless bool
-	// JSONResponse answers each request with one JSON object instead of an SSE stream. Progress
-	// and log messages of a request are then dropped. The POST Accept header needs only
-	// application/json.
+	// JSONResponse answers each request with one JSON object instead of an SSE stream. A request
+	// then has no path for anything but its response: its progress and log calls deliver nothing
+	// and return core.ErrNoPath (a handler may ignore it), and server-to-client requests are
+	// refused. The POST Accept header needs only application/json.
 	JSONResponse bool
 	// Store holds legacy sessions. Required unless Stateless.
 	Store session.Store
