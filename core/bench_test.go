@@ -100,3 +100,31 @@ func BenchmarkRequestStateSealOpen(b *testing.B) {
 		}
 	}
 }
+
+// The same tools/call on the 2026-07-28 lifecycle: an ephemeral modern session per request, the
+// envelope validated, and the result stamped (resultType, serverInfo).
+var modernToolsCallBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40,"note":"sum these two numbers"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+
+func BenchmarkToolsCallTypedModern(b *testing.B) {
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, nil)
+	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
+		return nil, addOut{Sum: in.A + in.B}, nil
+	})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		msg, derr := core.DecodeMessage(modernToolsCallBody)
+		if derr != nil {
+			b.Fatal(derr)
+		}
+		ss := s.NewSession(core.SessionOptions{Ephemeral: true, Modern: true})
+		resp := ss.Handle(ctx, msg, nil)
+		ss.Close()
+		if resp == nil || resp.Error != nil {
+			b.Fatalf("unexpected response %+v", resp)
+		}
+		if out := resp.Encode(); len(out) == 0 {
+			b.Fatal("empty response")
+		}
+	}
+}

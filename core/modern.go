@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -224,18 +225,22 @@ func (ss *Session) modernCapabilities() ServerCapabilities {
 // methods. Members the result already has are kept: a handler's own ttlMs or cacheScope wins.
 func (c *Call) stampModern(result []byte) []byte {
 	s := c.session.server
-	dec := jsontext.NewDecoder(bytes.NewReader(result))
+	sd := stampDecoders.Get().(*stampDecoder)
+	defer sd.release()
+	sd.r.Reset(result)
+	dec := &sd.d
+	dec.Reset(&sd.r)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return result
 	}
 	var hasType, hasTTL, hasScope, hasInfo, inputRequired, metaOther bool
 	metaOpen := -1 // offset just after the '{' of an object _meta
 	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
+		name, err := dec.ReadValue() // the quoted name: compared as is, no string made
 		if err != nil {
 			return result
 		}
-		switch name.String() {
+		switch memberName(name) {
 		case "resultType":
 			hasType = true
 			v, err := dec.ReadValue()
@@ -255,11 +260,11 @@ func (c *Call) stampModern(result []byte) []byte {
 				}
 				metaOpen = int(dec.InputOffset())
 				for dec.PeekKind() == '"' {
-					key, err := dec.ReadToken()
+					key, err := dec.ReadValue()
 					if err != nil {
 						return result
 					}
-					hasInfo = hasInfo || key.String() == MetaServerInfo
+					hasInfo = hasInfo || memberName(key) == MetaServerInfo
 					if err := dec.SkipValue(); err != nil {
 						return result
 					}
@@ -311,4 +316,38 @@ func (c *Call) stampModern(result []byte) []byte {
 		}
 		return append(out, result[metaOpen:]...)
 	}
+}
+
+// stampedNames are the member names stampModern looks for.
+var stampedNames = [...]string{"resultType", "ttlMs", "cacheScope", "_meta", MetaServerInfo}
+
+// stampDecoder is a reusable reader for stampModern.
+type stampDecoder struct {
+	r bytes.Reader
+	d jsontext.Decoder
+}
+
+var stampDecoders = sync.Pool{New: func() any { return new(stampDecoder) }}
+
+func (sd *stampDecoder) release() {
+	sd.r.Reset(nil) // do not keep the result alive in the pool
+	sd.d.Reset(&sd.r)
+	stampDecoders.Put(sd)
+}
+
+// memberName returns the name of a quoted member name as read: the bytes between the quotes,
+// converted only when the name is one stampModern looks for (escaped spellings are unquoted).
+func memberName(raw jsontext.Value) string {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		if u, err := jsontext.AppendUnquote(nil, raw); err == nil {
+			return string(u)
+		}
+		return ""
+	}
+	for _, name := range stampedNames {
+		if string(raw[1:len(raw)-1]) == name { // compared without allocating
+			return name
+		}
+	}
+	return ""
 }
