@@ -92,6 +92,9 @@ func SchemaAvailable(version string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
+// warnedUnavailable keeps the "schemas absent" note to one line per test binary.
+var warnedUnavailable atomic.Bool
+
 // ValidateDef checks that data, one JSON value, conforms to the definition
 // def (the name under "$defs", such as "InitializeResult", "JSONRPCResponse"
 // or "CallToolResult") of the official MCP schema for version (such as
@@ -103,9 +106,6 @@ func SchemaAvailable(version string) bool {
 // process) and the test's other assertions still run. Other problems, such as
 // an unknown def or an unreadable schema, stop the test with t.Fatalf, so call
 // it from the test's own goroutine.
-// warnedUnavailable keeps the "schemas absent" note to one line per test binary.
-var warnedUnavailable atomic.Bool
-
 func ValidateDef(t testing.TB, version, def string, data []byte) {
 	t.Helper()
 	err := CheckDef(version, def, data)
