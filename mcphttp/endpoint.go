@@ -49,6 +49,9 @@ type EndpointOptions struct {
 	// MaxRequestBytes bounds the body when the endpoint decodes it itself (used only when no
 	// Decode layer ran in front of it). Zero means 4 MiB.
 	MaxRequestBytes int64
+	// Resumability turns on resumable request streams (see ResumabilityOptions). The zero value
+	// keeps them off. Ignored when Stateless or JSONResponse is set.
+	Resumability ResumabilityOptions
 	// Owner, when set, is called at initialize to record who owns the new session (for example
 	// the authenticated principal); the value lands in session.Session.Owner for Authorize hooks.
 	Owner func(r *http.Request) any
@@ -62,6 +65,7 @@ type Endpoint struct {
 	opts   EndpointOptions
 	sse    middleware.SSEOptions
 	decode http.Handler
+	res    *resumer // nil: resumability off
 
 	base   context.Context
 	cancel context.CancelFunc
@@ -86,6 +90,9 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		ka = 0
 	}
 	e.sse = middleware.SSEOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
+	if !opts.Stateless && !opts.JSONResponse {
+		e.res = newResumer(opts.Resumability)
+	}
 	e.base, e.cancel = context.WithCancel(context.Background())
 	e.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(e.serve))
 	return e
@@ -321,6 +328,12 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if rec != nil && e.res != nil {
+		if st, _ := rec.Local.(*streams); st != nil {
+			e.resumableRequest(w, r, rec, st, msg)
+			return
+		}
+	}
 	e.request(w, r, cs, msg, rec != nil && !e.opts.JSONResponse)
 }
 
@@ -334,9 +347,13 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	}
 	id := session.NewID()
 	cs := e.server.NewSession(core.SessionOptions{ID: id})
-	rec := &session.Session{ID: id, Core: cs, Origin: r.Header.Get("Origin"), Local: &streams{}}
+	st := &streams{}
+	rec := &session.Session{ID: id, Core: cs, Origin: r.Header.Get("Origin"), Local: st}
 	if e.opts.Owner != nil {
 		rec.Owner = e.opts.Owner(r)
+	}
+	if e.res != nil {
+		rec.OnClose(func() { st.endSession(e.res, id) })
 	}
 	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
 		cs.Close()
@@ -434,9 +451,20 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 	_, _ = w.Write(body)
 }
 
-// streams is the per-session transport state: whether the standalone GET stream is open.
+// streams is the per-session transport state: whether the standalone GET stream is open, and
+// the session's resumable request streams (see resume.go). Its locks belong to this session.
 type streams struct {
 	get atomic.Bool
+
+	mu    sync.Mutex // guards next, live and ended
+	next  uint64     // the last stream id issued
+	live  map[uint64]*resumable
+	ended bool
+
+	// storeMu orders appends to the event store (read side) before the session's end (write
+	// side), so nothing is stored for a session once the store forgot it.
+	storeMu    sync.RWMutex
+	storeEnded bool
 }
 
 func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
@@ -457,6 +485,14 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, _ := rec.Local.(*streams)
+	if e.res != nil && st != nil {
+		if last := r.Header.Get("Last-Event-ID"); last != "" {
+			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, rec, rs, after) {
+				return
+			}
+			// Not a stream of this session that is still kept: an ordinary GET.
+		}
+	}
 	if st == nil || !st.get.CompareAndSwap(false, true) {
 		refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
 		return

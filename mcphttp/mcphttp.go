@@ -40,6 +40,13 @@
 // behind loses the stream and re-opens it. A request's progress, log messages and
 // server-to-client requests are written on the request's own stream, by its own handler. A
 // client that stops reading therefore holds up only its own streams, for at most WriteTimeout.
+//
+// Options.Resumability makes legacy request streams resumable (the 2025-11-25 transport's
+// "Resumability and Redelivery"): a priming event and a retry field open each request stream,
+// messages carry ids of the form "<stream>-<n>" and are kept in an EventStore (bounded; forgotten
+// once the response reached the client, and when the session ends), a GET with Last-Event-ID
+// replays the rest of that stream of that session, and a handler may close its connection early
+// with core.Call.CloseStream so the client polls. See ResumabilityOptions.
 package mcphttp
 
 import (
@@ -91,6 +98,13 @@ type Options struct {
 	// WriteTimeout bounds each write to a client. Zero means 30 s; negative turns it off.
 	WriteTimeout time.Duration
 
+	// Resumability turns on resumable SSE streams for legacy requests: a priming event and a
+	// retry field open each request stream, messages carry event ids and are kept (bounded) until
+	// delivered, a GET with Last-Event-ID replays what a client missed, and handlers may close
+	// their stream early (core.Call.CloseStream). The zero value keeps it off. See
+	// ResumabilityOptions.
+	Resumability ResumabilityOptions
+
 	// Logger, when set, gets one line per exchange (never bodies or secrets).
 	Logger *zerolog.Logger
 	// TracerProvider makes the tracing layer's tracer. Nil means the global provider.
@@ -136,6 +150,7 @@ func New(s *core.Server, opts Options) *Handler {
 		WriteTimeout:    opts.WriteTimeout,
 		MaxRequestBytes: opts.MaxRequestBytes,
 		Owner:           opts.Owner,
+		Resumability:    opts.Resumability,
 	})
 	var h http.Handler = ep
 	if !opts.Stateless {

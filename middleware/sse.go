@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,10 @@ var ErrSSEClosed = errors.New("middleware: SSE stream closed")
 
 // errEventLineBreak is returned by WriteEvent for an event name that would break the framing.
 var errEventLineBreak = errors.New("middleware: SSE event name contains a line break")
+
+// errIDLineBreak is returned by WriteSSE for an event id that would break the framing (or that
+// clients would ignore: one containing NUL).
+var errIDLineBreak = errors.New("middleware: SSE event id contains a line break or NUL")
 
 // SSEOptions configures an SSEWriter. The zero value sends no keepalive comments and bounds each
 // write by DefaultSSEWriteTimeout (30 s).
@@ -118,6 +123,74 @@ func (s *SSEWriter) WriteEvent(event string, data []byte) error {
 		s.buf = appendData(b, data)
 	}
 	return s.finish(err)
+}
+
+// SSEEvent is one event with every field the format has. The zero SSEEvent is an unnamed event
+// with empty data.
+type SSEEvent struct {
+	// ID sets the client's last event id ("" sends no id line). It must not contain a line break
+	// or NUL.
+	ID string
+	// Event names the event ("" sends no event line: the client sees a "message").
+	Event string
+	// Retry asks the client to wait this long before reconnecting, in whole milliseconds (zero or
+	// less sends no retry line).
+	Retry time.Duration
+	// Data is the payload. Empty data still sends one empty data line, so the client dispatches
+	// the event (an id with empty data is how a stream is primed for resumption).
+	Data []byte
+}
+
+// WriteSSE sends one event with all its fields: "retry: <ms>\n" when Retry is set, "id: <id>\n"
+// when ID is set, "event: <event>\n" when Event is set, then the data lines and the blank line.
+// An ID or event name that would break the framing is rejected without breaking the writer.
+func (s *SSEWriter) WriteSSE(ev SSEEvent) error {
+	if strings.ContainsAny(ev.Event, "\r\n") {
+		return errEventLineBreak
+	}
+	if strings.ContainsAny(ev.ID, "\r\n\x00") {
+		return errIDLineBreak
+	}
+	err := s.begin()
+	if err == nil {
+		b := appendRetry(s.buf[:0], ev.Retry)
+		if ev.ID != "" {
+			b = append(b, "id: "...)
+			b = append(b, ev.ID...)
+			b = append(b, '\n')
+		}
+		if ev.Event != "" {
+			b = append(b, "event: "...)
+			b = append(b, ev.Event...)
+			b = append(b, '\n')
+		}
+		s.buf = appendData(b, ev.Data)
+	}
+	return s.finish(err)
+}
+
+// WriteRetry sends a frame with only a retry field, "retry: <ms>\n\n": the client updates its
+// reconnection delay and dispatches nothing. A duration under one millisecond sends nothing.
+func (s *SSEWriter) WriteRetry(d time.Duration) error {
+	if d.Milliseconds() <= 0 {
+		return nil
+	}
+	err := s.begin()
+	if err == nil {
+		s.buf = append(appendRetry(s.buf[:0], d), '\n')
+	}
+	return s.finish(err)
+}
+
+// appendRetry appends "retry: <ms>\n" for a positive whole number of milliseconds.
+func appendRetry(b []byte, d time.Duration) []byte {
+	ms := d.Milliseconds()
+	if ms <= 0 {
+		return b
+	}
+	b = append(b, "retry: "...)
+	b = strconv.AppendInt(b, ms, 10)
+	return append(b, '\n')
 }
 
 // WriteComment sends a comment, ": <text>\n\n", which clients ignore; a multi-line text becomes

@@ -387,3 +387,46 @@ func TestSSEConcurrentWriters(t *testing.T) {
 		t.Errorf("%d data frames, want %d", data, writers*each)
 	}
 }
+
+// TestSSEFullEventsAndRetry covers WriteSSE (id, event, retry and data fields; the priming form
+// with empty data) and WriteRetry, with the exact bytes on the wire.
+func TestSSEFullEventsAndRetry(t *testing.T) {
+	errs := make(chan error, 16)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := NewSSEWriter(w, SSEOptions{})
+		defer s.Close()
+		errs <- s.WriteSSE(SSEEvent{ID: "3-0", Retry: 1500 * time.Millisecond}) // priming: starts the stream
+		errs <- s.WriteSSE(SSEEvent{ID: "3-1", Data: []byte(`{"a":1}`)})
+		errs <- s.WriteSSE(SSEEvent{Event: "note", Data: []byte("x\ny")})
+		errs <- s.WriteRetry(2 * time.Second)
+		errs <- s.WriteRetry(time.Microsecond) // under a millisecond: nothing
+		errs <- s.WriteSSE(SSEEvent{Retry: time.Microsecond, Data: []byte("z")})
+		for _, bad := range []SSEEvent{{ID: "a\nb"}, {ID: "a\rb"}, {ID: "a\x00b"}, {Event: "e\nf"}} {
+			if err := s.WriteSSE(bad); err == nil {
+				errs <- fmt.Errorf("WriteSSE(%q) was accepted", bad)
+			}
+		}
+		errs <- s.WriteSSE(SSEEvent{ID: "3-2", Data: []byte("after")})
+		close(errs)
+	})
+	resp, err := sseClient.Get(newServer(t, h).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	want := "retry: 1500\nid: 3-0\ndata: \n\n" +
+		"id: 3-1\ndata: {\"a\":1}\n\n" +
+		"event: note\ndata: x\ndata: y\n\n" +
+		"retry: 2000\n\n" +
+		"data: z\n\n" +
+		"id: 3-2\ndata: after\n\n"
+	if string(body) != want {
+		t.Errorf("body\n%q\nwant\n%q", body, want)
+	}
+}

@@ -76,7 +76,9 @@ func serveStdio(ctx context.Context, s *core.Server) error {
 
 // newHandler returns the HTTP handler of the fixture: the kit's endpoint, at /mcp and at /.
 func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
-	h := mcphttp.New(s, mcphttp.Options{})
+	// Resumable request streams: the suite's server-sse-polling scenario checks the priming
+	// event, the retry field and the replay after test_reconnection closes its stream.
+	h := mcphttp.New(s, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true}})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/", h)

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,10 +166,21 @@ func (c *client) readMessages(resp *http.Response) []message {
 		raws = append(raws, b)
 	case "text/event-stream":
 		sr := testutil.NewSSEReader(resp.Body)
+		resumed := 0
 		for {
 			ev, err := sr.NextMessage()
+			if errors.Is(err, io.EOF) && sr.LastEventID() != "" && resumed < 3 {
+				// The server closed the connection before the response (test_reconnection does):
+				// resume the stream as a client does, with a GET carrying Last-Event-ID.
+				resumed++
+				sr = testutil.NewSSEReader(c.resume(sr.LastEventID()))
+				continue
+			}
 			if err != nil {
 				c.t.Fatalf("SSE stream ended before the response: %v", err)
+			}
+			if ev.Data == "" {
+				continue // the priming event of a resumable stream: an id and no message
 			}
 			raws = append(raws, []byte(ev.Data))
 			var m message
@@ -193,6 +205,31 @@ func (c *client) readMessages(resp *http.Response) []message {
 		}
 	}
 	return msgs
+}
+
+// resume reopens a request's stream after its connection closed: a GET with the session id and
+// Last-Event-ID. It returns the body of the new event stream; the caller of readMessages closes
+// only the first body, so this one is closed when the test ends.
+func (c *client) resume(lastEventID string) io.Reader {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.url, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("MCP-Protocol-Version", specVersion)
+	req.Header.Set("Last-Event-ID", lastEventID)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("GET with Last-Event-ID %s: %v", lastEventID, err)
+	}
+	c.t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		c.t.Fatalf("GET with Last-Event-ID %s: status %d, body %s", lastEventID, resp.StatusCode, b)
+	}
+	return resp.Body
 }
 
 // reply answers a server-to-client request with c.answer (method not found without it).
@@ -451,6 +488,54 @@ func TestToolCalls(t *testing.T) {
 				t.Errorf("isError %v, want %v", got.IsError, tt.isError)
 			}
 		})
+	}
+}
+
+// TestReconnection follows the suite's server-sse-polling scenario: test_reconnection's stream
+// opens with a priming event (an id, empty data, a retry field), closes before the response, and
+// a GET with the session id and Last-Event-ID delivers the response, once, then ends.
+func TestReconnection(t *testing.T) {
+	c, _ := newClient(t)
+	req := c.request("tools/call", map[string]any{"name": "test_reconnection", "arguments": map[string]any{}})
+	resp := c.post(req)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q, want text/event-stream", ct)
+	}
+	sr := testutil.NewSSEReader(resp.Body)
+	first, err := sr.NextMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ID == "" || first.Data != "" || first.Retry == "" {
+		t.Fatalf("first event %+v, want a priming event with an id, empty data and a retry field", first)
+	}
+	if ev, err := sr.NextMessage(); err != io.EOF {
+		t.Fatalf("after the priming event: %+v, %v; want the stream closed before the response", ev, err)
+	}
+	gr := testutil.NewSSEReader(c.resume(first.ID))
+	var responses int
+	for {
+		ev, err := gr.NextMessage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []message{{}}
+		if err := json.Unmarshal([]byte(ev.Data), &msgs[0]); err != nil {
+			t.Fatalf("bad message %q: %v", ev.Data, err)
+		}
+		res := c.resultOf(msgs, req, "tools/call")
+		testutil.ValidateDef(t, specVersion, "CallToolResult", res)
+		if !strings.Contains(string(res), "the client properly reconnected") {
+			t.Fatalf("result %s", res)
+		}
+		responses++
+	}
+	if responses != 1 {
+		t.Fatalf("%d responses on the resumed stream, want 1", responses)
 	}
 }
 

@@ -489,6 +489,9 @@ func (c *client) mrtrExchange(method string, params any, answer func(req message
 		if err != nil {
 			c.t.Fatalf("the stream ended before the response: %v", err)
 		}
+		if ev.Data == "" {
+			continue // the priming event of a resumable stream
+		}
 		testutil.ValidateDef(c.t, specVersion, "JSONRPCMessage", []byte(ev.Data))
 		var m message
 		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {

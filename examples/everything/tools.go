@@ -23,6 +23,9 @@ var noArgs = jsontext.Value(`{"type":"object","properties":{}}`)
 // stepDelay is the pause between the notifications of the logging and progress tools.
 const stepDelay = 50 * time.Millisecond
 
+// reconnectionDelay is how long test_reconnection works after closing its stream.
+const reconnectionDelay = 100 * time.Millisecond
+
 // jsonSchema202012 is the input schema of json_schema_2020_12_tool, kept exactly as the suite
 // expects to read it back from tools/list: $schema, $defs with an $anchor, a $ref,
 // allOf/anyOf, if/then/else and additionalProperties.
@@ -101,7 +104,18 @@ func addTools(s *core.Server) {
 		Name:        "test_reconnection",
 		Description: "Returns a text result; the suite uses it to exercise SSE stream resumption.",
 		InputSchema: noArgs,
-	}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+	}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		// The polling pattern: close the connection of this request's stream (the client
+		// reconnects with Last-Event-ID), keep working a little, then answer; the endpoint keeps
+		// the answer for the reconnected stream. Where the stream is not resumable (stdio, JSON
+		// responses, 2026-07-28 requests) the tool just answers.
+		if req.CloseStream() == nil {
+			select {
+			case <-time.After(reconnectionDelay):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		return core.TextResult("Reconnection test completed successfully. If you received this, " +
 			"the client properly reconnected after stream closure."), nil
 	})

@@ -1,0 +1,186 @@
+package mcphttp
+
+import (
+	"context"
+	"sync"
+)
+
+// StoredEvent is one event of a resumable stream as an EventStore keeps it: its place in the
+// stream and the JSON-RPC message it carries.
+type StoredEvent struct {
+	// Seq is the event's number on its stream: 1 for the first message, then one more for each.
+	Seq uint64
+	// Data is the encoded message. The endpoint never modifies it after Append, and neither may
+	// the store.
+	Data []byte
+}
+
+// EventStore keeps the events of resumable SSE streams so a client that lost a stream's
+// connection can get what it missed (see ResumabilityOptions). Streams are named by the session
+// they belong to and an id the endpoint chose, unique within that session; the endpoint numbers
+// each stream's events itself and calls Append in that order. Live delivery to a reconnected
+// client stays with the endpoint: a store only keeps and returns bytes.
+//
+// Implementations must be safe for concurrent use, must bound what they keep, and must not
+// block for long: the endpoint calls Append while it holds the lock of that one stream.
+type EventStore interface {
+	// Append keeps ev as the next event of a stream of a session, dropping older events of the
+	// stream when its bounds require it.
+	Append(ctx context.Context, sessionID, streamID string, ev StoredEvent) error
+	// After returns the events of the stream that are still kept and come after seq, oldest
+	// first (none for a stream the store does not know).
+	After(ctx context.Context, sessionID, streamID string, seq uint64) ([]StoredEvent, error)
+	// DropStream forgets a stream.
+	DropStream(ctx context.Context, sessionID, streamID string)
+	// DropSession forgets every stream of a session; the endpoint calls it when the session ends.
+	DropSession(ctx context.Context, sessionID string)
+}
+
+// Defaults of MemoryEventStoreOptions.
+const (
+	DefaultMaxStreamEvents = 256
+	DefaultMaxStreamBytes  = 1 << 20
+)
+
+// MemoryEventStoreOptions bound what the in-memory store keeps per stream. The zero value means
+// the defaults.
+type MemoryEventStoreOptions struct {
+	// MaxEvents is how many events a stream keeps; past it the oldest are dropped first. Zero
+	// means DefaultMaxStreamEvents (256).
+	MaxEvents int
+	// MaxBytes is how many bytes of message data a stream keeps; past it the oldest events are
+	// dropped first. The newest event is always kept, even alone above the bound, so the
+	// response of a request is never lost to the bound. Zero means DefaultMaxStreamBytes (1 MiB).
+	MaxBytes int
+}
+
+// MemoryEventStore is the in-process EventStore: per stream at most MaxEvents events and
+// MaxBytes bytes, the oldest dropped first, everything of a session released when it ends.
+// Create it with NewMemoryEventStore.
+type MemoryEventStore struct {
+	maxEvents int
+	maxBytes  int
+
+	mu       sync.Mutex // guards the sessions map only
+	sessions map[string]*memSessionEvents
+}
+
+type memSessionEvents struct {
+	mu      sync.Mutex
+	streams map[string]*memStream
+}
+
+type memStream struct {
+	events []StoredEvent
+	bytes  int
+}
+
+// NewMemoryEventStore returns an empty in-memory store.
+func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
+	m := &MemoryEventStore{maxEvents: opts.MaxEvents, maxBytes: opts.MaxBytes, sessions: map[string]*memSessionEvents{}}
+	if m.maxEvents <= 0 {
+		m.maxEvents = DefaultMaxStreamEvents
+	}
+	if m.maxBytes <= 0 {
+		m.maxBytes = DefaultMaxStreamBytes
+	}
+	return m
+}
+
+func (m *MemoryEventStore) session(id string, create bool) *memSessionEvents {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[id]
+	if s == nil && create {
+		s = &memSessionEvents{streams: map[string]*memStream{}}
+		m.sessions[id] = s
+	}
+	return s
+}
+
+// Append implements EventStore.
+func (m *MemoryEventStore) Append(_ context.Context, sessionID, streamID string, ev StoredEvent) error {
+	s := m.session(sessionID, true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.streams[streamID]
+	if st == nil {
+		st = &memStream{}
+		s.streams[streamID] = st
+	}
+	st.events = append(st.events, ev)
+	st.bytes += len(ev.Data)
+	drop := 0
+	for len(st.events)-drop > 1 && (len(st.events)-drop > m.maxEvents || st.bytes > m.maxBytes) {
+		st.bytes -= len(st.events[drop].Data)
+		st.events[drop] = StoredEvent{} // release the data
+		drop++
+	}
+	if drop > 0 {
+		st.events = st.events[drop:]
+	}
+	return nil
+}
+
+// After implements EventStore.
+func (m *MemoryEventStore) After(_ context.Context, sessionID, streamID string, seq uint64) ([]StoredEvent, error) {
+	s := m.session(sessionID, false)
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.streams[streamID]
+	if st == nil {
+		return nil, nil
+	}
+	var out []StoredEvent
+	for _, ev := range st.events {
+		if ev.Seq > seq {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// DropStream implements EventStore.
+func (m *MemoryEventStore) DropStream(_ context.Context, sessionID, streamID string) {
+	s := m.session(sessionID, false)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.streams, streamID)
+	s.mu.Unlock()
+}
+
+// DropSession implements EventStore.
+func (m *MemoryEventStore) DropSession(_ context.Context, sessionID string) {
+	m.mu.Lock()
+	delete(m.sessions, sessionID)
+	m.mu.Unlock()
+}
+
+// Usage reports what the store holds: sessions and streams with events kept, the events, and
+// the bytes of their data.
+func (m *MemoryEventStore) Usage() (sessions, streams, events, bytes int) {
+	m.mu.Lock()
+	all := make([]*memSessionEvents, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		s.mu.Lock()
+		if len(s.streams) > 0 {
+			sessions++
+		}
+		for _, st := range s.streams {
+			streams++
+			events += len(st.events)
+			bytes += st.bytes
+		}
+		s.mu.Unlock()
+	}
+	return sessions, streams, events, bytes
+}

@@ -1,0 +1,541 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// Defaults of ResumabilityOptions.
+const (
+	DefaultRetryInterval     = time.Second
+	DefaultMaxSessionStreams = 64
+)
+
+// ResumabilityOptions turn on resumable SSE streams for the legacy lifecycle (2024-11-05 ..
+// 2025-11-25), as the 2025-11-25 Streamable HTTP transport describes them. The zero value keeps
+// them off: the wire is then exactly what it is without this feature.
+//
+// When on, the SSE stream that answers a request POST starts with a priming event (an id, an
+// empty data line and a retry field), and every message on it carries an event id that names
+// the stream and the message's place in it. The messages are also kept in an EventStore until
+// the response has been written to the client. A client that lost the connection (or whose
+// handler closed it on purpose with core.Call.CloseStream, the polling pattern) sends a GET with
+// the session id and Last-Event-ID, and gets the stream's messages after that id, then the rest
+// live until the response, after which the stream ends. A closed connection no longer cancels
+// the request: only notifications/cancelled, the end of the session and the end of the
+// endpoint do.
+//
+// A GET whose Last-Event-ID does not name a stream of its own session that the endpoint still
+// keeps (an id of another session, never issued, malformed, or of a stream already answered or
+// forgotten) replays nothing: the header is ignored, and the GET is an ordinary request for the
+// session's standalone stream (200, or 409 while that stream is open). The standalone GET stream
+// itself is not resumable: its messages carry no ids.
+//
+// Resumability needs sessions and SSE: it does nothing in stateless or JSON-response mode, and
+// for 2026-07-28 requests.
+type ResumabilityOptions struct {
+	// Enabled turns resumable request streams on.
+	Enabled bool
+	// RetryInterval is the reconnection delay the server asks clients for (the SSE retry field),
+	// rounded down to milliseconds. Zero means DefaultRetryInterval (1 s).
+	RetryInterval time.Duration
+	// Store keeps the events. Nil means a MemoryEventStore bounded by MaxEvents and MaxBytes.
+	Store EventStore
+	// MaxEvents and MaxBytes bound each stream of the default store (see
+	// MemoryEventStoreOptions): zero means 256 events and 1 MiB.
+	MaxEvents int
+	MaxBytes  int
+	// MaxStreams bounds the resumable streams one session keeps at a time (requests in flight,
+	// and answered requests whose response did not reach the client); opening one more forgets
+	// the oldest, whose messages then go only to a connection still attached to it. Zero means
+	// DefaultMaxSessionStreams (64).
+	MaxStreams int
+}
+
+// resumer is the endpoint's resumability configuration once defaults are applied.
+type resumer struct {
+	store      EventStore
+	retry      time.Duration
+	maxStreams int
+}
+
+func newResumer(o ResumabilityOptions) *resumer {
+	if !o.Enabled {
+		return nil
+	}
+	r := &resumer{store: o.Store, retry: o.RetryInterval, maxStreams: o.MaxStreams}
+	if r.store == nil {
+		r.store = NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
+	}
+	if r.retry <= 0 {
+		r.retry = DefaultRetryInterval
+	}
+	if r.maxStreams <= 0 {
+		r.maxStreams = DefaultMaxSessionStreams
+	}
+	return r
+}
+
+// eventID is the SSE id of event seq of a stream: "<stream>-<seq>". The priming event is seq 0.
+func eventID(stream, seq uint64) string {
+	b := strconv.AppendUint(make([]byte, 0, 24), stream, 10)
+	b = append(b, '-')
+	return string(strconv.AppendUint(b, seq, 10))
+}
+
+// parseEventID reverses eventID.
+func parseEventID(id string) (stream, seq uint64, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	stream, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return stream, seq, err1 == nil && err2 == nil
+}
+
+// errStreamForgotten is what a stream the endpoint no longer keeps answers once no connection
+// is attached to it.
+var errStreamForgotten = errors.New("mcphttp: the request's stream was forgotten (too many streams in its session)")
+
+// The resumable streams of a session live in its streams record (session.Session.Local).
+
+// openStream registers a new resumable stream of the session, forgetting the oldest when the
+// session is at its cap. It returns nil once the session has ended.
+func (st *streams) openStream(res *resumer, sessionID string) *resumable {
+	st.mu.Lock()
+	if st.ended {
+		st.mu.Unlock()
+		return nil
+	}
+	if st.live == nil {
+		st.live = map[uint64]*resumable{}
+	}
+	var evicted *resumable
+	if len(st.live) >= res.maxStreams {
+		for _, rs := range st.live {
+			if evicted == nil || rs.id < evicted.id {
+				evicted = rs
+			}
+		}
+		delete(st.live, evicted.id)
+	}
+	st.next++
+	rs := &resumable{res: res, st: st, session: sessionID, id: st.next, key: strconv.FormatUint(st.next, 10)}
+	st.live[rs.id] = rs
+	st.mu.Unlock()
+	if evicted != nil {
+		evicted.forget()
+	}
+	return rs
+}
+
+// lookup returns the live stream a Last-Event-ID names, and the seq to replay after.
+func (st *streams) lookup(lastEventID string) (*resumable, uint64) {
+	stream, seq, ok := parseEventID(lastEventID)
+	if !ok {
+		return nil, 0
+	}
+	st.mu.Lock()
+	rs := st.live[stream]
+	st.mu.Unlock()
+	if rs == nil {
+		return nil, 0
+	}
+	rs.mu.Lock()
+	issued := seq <= rs.seq
+	rs.mu.Unlock()
+	if !issued {
+		return nil, 0
+	}
+	return rs, seq
+}
+
+// remove unregisters rs (when it is still registered) and reports whether it was.
+func (st *streams) remove(rs *resumable) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.live[rs.id] != rs {
+		return false
+	}
+	delete(st.live, rs.id)
+	return true
+}
+
+// endSession runs when the session ends: no stream is opened or stored into from then on, and
+// the store forgets the session's events.
+func (st *streams) endSession(res *resumer, sessionID string) {
+	st.mu.Lock()
+	st.ended = true
+	st.live = nil
+	st.mu.Unlock()
+	// Appends hold the read side: once the write side is ours, none is under way and none follows.
+	st.storeMu.Lock()
+	st.storeEnded = true
+	st.storeMu.Unlock()
+	res.store.DropSession(context.Background(), sessionID)
+}
+
+// appendEvent stores an event unless the session has ended.
+func (st *streams) appendEvent(ctx context.Context, res *resumer, sessionID, streamID string, ev StoredEvent) error {
+	st.storeMu.RLock()
+	defer st.storeMu.RUnlock()
+	if st.storeEnded {
+		return core.ErrSessionClosed
+	}
+	return res.store.Append(ctx, sessionID, streamID, ev)
+}
+
+// resumable is one resumable request stream: the messages of one request, numbered, kept in the
+// store, and written to whichever connection is attached to the stream (the POST that opened it,
+// or the latest GET that resumed it), at most one at a time. Its lock belongs to this stream
+// alone; writes to the POST connection happen under it, so a client sees the events in order.
+type resumable struct {
+	res     *resumer
+	st      *streams
+	session string
+	id      uint64
+	key     string // id in decimal: the stream id given to the store
+
+	mu        sync.Mutex
+	seq       uint64                // the last seq issued (0: only the priming event)
+	post      *middleware.SSEWriter // the POST connection while attached
+	postGone  chan struct{}         // closed when the POST connection is detached
+	sub       *resumeQueue          // the resuming GET connection while attached
+	finished  bool                  // the response (or nothing, for a cancelled request) is in
+	forgotten bool                  // no longer kept: the store has nothing of it
+}
+
+// resumeItem is one event on its way to a resuming GET connection.
+type resumeItem struct {
+	seq   uint64
+	data  []byte
+	final bool // the response: the stream ends after it
+}
+
+// resumeQueue carries events to a resuming GET handler, which writes them. It never blocks the
+// sender: a connection that falls StreamQueueSize events behind is detached, and its client
+// resumes again from what it last received.
+type resumeQueue struct {
+	ch     chan resumeItem
+	gone   chan struct{} // closed when the connection is detached (fell behind, replaced, closed)
+	behind bool          // set before gone is closed when the connection fell behind
+}
+
+func newResumeQueue() *resumeQueue {
+	return &resumeQueue{ch: make(chan resumeItem, StreamQueueSize), gone: make(chan struct{})}
+}
+
+// attachPost makes sse the stream's connection and sends the priming event on it (retry field,
+// the id of seq 0, empty data). It returns the channel closed when the connection is detached.
+func (rs *resumable) attachPost(sse *middleware.SSEWriter) <-chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.post = sse
+	rs.postGone = make(chan struct{})
+	gone := rs.postGone
+	if err := sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, 0), Retry: rs.res.retry}); err != nil {
+		rs.detachPostLocked()
+	}
+	return gone
+}
+
+// detachPost detaches sse when it is still the stream's connection.
+func (rs *resumable) detachPost(sse *middleware.SSEWriter) {
+	rs.mu.Lock()
+	if rs.post == sse {
+		rs.detachPostLocked()
+	}
+	rs.mu.Unlock()
+}
+
+func (rs *resumable) detachPostLocked() {
+	if rs.post != nil {
+		rs.post = nil
+		close(rs.postGone)
+	}
+}
+
+func (rs *resumable) detachSubLocked() {
+	if rs.sub != nil {
+		close(rs.sub.gone)
+		rs.sub = nil
+	}
+}
+
+// Send implements core.Sender: the message gets the next id, is stored, and goes to the attached
+// connection if there is one. A failed write only detaches the connection: the message waits in
+// the store for the client to resume.
+func (rs *resumable) Send(ctx context.Context, msg []byte) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.finished {
+		return middleware.ErrSSEClosed
+	}
+	if rs.forgotten {
+		if rs.post == nil {
+			return errStreamForgotten
+		}
+		rs.seq++
+		return rs.writePostLocked(rs.seq, msg)
+	}
+	rs.seq++
+	if err := rs.st.appendEvent(ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: msg}); err != nil {
+		rs.seq--
+		return err
+	}
+	rs.deliverLocked(rs.seq, msg, false)
+	return nil
+}
+
+// writePostLocked writes one event to the POST connection, detaching it when the write fails.
+func (rs *resumable) writePostLocked(seq uint64, msg []byte) error {
+	err := rs.post.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, seq), Data: msg})
+	if err != nil {
+		rs.detachPostLocked()
+	}
+	return err
+}
+
+// deliverLocked hands a stored event to the attached connection. It reports whether the event
+// was written to the client (only a POST connection is written here).
+func (rs *resumable) deliverLocked(seq uint64, msg []byte, final bool) bool {
+	switch {
+	case rs.post != nil:
+		return rs.writePostLocked(seq, msg) == nil
+	case rs.sub != nil:
+		select {
+		case rs.sub.ch <- resumeItem{seq: seq, data: msg, final: final}:
+		default:
+			rs.sub.behind = true // it resumes from the store
+			rs.detachSubLocked()
+		}
+	}
+	return false
+}
+
+// CloseStream implements core.StreamCloser: the connection attached to the stream (if any) is
+// detached, and its handler ends the response. The stream goes on in the store.
+func (rs *resumable) CloseStream() error {
+	rs.mu.Lock()
+	rs.detachPostLocked()
+	rs.detachSubLocked()
+	rs.mu.Unlock()
+	return nil
+}
+
+// finish records the request's response (nil: the client cancelled it, nothing is sent) and
+// reports whether it was written to the POST connection, after which the stream is done.
+func (rs *resumable) finish(resp *core.Response) (written bool) {
+	rs.mu.Lock()
+	rs.finished = true
+	switch {
+	case resp == nil:
+		rs.detachSubLocked()
+		written = true // nothing is owed to the client
+	case rs.forgotten:
+		if rs.post != nil {
+			rs.seq++
+			written = rs.writePostLocked(rs.seq, resp.Encode()) == nil
+		}
+	default:
+		data := resp.Encode()
+		rs.seq++
+		if rs.st.appendEvent(context.Background(), rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: data}) != nil {
+			written = true // the session ended: nobody can resume
+			rs.detachSubLocked()
+			break
+		}
+		written = rs.deliverLocked(rs.seq, data, true)
+	}
+	rs.mu.Unlock()
+	if written {
+		rs.drop()
+	}
+	return written
+}
+
+// drop forgets the stream once its response reached the client (or is owed to nobody).
+func (rs *resumable) drop() {
+	if rs.st.remove(rs) {
+		rs.forget()
+	}
+}
+
+// forget marks the stream as no longer kept and tells the store. The caller has unregistered it.
+func (rs *resumable) forget() {
+	rs.mu.Lock()
+	rs.forgotten = true
+	if rs.post == nil {
+		rs.detachSubLocked() // a resuming connection cannot get what the store no longer has
+	}
+	rs.mu.Unlock()
+	rs.st.storeMu.RLock()
+	if !rs.st.storeEnded {
+		rs.res.store.DropStream(context.Background(), rs.session, rs.key)
+	}
+	rs.st.storeMu.RUnlock()
+}
+
+// attachGet makes a resuming GET the stream's connection, replacing any attached one, and
+// returns what it must write first: the stored events after seq, and whether the stream already
+// holds its response (the GET then ends after the backlog). Backlog and queue are taken under the
+// stream's lock, so every event reaches the GET exactly once.
+func (rs *resumable) attachGet(ctx context.Context, after uint64) (q *resumeQueue, backlog []StoredEvent, finished bool, err error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.forgotten {
+		return nil, nil, false, errStreamForgotten
+	}
+	backlog, err = rs.res.store.After(ctx, rs.session, rs.key, after)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	rs.detachPostLocked()
+	rs.detachSubLocked()
+	if rs.finished {
+		return nil, backlog, true, nil
+	}
+	rs.sub = newResumeQueue()
+	return rs.sub, backlog, false, nil
+}
+
+// detachGet detaches q when it is still the stream's connection.
+func (rs *resumable) detachGet(q *resumeQueue) {
+	rs.mu.Lock()
+	if rs.sub == q {
+		rs.detachSubLocked()
+	}
+	rs.mu.Unlock()
+}
+
+// resumableRequest serves a request POST on a resumable stream. The call runs on its own
+// goroutine with a context the connection does not cancel, so the handler may return (the
+// connection closed, by the client or on the handler's request) while the call goes on; what
+// the call sends then waits in the store for a resuming GET.
+func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Session, st *streams, msg *core.Message) {
+	rs := st.openStream(e.res, rec.ID)
+	if rs == nil {
+		refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+		return
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	stopBase := context.AfterFunc(e.base, cancel)
+	call, err := rec.Core.Begin(ctx, msg, rs)
+	if err != nil {
+		stopBase()
+		cancel()
+		st.remove(rs)
+		e.beginFailed(w, r, msg, err)
+		return
+	}
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	gone := rs.attachPost(sse)
+
+	// The call counts as a request of the endpoint until it is done, so Shutdown waits for it.
+	counted := e.enter()
+	if !counted {
+		cancel()
+	}
+	var resp *core.Response
+	done := make(chan struct{})
+	go func() {
+		resp = call.Run()
+		rs.finish(resp)
+		stopBase()
+		cancel()
+		close(done)
+		if counted {
+			e.leave()
+		}
+	}()
+	select {
+	case <-done:
+		if resp != nil {
+			recordError(r, resp)
+		}
+	case <-gone:
+	case <-sse.Done():
+	case <-r.Context().Done():
+	}
+	rs.detachPost(sse)
+}
+
+// resume serves a GET with a Last-Event-ID naming a stream of the session: the retry field, the
+// stored events after that id, then the stream live until its response.
+// It reports false, having written nothing, when the stream was forgotten meanwhile: the GET is
+// then served as one without Last-Event-ID.
+func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.Session, rs *resumable, after uint64) bool {
+	q, backlog, finished, err := rs.attachGet(r.Context(), after)
+	if errors.Is(err, errStreamForgotten) {
+		return false
+	}
+	if err != nil {
+		refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, "Internal error: the stream could not be resumed")
+		return true
+	}
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	if q != nil {
+		defer rs.detachGet(q)
+	}
+	if err := sse.Start(); err != nil {
+		return true
+	}
+	if err := sse.WriteRetry(e.res.retry); err != nil {
+		return true
+	}
+	for _, ev := range backlog {
+		if sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, ev.Seq), Data: ev.Data}) != nil {
+			return true
+		}
+	}
+	if finished {
+		// Everything the stream holds was written, the response last.
+		rs.drop()
+		return true
+	}
+	for {
+		select {
+		case <-q.gone:
+			// Detached (the handler closed the stream again, another GET took over, or this one
+			// fell behind): whatever is still queued is in the store too.
+			tail.abort = q.behind
+			return true
+		default:
+		}
+		select {
+		case it := <-q.ch:
+			if sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, it.seq), Data: it.data}) != nil {
+				return true
+			}
+			if it.final {
+				rs.drop()
+				return true
+			}
+		case <-q.gone:
+			tail.abort = q.behind
+			return true
+		case <-r.Context().Done():
+			return true
+		case <-rec.Core.Done():
+			return true
+		case <-sse.Done():
+			return true
+		}
+	}
+}

@@ -1,0 +1,502 @@
+package mcphttp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// appendedEvent is one Append seen by recordingStore.
+type appendedEvent struct {
+	session, stream string
+	seq             uint64
+	data            string
+}
+
+// recordingStore is the in-memory store that reports every Append, so a test can wait until a
+// message is stored instead of sleeping.
+type recordingStore struct {
+	*mcphttp.MemoryEventStore
+	appended chan appendedEvent
+}
+
+func newRecordingStore(opts mcphttp.MemoryEventStoreOptions) *recordingStore {
+	return &recordingStore{MemoryEventStore: mcphttp.NewMemoryEventStore(opts), appended: make(chan appendedEvent, 256)}
+}
+
+func (s *recordingStore) Append(ctx context.Context, sessionID, streamID string, ev mcphttp.StoredEvent) error {
+	err := s.MemoryEventStore.Append(ctx, sessionID, streamID, ev)
+	s.appended <- appendedEvent{sessionID, streamID, ev.Seq, string(ev.Data)}
+	return err
+}
+
+// waitAppended waits until event seq of a stream of the session is stored.
+func (s *recordingStore) waitAppended(t *testing.T, session, stream string, seq uint64) appendedEvent {
+	t.Helper()
+	for {
+		ev := recv(t, s.appended, fmt.Sprintf("event %s-%d to be stored", stream, seq))
+		if ev.session == session && ev.stream == stream && ev.seq == seq {
+			return ev
+		}
+	}
+}
+
+// pollTool is the "poll" tool: progress 1, then CloseStream (its error goes to closed), then it
+// waits for release (or its context, whose error goes to ctxErr), then progress 2 and "polled".
+type pollTool struct {
+	closed  chan error
+	release chan struct{}
+	ctxErr  chan error
+}
+
+func addPollTool(s *core.Server) *pollTool {
+	p := &pollTool{closed: make(chan error, 16), release: make(chan struct{}), ctxErr: make(chan error, 16)}
+	s.AddTool(&core.Tool{Name: "poll", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			_ = req.Progress(1, 2, "before")
+			p.closed <- req.CloseStream()
+			select {
+			case <-p.release:
+			case <-ctx.Done():
+				p.ctxErr <- context.Cause(ctx)
+				return nil, ctx.Err()
+			}
+			_ = req.Progress(2, 2, "after")
+			return core.TextResult("polled"), nil
+		})
+	return p
+}
+
+// resumableFixture is the default stack with resumability on, events kept in a recording store.
+func resumableFixture(t *testing.T, ro mcphttp.ResumabilityOptions) (*fixture, *recordingStore, *pollTool) {
+	t.Helper()
+	store := newRecordingStore(mcphttp.MemoryEventStoreOptions{MaxEvents: ro.MaxEvents, MaxBytes: ro.MaxBytes})
+	ro.Enabled = true
+	ro.Store = store
+	f := newFixture(t, mcphttp.Options{Resumability: ro})
+	p := addPollTool(f.server)
+	t.Cleanup(func() {
+		select {
+		case <-p.release:
+		default:
+			close(p.release)
+		}
+	})
+	return f, store, p
+}
+
+// postStream opens a request POST and returns a reader of its event stream.
+func postStream(t *testing.T, c *testutil.Client, body string) *testutil.SSEReader {
+	t.Helper()
+	resp := openStream(t, c, c.NewPost(context.Background(), body))
+	wantSSEHeaders(t, resp)
+	return testutil.NewSSEReader(resp.Body)
+}
+
+// resumeGet sends a GET with Last-Event-ID and returns the response once its headers arrived.
+func resumeGet(t *testing.T, c *testutil.Client, lastEventID string) *http.Response {
+	t.Helper()
+	req := c.NewRequest(context.Background(), http.MethodGet)
+	req.Header.Set("Last-Event-ID", lastEventID)
+	return openStream(t, c, req)
+}
+
+// wantEvent reads the next event (comments skipped) and checks its id; it returns the event.
+func wantEvent(t *testing.T, sr *testutil.SSEReader, id string) testutil.Event {
+	t.Helper()
+	ev, err := nextEvent(t, sr, true)
+	if err != nil {
+		t.Fatalf("want event %s: %v", id, err)
+	}
+	if ev.ID != id {
+		t.Fatalf("event id %q, want %q (data %s)", ev.ID, id, ev.Data)
+	}
+	return ev
+}
+
+// wantPriming reads the priming event: the given id, empty data, and the retry field.
+func wantPriming(t *testing.T, sr *testutil.SSEReader, id, retry string) {
+	t.Helper()
+	ev := wantEvent(t, sr, id)
+	if ev.Data != "" || ev.Event != "" {
+		t.Fatalf("priming event %+v, want an id and empty data", ev)
+	}
+	if ev.Retry != retry {
+		t.Fatalf("priming event retry %q, want %q", ev.Retry, retry)
+	}
+}
+
+// wantProgress reads a progress notification with the given id and progress value.
+func wantProgress(t *testing.T, sr *testutil.SSEReader, id string, progress int) {
+	t.Helper()
+	ev := wantEvent(t, sr, id)
+	w := testutil.DecodeWire(t, []byte(ev.Data))
+	if w.Method != "notifications/progress" || !strings.Contains(string(w.Params), fmt.Sprintf(`"progress":%d`, progress)) {
+		t.Fatalf("event %s = %s, want progress %d", id, ev.Data, progress)
+	}
+}
+
+// wantResponse reads the response to request reqID with the given text.
+func wantResponse(t *testing.T, sr *testutil.SSEReader, id, reqID, text string) {
+	t.Helper()
+	ev := wantEvent(t, sr, id)
+	checkSchema(t, "JSONRPCResultResponse", []byte(ev.Data))
+	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), reqID)); got != text {
+		t.Fatalf("result text %q, want %q", got, text)
+	}
+}
+
+// wantEnd checks that the stream ends next (comments aside).
+func wantEnd(t *testing.T, sr *testutil.SSEReader) {
+	t.Helper()
+	if ev, err := nextEvent(t, sr, true); err != io.EOF {
+		t.Fatalf("want the end of the stream, got %+v, %v", ev, err)
+	}
+}
+
+// wantStandalone checks that a GET answered 200 as the session's standalone stream: a second GET
+// of the session is then refused with 409.
+func wantStandalone(t *testing.T, c *testutil.Client, resp *http.Response) {
+	t.Helper()
+	wantSSEHeaders(t, resp)
+	rep := c.Do(t, c.NewRequest(context.Background(), http.MethodGet))
+	if rep.Status != http.StatusConflict {
+		t.Fatalf("second GET: status %d, want 409 (the first was not the standalone stream)", rep.Status)
+	}
+}
+
+func storeUsage(t *testing.T, s *recordingStore, streams, events int) {
+	t.Helper()
+	_, gotStreams, gotEvents, _ := s.Usage()
+	if gotStreams != streams || gotEvents != events {
+		t.Fatalf("store holds %d streams and %d events, want %d and %d", gotStreams, gotEvents, streams, events)
+	}
+}
+
+// A request stream starts with a priming event carrying the retry field; every message has an
+// id naming the stream, numbered up from 1; each request gets its own stream; a stream whose
+// response reached the client is forgotten at once.
+func TestResumablePrimingRetryAndIDs(t *testing.T) {
+	f, store, _ := resumableFixture(t, mcphttp.ResumabilityOptions{RetryInterval: 250 * time.Millisecond})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool(7, "progress", map[string]any{"steps": 3}, "tok"))
+	wantPriming(t, sr, "1-0", "250")
+	for i := 1; i <= 3; i++ {
+		wantProgress(t, sr, fmt.Sprintf("1-%d", i), i)
+	}
+	wantResponse(t, sr, "1-4", "7", "done")
+	wantEnd(t, sr)
+
+	sr = postStream(t, c, testutil.CallTool(8, "echo", map[string]any{"text": "hi"}, nil))
+	wantPriming(t, sr, "2-0", "250")
+	wantResponse(t, sr, "2-1", "8", "hi")
+	wantEnd(t, sr)
+	storeUsage(t, store, 0, 0)
+
+	// Another session numbers its streams on its own.
+	c2 := f.initialized(t)
+	sr = postStream(t, c2, testutil.CallTool(1, "echo", map[string]any{"text": "x"}, nil))
+	wantPriming(t, sr, "1-0", "250")
+	wantResponse(t, sr, "1-1", "1", "x")
+}
+
+// Without resumability the wire is what it always was: data lines only, no priming event, no id
+// or retry field; CloseStream reports ErrNotResumable and the request goes on on its POST; a
+// Last-Event-ID is ignored (the GET is the standalone stream).
+func TestResumabilityOffKeepsWire(t *testing.T) {
+	f := newFixture(t, mcphttp.Options{})
+	p := addPollTool(f.server)
+	c := f.initialized(t)
+	rep := c.Post(t, testutil.CallTool(3, "progress", map[string]any{"steps": 2}, "tok"))
+	body := string(rep.Body)
+	frames := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	if len(frames) != 3 {
+		t.Fatalf("%d frames, want 3: %q", len(frames), body)
+	}
+	for _, fr := range frames {
+		if !strings.HasPrefix(fr, "data: {") || strings.Contains(fr, "\n") {
+			t.Fatalf("frame %q, want a single data line", fr)
+		}
+	}
+
+	resp := openStream(t, c, c.NewPost(context.Background(), testutil.CallTool(4, "poll", nil, "tok")))
+	sr := testutil.NewSSEReader(resp.Body)
+	ev, err := nextEvent(t, sr, true)
+	if err != nil || ev.ID != "" || ev.Retry != "" || !strings.Contains(ev.Data, `"progress":1`) {
+		t.Fatalf("first frame %+v, %v: want progress 1 without id or retry", ev, err)
+	}
+	if err := recv(t, p.closed, "CloseStream"); !errors.Is(err, core.ErrNotResumable) {
+		t.Fatalf("CloseStream = %v, want ErrNotResumable", err)
+	}
+	close(p.release)
+	if ev, _ = nextEvent(t, sr, true); !strings.Contains(ev.Data, `"progress":2`) || ev.ID != "" {
+		t.Fatalf("second frame %+v, want progress 2 on the POST", ev)
+	}
+	if ev, _ = nextEvent(t, sr, true); ev.ID != "" {
+		t.Fatalf("response frame has an id: %+v", ev)
+	} else if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "4")); got != "polled" {
+		t.Fatalf("result %q", got)
+	}
+	wantEnd(t, sr)
+
+	wantStandalone(t, c, resumeGet(t, c, "1-0"))
+}
+
+// The handler closes its stream early; once the rest (a notification, the response) is stored,
+// a GET with Last-Event-ID gets exactly what came after that id, then the stream ends and is
+// forgotten: the same id afterwards is an ordinary GET.
+func TestCloseStreamThenResumeFromStore(t *testing.T) {
+	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool(5, "poll", nil, "tok"))
+	wantPriming(t, sr, "1-0", "1000")
+	wantProgress(t, sr, "1-1", 1)
+	if err := recv(t, p.closed, "CloseStream"); err != nil {
+		t.Fatalf("CloseStream = %v", err)
+	}
+	wantEnd(t, sr) // the connection closed mid-call
+	close(p.release)
+	store.waitAppended(t, c.SessionID, "1", 2)
+	store.waitAppended(t, c.SessionID, "1", 3)
+	storeUsage(t, store, 1, 3)
+
+	resp := resumeGet(t, c, "1-1")
+	wantSSEHeaders(t, resp)
+	gr := testutil.NewSSEReader(resp.Body)
+	wantProgress(t, gr, "1-2", 2)
+	if gr.Retry() != "1000" {
+		t.Fatalf("the resumed stream's retry field %q, want 1000", gr.Retry())
+	}
+	wantResponse(t, gr, "1-3", "5", "polled")
+	wantEnd(t, gr)
+	storeUsage(t, store, 0, 0)
+
+	wantStandalone(t, c, resumeGet(t, c, "1-1"))
+}
+
+// The client reconnects before the handler is done: the GET gets the stored backlog, then the
+// rest live, each message exactly once.
+func TestCloseStreamThenResumeLive(t *testing.T) {
+	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool("a", "poll", nil, "tok"))
+	wantPriming(t, sr, "1-0", "1000")
+	wantProgress(t, sr, "1-1", 1)
+	if err := recv(t, p.closed, "CloseStream"); err != nil {
+		t.Fatalf("CloseStream = %v", err)
+	}
+	wantEnd(t, sr)
+
+	// From the priming id: progress 1 again (the client says it has not seen it), then live.
+	resp := resumeGet(t, c, "1-0")
+	wantSSEHeaders(t, resp)
+	gr := testutil.NewSSEReader(resp.Body)
+	wantProgress(t, gr, "1-1", 1)
+	close(p.release)
+	wantProgress(t, gr, "1-2", 2)
+	wantResponse(t, gr, "1-3", `"a"`, "polled")
+	wantEnd(t, gr)
+	storeUsage(t, store, 0, 0)
+}
+
+// A client that loses the connection does not cancel its request: the call goes on, its
+// response is stored, and a GET with Last-Event-ID gets it.
+func TestResumeAfterClientDisconnect(t *testing.T) {
+	f, store, _ := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	// A connection of its own, so that its closing is the only one the fixture reports.
+	own := f.client()
+	own.HTTP = &http.Client{Transport: &http.Transport{}}
+	own.SessionID, own.ProtocolVersion = c.SessionID, c.ProtocolVersion
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for len(f.connClosed) > 0 {
+		<-f.connClosed
+	}
+	resp := openStream(t, own, own.NewPost(ctx, testutil.CallTool(9, "block", nil, nil)))
+	sr := testutil.NewSSEReader(resp.Body)
+	wantPriming(t, sr, "1-0", "1000")
+	recv(t, f.tools.entered, "the tool to start")
+	cancel()
+	recv(t, f.connClosed, "the server to close the POST's connection")
+
+	close(f.tools.release)
+	store.waitAppended(t, c.SessionID, "1", 1)
+	select {
+	case err := <-f.tools.ctxDone:
+		t.Fatalf("the call was cancelled: %v", err)
+	default:
+	}
+	gr := testutil.NewSSEReader(resumeGet(t, c, "1-0").Body)
+	wantResponse(t, gr, "1-1", "9", "released")
+	wantEnd(t, gr)
+}
+
+// A Last-Event-ID of another session's stream replays nothing: the GET is the session's own
+// standalone stream, whose first message is its own; the owner still resumes its stream.
+func TestLastEventIDOfAnotherSession(t *testing.T) {
+	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	a := f.initialized(t)
+	sr := postStream(t, a, testutil.CallTool(1, "poll", nil, "tok"))
+	wantPriming(t, sr, "1-0", "1000")
+	wantProgress(t, sr, "1-1", 1)
+	recv(t, p.closed, "CloseStream")
+	wantEnd(t, sr)
+	close(p.release)
+	store.waitAppended(t, a.SessionID, "1", 3)
+
+	b := f.initialized(t)
+	resp := resumeGet(t, b, "1-1") // a's id; b has no stream 1
+	wantStandalone(t, b, resp)
+	f.server.AddTool(&core.Tool{Name: "late", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult(""), nil
+		})
+	ev, err := nextEvent(t, testutil.NewSSEReader(resp.Body), true)
+	if err != nil || ev.ID != "" || !strings.Contains(ev.Data, "notifications/tools/list_changed") {
+		t.Fatalf("first message on b's stream: %+v, %v; want b's own tools/list_changed", ev, err)
+	}
+
+	gr := testutil.NewSSEReader(resumeGet(t, a, "1-1").Body)
+	wantProgress(t, gr, "1-2", 2)
+	wantResponse(t, gr, "1-3", "1", "polled")
+	wantEnd(t, gr)
+}
+
+// Unknown, malformed and never-issued ids replay nothing: the GET is an ordinary one.
+func TestUnknownLastEventID(t *testing.T) {
+	f, _, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	for _, id := range []string{"garbage", "7-0", "1-9", "-1", "1-", "1-1-1", "+1-0", "1-0x"} {
+		t.Run(id, func(t *testing.T) {
+			c := f.initialized(t)
+			// Stream 1 exists and issued ids 1-0 and 1-1; its call waits for release.
+			sr := postStream(t, c, testutil.CallTool(1, "poll", nil, "tok"))
+			wantPriming(t, sr, "1-0", "1000")
+			wantProgress(t, sr, "1-1", 1)
+			recv(t, p.closed, "CloseStream")
+			wantStandalone(t, c, resumeGet(t, c, id))
+		})
+	}
+}
+
+// The in-memory store keeps at most MaxEvents events and MaxBytes bytes per stream, dropping the
+// oldest first but always keeping the newest, and forgets a session entirely.
+func TestMemoryEventStoreBounds(t *testing.T) {
+	ctx := context.Background()
+	m := mcphttp.NewMemoryEventStore(mcphttp.MemoryEventStoreOptions{MaxEvents: 3, MaxBytes: 10})
+	seqs := func(session, stream string, after uint64) string {
+		evs, err := m.After(ctx, session, stream, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ev := range evs {
+			out = append(out, fmt.Sprintf("%d:%s", ev.Seq, ev.Data))
+		}
+		return strings.Join(out, ",")
+	}
+	for i := uint64(1); i <= 5; i++ {
+		_ = m.Append(ctx, "s1", "1", mcphttp.StoredEvent{Seq: i, Data: []byte{byte('a' + i - 1)}})
+	}
+	if got := seqs("s1", "1", 0); got != "3:c,4:d,5:e" {
+		t.Fatalf("count bound: kept %s", got)
+	}
+	if got := seqs("s1", "1", 3); got != "4:d,5:e" {
+		t.Fatalf("after 3: %s", got)
+	}
+	for i, d := range []string{"aaaa", "bbbb", "cccc"} {
+		_ = m.Append(ctx, "s1", "2", mcphttp.StoredEvent{Seq: uint64(i + 1), Data: []byte(d)})
+	}
+	if got := seqs("s1", "2", 0); got != "2:bbbb,3:cccc" {
+		t.Fatalf("byte bound: kept %s", got)
+	}
+	_ = m.Append(ctx, "s1", "2", mcphttp.StoredEvent{Seq: 4, Data: []byte("a response above the byte bound")})
+	if got := seqs("s1", "2", 0); got != "4:a response above the byte bound" {
+		t.Fatalf("the newest event alone: kept %s", got)
+	}
+	_ = m.Append(ctx, "s2", "1", mcphttp.StoredEvent{Seq: 1, Data: []byte("x")})
+	if got := seqs("s2", "2", 0); got != "" {
+		t.Fatalf("another session's stream 2: %s", got)
+	}
+	if sessions, streams, events, bytes := m.Usage(); sessions != 2 || streams != 3 || events != 5 || bytes != 3+31+1 {
+		t.Fatalf("usage %d sessions, %d streams, %d events, %d bytes", sessions, streams, events, bytes)
+	}
+	m.DropStream(ctx, "s1", "1")
+	m.DropSession(ctx, "s2")
+	if got := seqs("s1", "1", 0) + seqs("s2", "1", 0); got != "" {
+		t.Fatalf("dropped events still there: %s", got)
+	}
+	m.DropSession(ctx, "s1")
+	if sessions, streams, events, bytes := m.Usage(); sessions+streams+events+bytes != 0 {
+		t.Fatalf("after DropSession: %d sessions, %d streams, %d events, %d bytes", sessions, streams, events, bytes)
+	}
+}
+
+// Ending the session (DELETE) releases its stored events.
+func TestSessionEndReleasesEvents(t *testing.T) {
+	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool(1, "poll", nil, "tok"))
+	wantPriming(t, sr, "1-0", "1000")
+	wantProgress(t, sr, "1-1", 1)
+	recv(t, p.closed, "CloseStream")
+	close(p.release)
+	store.waitAppended(t, c.SessionID, "1", 3)
+	storeUsage(t, store, 1, 3)
+	if rep := c.Do(t, c.NewRequest(context.Background(), http.MethodDelete)); rep.Status != http.StatusOK {
+		t.Fatalf("DELETE: status %d", rep.Status)
+	}
+	if sessions, streams, events, bytes := store.Usage(); sessions+streams+events+bytes != 0 {
+		t.Fatalf("after DELETE: %d sessions, %d streams, %d events, %d bytes", sessions, streams, events, bytes)
+	}
+}
+
+// Past MaxStreams a session forgets its oldest stream: its id is then unknown (an ordinary
+// GET), its late messages are not stored, and the newer stream still resumes.
+func TestMaxStreamsForgetsOldest(t *testing.T) {
+	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{MaxStreams: 1})
+	c := f.initialized(t)
+	for i, id := range []string{"1", "2"} {
+		sr := postStream(t, c, testutil.CallTool(i+1, "poll", nil, "tok"))
+		wantPriming(t, sr, id+"-0", "1000")
+		wantProgress(t, sr, id+"-1", 1)
+		recv(t, p.closed, "CloseStream")
+		wantEnd(t, sr)
+	}
+	close(p.release)
+	store.waitAppended(t, c.SessionID, "2", 3)
+	gr := testutil.NewSSEReader(resumeGet(t, c, "2-1").Body)
+	wantProgress(t, gr, "2-2", 2)
+	wantResponse(t, gr, "2-3", "2", "polled")
+	wantEnd(t, gr)
+	wantStandalone(t, c, resumeGet(t, c, "1-1"))
+}
+
+// A second GET for the same stream takes it over: the first one ends, the second gets the rest.
+func TestResumeTakeover(t *testing.T) {
+	f, _, p := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool(1, "poll", nil, "tok"))
+	wantPriming(t, sr, "1-0", "1000")
+	wantProgress(t, sr, "1-1", 1)
+	recv(t, p.closed, "CloseStream")
+	wantEnd(t, sr)
+	first := testutil.NewSSEReader(resumeGet(t, c, "1-1").Body)
+	second := testutil.NewSSEReader(resumeGet(t, c, "1-1").Body)
+	wantEnd(t, first)
+	close(p.release)
+	wantProgress(t, second, "1-2", 2)
+	wantResponse(t, second, "1-3", "1", "polled")
+	wantEnd(t, second)
+}
