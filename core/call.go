@@ -9,6 +9,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// ErrCallOver is returned by the notify, progress, log and request calls of a request whose
+// handler has already returned.
+var ErrCallOver = errors.New("mcpkit: the request is over: nothing more can be sent for it")
+
 // ErrCancelled is the cause of a request context cancelled by the client's notifications/cancelled.
 var ErrCancelled = errors.New("mcpkit: request cancelled by the client")
 
@@ -33,6 +37,7 @@ type Call struct {
 	cancelFn   context.CancelCauseFunc
 	registered bool
 	byClient   atomic.Bool
+	over       atomic.Bool // Run has returned: the request's path takes nothing more
 
 	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
 	modern *Envelope
@@ -145,6 +150,11 @@ func (c *Call) send(msg []byte) error { return c.sendWith(c.ctx, msg) }
 // sendWith writes msg on the request's own path, or the session-level one when the transport
 // gave the request none.
 func (c *Call) sendWith(ctx context.Context, msg []byte) error {
+	if c.over.Load() {
+		// The response is on its way: nothing of this request may follow it (a goroutine the
+		// handler left behind, reporting progress late).
+		return ErrCallOver
+	}
 	out := c.out
 	if out == nil {
 		c.session.mu.Lock()

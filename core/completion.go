@@ -91,6 +91,9 @@ func handleComplete(c *Call) (any, error) {
 	}
 	if res == nil {
 		res = &CompleteResult{}
+	} else {
+		copied := *res // a handler may return one result to many calls: never change it
+		res = &copied
 	}
 	if res.Completion.Values == nil {
 		res.Completion.Values = []string{}

@@ -128,6 +128,7 @@ func (c *Call) resolve() {
 func (c *Call) Run() *Response {
 	defer c.session.finish(c)
 	defer c.cancelFn(nil)
+	defer c.over.Store(true)
 	result, err := c.dispatch()
 	var ir *InputRequired
 	if errors.As(err, &ir) {

@@ -14,6 +14,11 @@ type InitializeResult struct {
 }
 
 func handleInitialize(c *Call) (any, error) {
+	if c.session.Initialized() {
+		// Whatever its params, a second initialize is a lifecycle error (checked again below,
+		// under the lock, for two racing initializes).
+		return nil, InvalidRequest("Invalid Request: Server already initialized")
+	}
 	if !rawObject(c.params) {
 		return nil, InvalidParams("Invalid params")
 	}

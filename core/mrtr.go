@@ -183,8 +183,10 @@ type stateClaims struct {
 }
 
 // binding computes the claims that tie a state to this request: method, target (the name of a
-// tool or prompt, the URI of a resource) and a digest of the canonical (RFC 8785) arguments, so
-// that members in another order or numbers spelled differently still match. ok is false when the
+// tool or prompt, the URI of a resource) and a digest of the normalized arguments (members
+// sorted, floats in their RFC 8785 form, integers kept digit for digit), so that members in
+// another order or floats spelled differently still match while integers beyond 2^53 never
+// collide. ok is false when the
 // params cannot be read: such a request matches no state.
 func (c *Call) binding() (cl stateClaims, ok bool) {
 	cl = stateClaims{V: 1, M: c.method}
@@ -207,7 +209,9 @@ func (c *Call) binding() (cl stateClaims, ok bool) {
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		args = p.Arguments.Clone()
 	}
-	if err := args.Canonicalize(); err != nil {
+	// Members reordered, whitespace and string escapes normalized, floats in their RFC 8785
+	// form; integers keep their exact digits, so ids above 2^53 never collide.
+	if err := args.Format(jsontext.ReorderRawObjects(true), jsontext.CanonicalizeRawFloats(true)); err != nil {
 		return cl, false
 	}
 	sum := sha256.Sum256(args)

@@ -116,6 +116,9 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		}
 		if res == nil {
 			res = &CallToolResult{}
+		} else if res.StructuredContent == nil {
+			copied := *res // a handler may return one result to many calls: never change it
+			res = &copied
 		}
 		if res.StructuredContent == nil && (!isInterface || any(out) != nil) {
 			res.StructuredContent = out

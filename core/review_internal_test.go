@@ -1,0 +1,93 @@
+package core
+
+import (
+	"context"
+	"testing"
+)
+
+// A state sealed for one large integer argument must not open for its float64 neighbour: ids
+// above 2^53 are common and handlers decode them exactly.
+func TestRequestStateBindsLargeIntegersExactly(t *testing.T) {
+	s := NewServer(Implementation{Name: "x", Version: "1"}, nil)
+	ss := s.NewSession(SessionOptions{})
+	defer ss.Close()
+	call := func(args string) *Call {
+		m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transfer","arguments":` + args + `}}`))
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		c := newCall(ss, m, nil)
+		c.ctx = context.Background()
+		return c
+	}
+	token, err := s.sealer.seal(call(`{"account":9007199254740993}`), "confirmed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, werr := s.sealer.open(call(`{"account":9007199254740992}`), token); werr == nil {
+		t.Fatal("a state sealed for account 9007199254740993 opened for account 9007199254740992")
+	}
+	if got, werr := s.sealer.open(call(`{ "account" : 9007199254740993 }`), token); werr != nil || got != "confirmed" {
+		t.Fatalf("the same arguments written differently: %q, %v", got, werr)
+	}
+}
+
+// Results a handler shares between calls are never changed by the server.
+func TestSharedCompletionResultUnchanged(t *testing.T) {
+	values := make([]string, 150)
+	for i := range values {
+		values[i] = "v"
+	}
+	shared := &CompleteResult{Completion: Completion{Values: values}}
+	s := NewServer(Implementation{Name: "x", Version: "1"}, &Options{
+		CompletionHandler: func(context.Context, *CompleteRequest) (*CompleteResult, error) { return shared, nil },
+	})
+	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*GetPromptResult, error) { return nil, nil })
+	ss := s.NewSession(SessionOptions{})
+	defer ss.Close()
+	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`))
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	resp := ss.Handle(context.Background(), m, nil)
+	if resp == nil || resp.Error != nil {
+		t.Fatalf("completion failed: %+v", resp)
+	}
+	if len(shared.Completion.Values) != 150 || shared.Completion.HasMore || shared.Completion.Total != nil {
+		t.Fatalf("the shared result was changed: %d values, hasMore=%v", len(shared.Completion.Values), shared.Completion.HasMore)
+	}
+}
+
+// Nothing of a request follows its response: a goroutine the handler left behind is refused.
+func TestNothingAfterTheResponse(t *testing.T) {
+	s := NewServer(Implementation{Name: "x", Version: "1"}, nil)
+	leaked := make(chan *Call, 1)
+	s.AddTool(&Tool{Name: "bg"}, func(_ context.Context, req *ToolRequest) (*CallToolResult, error) {
+		leaked <- req.Call
+		return TextResult("done"), nil
+	})
+	var sent [][]byte
+	out := SenderFunc(func(_ context.Context, msg []byte) error { sent = append(sent, msg); return nil })
+	ss := s.NewSession(SessionOptions{Out: out})
+	defer ss.Close()
+	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bg","_meta":{"progressToken":"p"}}}`))
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	if resp := ss.Handle(context.Background(), m, nil); resp == nil || resp.Error != nil {
+		t.Fatalf("tools/call: %+v", resp)
+	}
+	c := <-leaked
+	if err := c.Progress(50, 100, "still going"); err != ErrCallOver {
+		t.Errorf("Progress after the response = %v, want ErrCallOver", err)
+	}
+	if _, err := c.Log(LevelEmergency, "", "late"); err != ErrCallOver {
+		t.Errorf("Log after the response = %v, want ErrCallOver", err)
+	}
+	if err := c.Notify("notifications/custom", nil); err != ErrCallOver {
+		t.Errorf("Notify after the response = %v, want ErrCallOver", err)
+	}
+	if len(sent) != 0 {
+		t.Errorf("sent after the response: %q", sent)
+	}
+}
