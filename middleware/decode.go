@@ -142,6 +142,10 @@ func isJSONMediaType(contentType string) bool {
 
 var errBodyTooLarge = errors.New("middleware: request body too large")
 
+// eagerAlloc is the largest declared Content-Length read straight into a slice of that size;
+// bigger bodies grow their buffer as bytes arrive.
+const eagerAlloc = 64 << 10
+
 // poolMaxBuffer is the largest scratch buffer returned to the pool; bigger ones (rare, large
 // bodies of unknown length) are left to the garbage collector rather than pinned.
 const poolMaxBuffer = 256 << 10
@@ -158,6 +162,15 @@ var scratchPool = sync.Pool{New: func() any {
 func readBody(body io.Reader, declared, limit int64) ([]byte, error) {
 	if body == nil || body == http.NoBody {
 		return nil, nil
+	}
+	if declared > eagerAlloc {
+		// A large declared length is trusted only as far as bytes actually arrive: a client
+		// that declares 4 MiB and sends one byte must not pin 4 MiB per connection.
+		b, err := readUpTo(body, make([]byte, 0, eagerAlloc), limit)
+		if err == nil && int64(len(b)) != declared {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return b, err
 	}
 	if declared >= 0 {
 		buf := make([]byte, declared, declared+1)

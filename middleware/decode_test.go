@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -437,4 +438,26 @@ func benchmarkDecode(b *testing.B, chunked bool) {
 func BenchmarkDecode(b *testing.B) {
 	b.Run("content-length", func(b *testing.B) { benchmarkDecode(b, false) })
 	b.Run("chunked", func(b *testing.B) { benchmarkDecode(b, true) })
+}
+
+// A declared length is not trusted with memory before the bytes arrive: a client that declares
+// 4 MiB and sends one byte costs a small buffer, not 4 MiB.
+func TestReadBodyDoesNotTrustDeclaredLength(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := readBody(strings.NewReader("{"), 4<<20, 4<<20)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("short body: err = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("reading a 1-byte body that declared 4 MiB allocated %d bytes", grew)
+	}
+	// A body that does arrive in full is read exactly.
+	body := `{"a":"` + strings.Repeat("x", 200<<10) + `"}`
+	got, err := readBody(strings.NewReader(body), int64(len(body)), 4<<20)
+	if err != nil || string(got) != body {
+		t.Fatalf("full body: %d bytes, %v", len(got), err)
+	}
 }

@@ -93,7 +93,7 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 	if msg.Method == "" {
 		return 0, nil // a client response: nothing to mirror
 	}
-	if name, ok := repeated(r.Header, HeaderMethod, HeaderName); ok {
+	if name, ok := repeated(r.Header, HeaderProtocolVersion, HeaderMethod, HeaderName); ok {
 		return http.StatusBadRequest, mismatch("%s header is sent more than once", name)
 	}
 	method := r.Header.Get(HeaderMethod)

@@ -131,6 +131,8 @@ func TestMirrorStandardHeaders(t *testing.T) {
 		{"method name upper-case", list, []string{"MCP-METHOD", "tools/list"}, "ok"},
 		{"method sent twice", list, []string{HeaderMethod, "tools/list", "+" + HeaderMethod, "tools/list"},
 			mismatchBody("Mcp-Method header is sent more than once")},
+		{"version sent twice", list, append(m("tools/list"), "+"+HeaderProtocolVersion, "2026-07-28"),
+			mismatchBody("MCP-Protocol-Version header is sent more than once")},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil,
 			strings.Replace(mismatchBody("Mcp-Method header is required on the modern path"), `"id":1`, `"id":null`, 1)},
 		{"name", echo, append(m("tools/call"), HeaderName, "echo"), "ok"},

@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"time"
@@ -9,18 +11,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// maxLoggedSessionID bounds how much of a client-supplied session id reaches the log.
-const maxLoggedSessionID = 128
-
 // RequestLog returns the layer that writes one structured line per HTTP exchange to logger, once
 // the rest of the chain returned (also when it panicked): the HTTP method ("http_method"), the URL
 // path without the query ("path"), the MCP method ("mcp_method") and JSON-RPC id ("jsonrpc_id")
-// when a message was decoded, the MCP session id ("session_id": the Mcp-Session-Id request
-// header, else the response header, else the one recorded in the Exchange), the status
+// when a message was decoded, a fingerprint of the MCP session id ("session": the first 12 hex
+// digits of the SHA-256 of the Mcp-Session-Id request header, else the response header, else the
+// one recorded in the Exchange; never the id itself, which can act as a credential), the status
 // ("status"), the time since the exchange started ("duration"), the request body bytes read
 // ("bytes_in") and the response body bytes written ("bytes_out"), plus the trace id ("trace_id")
 // when the tracing layer started a span for the message. Bodies, query strings and headers other
-// than the session id are never logged. Statuses below 500 log at info level, 500 and above at
+// are never logged. Statuses below 500 log at info level, 500 and above at
 // error level. The zero zerolog.Logger writes nothing.
 func RequestLog(logger zerolog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -84,10 +84,10 @@ func (st *logState) log(logger *zerolog.Logger, r *http.Request, ex *Exchange, c
 		sid = ex.SessionID()
 	}
 	if sid != "" {
-		if len(sid) > maxLoggedSessionID {
-			sid = sid[:maxLoggedSessionID]
-		}
-		ev.Str("session_id", sid)
+		// The id is a bearer credential when no ownership check is configured: the log gets
+		// a fingerprint that correlates lines of one session without letting a reader use it.
+		sum := sha256.Sum256([]byte(sid))
+		ev.Str("session", hex.EncodeToString(sum[:6]))
 	}
 	ev.Int("status", status).
 		Dur("duration", time.Since(ex.Start())).

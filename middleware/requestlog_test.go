@@ -72,10 +72,11 @@ func TestRequestLogFields(t *testing.T) {
 		"path":        `"/mcp"`,
 		"mcp_method":  `"tools/call"`,
 		"jsonrpc_id":  `"req-7"`,
-		"session_id":  `"sess-123"`,
-		"status":      `200`,
-		"bytes_in":    itoa(len(body)),
-		"bytes_out":   itoa(len(answer)),
+		"session":     `"c8d9cf2851b3"`, // a fingerprint, never the id
+
+		"status":    `200`,
+		"bytes_in":  itoa(len(body)),
+		"bytes_out": itoa(len(answer)),
 	})
 	if _, ok := got["duration"]; !ok {
 		t.Error("no duration")
@@ -97,9 +98,9 @@ func TestRequestLogSessionIDSources(t *testing.T) {
 		exchange  string
 		want      string
 	}{
-		{"request header wins", "from-request", "from-response", "from-exchange", `"from-request"`},
-		{"response header next", "", "from-response", "from-exchange", `"from-response"`},
-		{"exchange last", "", "", "from-exchange", `"from-exchange"`},
+		{"request header wins", "from-request", "from-response", "from-exchange", `"4c1ab76aadf1"`},
+		{"response header next", "", "from-response", "from-exchange", `"abe0531e3f96"`},
+		{"exchange last", "", "", "from-exchange", `"fa1416790318"`},
 		{"none", "", "", "", ``},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,9 +119,13 @@ func TestRequestLogSessionIDSources(t *testing.T) {
 				req.Header.Set("Mcp-Session-Id", tc.reqHeader)
 			}
 			do(t, http.DefaultClient, req)
-			got := parseLine(t, <-lines)
-			if string(got["session_id"]) != tc.want {
-				t.Errorf("session_id = %s, want %s", got["session_id"], tc.want)
+			line := <-lines
+			got := parseLine(t, line)
+			if string(got["session"]) != tc.want {
+				t.Errorf("session = %s, want %s", got["session"], tc.want)
+			}
+			if tc.reqHeader != "" && strings.Contains(line, tc.reqHeader) {
+				t.Errorf("the session id itself reached the log: %v", got)
 			}
 			if _, ok := got["jsonrpc_id"]; ok {
 				t.Error("a notification logged a jsonrpc_id")

@@ -139,7 +139,7 @@ func (t *traceState) onMessage(ctx context.Context, m *core.Message) context.Con
 	if t.span != nil {
 		return ctx
 	}
-	info := inspectParams(m.Params)
+	info := inspectMessage(m)
 	r := t.req
 	headerCtx := t.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	parent := headerCtx
@@ -329,7 +329,24 @@ type metaProbe struct {
 	ProtocolVersion jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
 }
 
-// inspectParams reads the members the span needs from params; anything malformed is ignored.
+// inspectMessage reads what the span needs from the decoded message: the target and the _meta
+// members the decoder already picked out, so the params are not parsed again.
+func inspectMessage(m *core.Message) paramsInfo {
+	if !m.Parsed {
+		return inspectParams(m.Params)
+	}
+	return paramsInfo{
+		name:            m.Name,
+		uri:             m.URI,
+		traceparent:     jsonString(m.MetaValue("traceparent")),
+		tracestate:      jsonString(m.MetaValue("tracestate")),
+		baggage:         jsonString(m.MetaValue("baggage")),
+		protocolVersion: jsonString(m.MetaValue(core.MetaProtocolVersion)),
+	}
+}
+
+// inspectParams reads the members the span needs from params (a message that was not produced
+// by core.DecodeMessage); anything malformed is ignored.
 func inspectParams(params jsontext.Value) paramsInfo {
 	var info paramsInfo
 	if params.Kind() != '{' {
