@@ -271,12 +271,16 @@ func handleSubscribe(c *Call) (any, error) {
 		}
 	}
 	ss := c.session
+	limit := c.session.server.opts.MaxSubscriptions
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	if ss.subscriptions == nil {
 		ss.subscriptions = map[string]struct{}{}
 	}
+	if _, ok := ss.subscriptions[uri]; !ok && limit > 0 && len(ss.subscriptions) >= limit {
+		return nil, InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
+	}
 	ss.subscriptions[uri] = struct{}{}
-	ss.mu.Unlock()
 	return emptyResult{}, nil
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -89,5 +90,30 @@ func TestNothingAfterTheResponse(t *testing.T) {
 	}
 	if len(sent) != 0 {
 		t.Errorf("sent after the response: %q", sent)
+	}
+}
+
+// A session cannot grow its subscriptions without bound.
+func TestSubscriptionCap(t *testing.T) {
+	s := NewServer(Implementation{Name: "x", Version: "1"}, &Options{SubscribeHandler: AcceptSubscription, MaxSubscriptions: 2})
+	ss := s.NewSession(SessionOptions{})
+	defer ss.Close()
+	sub := func(id int, uri string) *Response {
+		m, derr := DecodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, id, uri)))
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		return ss.Handle(context.Background(), m, nil)
+	}
+	for i, uri := range []string{"a://1", "a://2", "a://1"} { // the same URI again is no new entry
+		if r := sub(i, uri); r.Error != nil {
+			t.Fatalf("subscribe %s: %+v", uri, r.Error)
+		}
+	}
+	if r := sub(9, "a://3"); r.Error == nil || r.Error.Code != CodeInvalidParams {
+		t.Fatalf("a third subscription past the cap: %+v", r)
+	}
+	if !ss.Subscribed("a://2") || ss.Subscribed("a://3") {
+		t.Fatal("the refused subscription changed the session's set")
 	}
 }

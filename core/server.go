@@ -36,6 +36,11 @@ type Options struct {
 	// the subscribed URIs for NotifyResourceUpdated. Use AcceptSubscription to accept them all.
 	SubscribeHandler func(ctx context.Context, req *SubscribeRequest) error
 
+	// MaxSubscriptions caps the resources one session may subscribe to. Zero means
+	// DefaultMaxSubscriptions (1000); a negative value removes the cap. Past it,
+	// resources/subscribe answers -32602.
+	MaxSubscriptions int
+
 	// UnsubscribeHandler is called on resources/unsubscribe, when set.
 	UnsubscribeHandler func(ctx context.Context, req *SubscribeRequest) error
 
@@ -79,6 +84,10 @@ type Options struct {
 	ErrorLog func(error)
 }
 
+// DefaultMaxSubscriptions is the per-session cap on resource subscriptions when
+// Options.MaxSubscriptions is zero.
+const DefaultMaxSubscriptions = 1000
+
 // AcceptSubscription is a SubscribeHandler that accepts every subscription.
 func AcceptSubscription(context.Context, *SubscribeRequest) error { return nil }
 
@@ -114,6 +123,9 @@ func NewServer(impl Implementation, opts *Options) *Server {
 	}
 	if s.opts.PageSize < 0 {
 		panic("mcpkit: Options.PageSize must not be negative")
+	}
+	if s.opts.MaxSubscriptions == 0 {
+		s.opts.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	if s.opts.PageSize == 0 {
 		s.opts.PageSize = 1000
