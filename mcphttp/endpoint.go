@@ -36,7 +36,8 @@ type EndpointOptions struct {
 	// JSONResponse answers each request with one JSON object instead of an SSE stream. A request
 	// then has no path for anything but its response: its progress and log calls deliver nothing
 	// and return core.ErrNoPath (a handler may ignore it), and server-to-client requests are
-	// refused. The POST Accept header needs only application/json.
+	// refused. The POST Accept header of a legacy request then needs only application/json
+	// (a 2026-07-28 request needs both media types whatever this says).
 	JSONResponse bool
 	// Store holds legacy sessions. Required unless Stateless.
 	Store session.Store
@@ -167,7 +168,13 @@ func (e *Endpoint) preflight(next http.Handler) http.Handler {
 		}
 		switch r.Method {
 		case http.MethodPost:
-			if !e.acceptable(w, r) {
+			if modernByHeaders(r) {
+				// The modern ladder: both media types, whatever JSONResponse says.
+				if !accepts(r, "application/json", "text/event-stream") {
+					notAcceptable(w, r, "application/json", "text/event-stream")
+					return
+				}
+			} else if !e.acceptable(w, r) {
 				return
 			}
 		case http.MethodGet:
@@ -190,6 +197,24 @@ func (e *Endpoint) preflight(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// modernByHeaders reports whether the headers alone send a POST to the 2026-07-28 handler, before
+// its body is read: an MCP-Protocol-Version the kit does not know, or 2026-07-28 without a
+// session, with an Mcp-Method header naming a method other than initialize. The one POST such a
+// header may still route to the legacy lifecycle is an initialize without the envelope (a client
+// probing with the newest version), so an Mcp-Method of initialize, or none, leaves the decision
+// to the body; the modern branch of New checks the Accept header again before anything else
+// (see modernAccept).
+func modernByHeaders(r *http.Request) bool {
+	if !middleware.RoutesModern(r) {
+		return false
+	}
+	if v := r.Header.Get(HeaderProtocolVersion); !core.IsModernVersion(v) {
+		return true // unknown version: modern whatever the body
+	}
+	m := r.Header.Get(middleware.HeaderMethod)
+	return m != "" && m != "initialize"
 }
 
 // versionGate checks MCP-Protocol-Version on a POST naming a session before the session is
@@ -417,7 +442,9 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 		return
 	}
 	recordError(r, resp)
-	_ = sse.WriteMessage(resp.Encode())
+	// The response is the stream's last frame: the writer closes with it, so neither a late
+	// notification of the call nor a keepalive comment can follow it.
+	_ = sse.WriteFinal(resp.Encode())
 }
 
 func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {

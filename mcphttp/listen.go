@@ -19,6 +19,9 @@ import (
 const (
 	DefaultMaxListenStreams = 1000
 	DefaultListenKeepAlive  = 15 * time.Second
+	// DefaultListenCloseTimeout bounds the final frames of each stream on Close when
+	// ListenOptions.CloseTimeout is zero.
+	DefaultListenCloseTimeout = 10 * time.Second
 	// listenQueue is how many change notifications may wait for one slow stream; a stream that
 	// falls further behind is closed (its client reconnects and lists again).
 	listenQueue = 256
@@ -35,8 +38,23 @@ type ListenOptions struct {
 	// armed at all).
 	KeepAlive time.Duration
 	// WriteTimeout bounds each write. Zero means 30 s (New uses Options.WriteTimeout when it is
-	// set); negative turns the bound off.
+	// set); negative turns the bound off, except for what Close writes (see CloseTimeout).
 	WriteTimeout time.Duration
+	// CloseTimeout matters only when WriteTimeout is off: it then bounds each write a stream
+	// makes once Close was called (the write under way at that moment, and each final frame), so
+	// a client that stopped reading cannot hold up Close forever. With WriteTimeout on,
+	// WriteTimeout bounds those writes like any other. Zero means DefaultListenCloseTimeout
+	// (10 s); negative leaves them unbounded too (Close may then wait forever on a stalled
+	// client).
+	CloseTimeout time.Duration
+	// ClientKey names the client a listen request comes from (for example the authenticated
+	// principal). A listen id must be unique among the open streams of one client: a second
+	// stream with the same id and key is refused with 409, while another client may use the same
+	// id. Nil puts every request in one scope: ids are then unique across the whole server.
+	ClientKey func(r *http.Request) string
+	// MaxRequestBytes bounds the body when Listeners decodes it itself (mounted without a Decode
+	// layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
+	MaxRequestBytes int64
 }
 
 // Listeners serves subscriptions/listen and fans change notifications out to the open streams.
@@ -63,12 +81,14 @@ type Listeners struct {
 	max       int64
 	keepAlive time.Duration
 	sse       middleware.SSEOptions
-	info      []byte // the server's Implementation, for the _meta of the final result
+	info      []byte        // the server's Implementation, for the _meta of the final result
+	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
+	clientKey func(*http.Request) string
 
 	count   atomic.Int64
 	mu      sync.RWMutex // guards streams and byID; publishing holds it for reading
 	streams []*listenStream
-	byID    map[core.ID]*listenStream
+	byID    map[listenKey]*listenStream
 	unsub   func()
 
 	closing  chan struct{}
@@ -78,9 +98,18 @@ type Listeners struct {
 	decode http.Handler // for a request no Decode layer ran in front of
 }
 
+// listenKey names a listen stream among the open ones: the client it belongs to
+// (ListenOptions.ClientKey, "" without one) and the listen request's id.
+type listenKey struct {
+	client string
+	id     core.ID
+}
+
 // listenStream is one open subscriptions/listen stream. Publishers only append to pending, under
 // the stream's own lock; the stream's handler takes the pending changes and writes them.
 type listenStream struct {
+	key    listenKey
+	rc     *http.ResponseController // for the deadline Close puts on the stream's connection
 	id     core.ID
 	idJSON []byte
 	filter core.SubscriptionFilter
@@ -124,7 +153,7 @@ func (st *listenStream) take(spare []core.Change) ([]core.Change, bool) {
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
 func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
-	l := &Listeners{server: s, byID: map[core.ID]*listenStream{}, closing: make(chan struct{})}
+	l := &Listeners{server: s, byID: map[listenKey]*listenStream{}, closing: make(chan struct{}), clientKey: opts.ClientKey}
 	l.max = int64(opts.MaxStreams)
 	if l.max <= 0 {
 		l.max = DefaultMaxListenStreams
@@ -138,9 +167,17 @@ func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
 	// The handler writes its own keepalive comments (see ServeHTTP): the SSE writer's timer
 	// stays off, so nothing can be written after the final frame.
 	l.sse = middleware.SSEOptions{WriteTimeout: opts.WriteTimeout}
+	if opts.WriteTimeout < 0 {
+		switch ct := opts.CloseTimeout; {
+		case ct == 0:
+			l.closeWait = DefaultListenCloseTimeout
+		case ct > 0:
+			l.closeWait = ct
+		}
+	}
 	l.info, _ = json.Marshal(s.Implementation())
 	l.unsub = s.Broadcaster().Subscribe(l.deliver)
-	l.decode = middleware.Decode(middleware.DecodeOptions{})(http.HandlerFunc(l.serve))
+	l.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(l.serve))
 	return l
 }
 
@@ -148,12 +185,24 @@ func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
 func (l *Listeners) Len() int { return int(l.count.Load()) }
 
 // Close ends every stream gracefully (see the type's doc), stops receiving changes and waits
-// until the streams have written their last frame (each write is bounded by WriteTimeout).
+// until the streams have written their last frame. Every write a stream makes from then on is
+// bounded (by WriteTimeout, or CloseTimeout when WriteTimeout is off), so a client that stopped
+// reading holds Close up for a bounded time.
 func (l *Listeners) Close() {
 	l.closeOne.Do(func() {
 		l.unsub()
 		l.mu.Lock() // no stream registers after this: register checks closing under the lock
 		close(l.closing)
+		if l.closeWait > 0 {
+			// WriteTimeout is off: a handler blocked in a write would never see closing, so its
+			// connection's deadline bounds that write. Once it sees closing, finish puts a
+			// deadline on each of its final writes (a successful write clears the deadline, so
+			// this one bounds only the write now under way).
+			deadline := time.Now().Add(l.closeWait)
+			for _, st := range l.streams {
+				_ = st.rc.SetWriteDeadline(deadline)
+			}
+		}
 		l.mu.Unlock()
 	})
 	l.active.Wait()
@@ -193,7 +242,8 @@ var (
 	errClosing   = errors.New("closing")
 )
 
-// register adds a stream; the first stream with an id keeps it, a newcomer is refused.
+// register adds a stream; the first stream with a key (client and id) keeps it, a newcomer is
+// refused.
 func (l *Listeners) register(st *listenStream) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,10 +252,10 @@ func (l *Listeners) register(st *listenStream) error {
 		return errClosing
 	default:
 	}
-	if _, dup := l.byID[st.id]; dup {
+	if _, dup := l.byID[st.key]; dup {
 		return errDuplicate
 	}
-	l.byID[st.id] = st
+	l.byID[st.key] = st
 	st.index = len(l.streams)
 	l.streams = append(l.streams, st)
 	l.active.Add(1)
@@ -215,10 +265,10 @@ func (l *Listeners) register(st *listenStream) error {
 func (l *Listeners) unregister(st *listenStream) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byID[st.id] != st {
+	if l.byID[st.key] != st {
 		return
 	}
-	delete(l.byID, st.id)
+	delete(l.byID, st.key)
 	last := len(l.streams) - 1
 	moved := l.streams[last]
 	l.streams[st.index] = moved
@@ -274,7 +324,11 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idJSON, _ := msg.ID.MarshalJSON()
-	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1)}
+	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1),
+		key: listenKey{id: msg.ID}, rc: http.NewResponseController(w)}
+	if l.clientKey != nil {
+		st.key.client = l.clientKey(r)
+	}
 	switch l.register(st) {
 	case errDuplicate:
 		l.count.Add(-1)
@@ -296,6 +350,8 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, l.sse)
 	defer sse.Close()
+	// Close may already have been called: then every write here is bounded (see bound).
+	l.bound(st)
 	if err := sse.Start(); err != nil {
 		return
 	}
@@ -308,6 +364,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	buf = append(buf, `,"_meta":{"`+core.MetaSubscriptionID+`":`...)
 	buf = append(buf, idJSON...)
 	buf = append(buf, "}}}"...)
+	l.bound(st)
 	if sse.WriteMessage(buf) != nil {
 		return
 	}
@@ -327,6 +384,10 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 				return // fell a whole queue behind: the client must reconnect and list again
 			}
 			for i, c := range changes {
+				if l.closed() {
+					l.finish(sse, st, tail)
+					return
+				}
 				buf = appendChangeFrame(buf[:0], c, idJSON)
 				if sse.WriteMessage(buf) != nil {
 					return
@@ -335,11 +396,15 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			spare = changes
 		case <-tick:
+			if l.closed() {
+				l.finish(sse, st, tail)
+				return
+			}
 			if sse.WriteComment("ping "+time.Now().Format(time.RFC3339)) != nil {
 				return // the peer is gone: free the slot
 			}
 		case <-l.closing:
-			l.finish(sse, st)
+			l.finish(sse, st, tail)
 			return
 		case <-r.Context().Done():
 			return // the client closed the stream
@@ -347,13 +412,38 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// closed reports whether Close was called. The stream's handler asks before each ordinary write,
+// so once Close was called it writes nothing but the final frames, which are bounded.
+func (l *Listeners) closed() bool {
+	select {
+	case <-l.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// bound puts a CloseTimeout deadline on the next write of a stream once Close was called and
+// WriteTimeout is off. The writer then sets no deadline of its own, and a successful write
+// clears this one: it is needed before each write.
+func (l *Listeners) bound(st *listenStream) {
+	if l.closeWait > 0 && l.closed() {
+		_ = st.rc.SetWriteDeadline(time.Now().Add(l.closeWait))
+	}
+}
+
 // finish ends a stream gracefully: notifications/cancelled for the listen request, then the
-// complete result as the very last frame.
-func (l *Listeners) finish(sse *middleware.SSEWriter, st *listenStream) {
+// complete result as the very last frame. When WriteTimeout is off, each of these writes gets
+// CloseTimeout at most, and so does what net/http writes after the handler returns.
+func (l *Listeners) finish(sse *middleware.SSEWriter, st *listenStream, tail *streamTail) {
+	if l.closeWait > 0 {
+		tail.timeout = l.closeWait
+	}
 	b := make([]byte, 0, 256+len(l.info))
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
 	b = append(b, st.idJSON...)
 	b = append(b, `,"reason":"The server is shutting down"}}`...)
+	l.bound(st)
 	if sse.WriteMessage(b) != nil {
 		return
 	}
@@ -366,5 +456,6 @@ func (l *Listeners) finish(sse *middleware.SSEWriter, st *listenStream) {
 		b = append(b, l.info...)
 	}
 	b = append(b, "}}}"...)
-	_ = sse.WriteMessage(b)
+	l.bound(st)
+	_ = sse.WriteFinal(b)
 }

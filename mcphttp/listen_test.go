@@ -758,3 +758,133 @@ func TestListenersStandalone(t *testing.T) {
 	c.Do(t, c.NewModernPost(context.Background(), listenBody("again", toolsOnly))).WantError(t,
 		http.StatusServiceUnavailable, -32603, msgShuttingDown, `"again"`)
 }
+
+// With WriteTimeout off, a listen stream whose client stopped reading would block its handler
+// in a write forever, and Close waits for every handler: CloseTimeout bounds that wait, while a
+// healthy stream still ends gracefully.
+func TestListenCloseBoundedWithoutWriteTimeout(t *testing.T) {
+	const closeTimeout = 300 * time.Millisecond
+	f := newFixtureOn(t, mcphttp.Options{WriteTimeout: -1, Listen: mcphttp.ListenOptions{KeepAlive: -1, CloseTimeout: closeTimeout}},
+		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
+	// Big frames (a long resource URI), so that the stalled client's socket buffers fill up
+	// long before its queue could overflow (which would drop the stream instead).
+	uri := "test://" + strings.Repeat("x", 16<<10)
+	filter := map[string]any{"resourceSubscriptions": []string{uri}}
+	addr := f.srv.Listener.Addr().String()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	body := listenBody("stalled", filter)
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
+		"MCP-Protocol-Version: %s\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s",
+		addr, testutil.AcceptBoth, modernVersion, len(body), body)
+	healthy, _ := f.listen(t, "healthy", filter)
+	defer healthy.close()
+	for range 100 { // 1.6 MB for the stalled stream, and still less than its queue holds
+		f.server.NotifyResourceUpdated(uri)
+		wantChange(t, healthy.next(t), core.ResourceUpdated, `"healthy"`)
+	}
+	if n := f.h.Listeners().Len(); n != 2 {
+		t.Fatalf("Len = %d before Close, want the stalled stream still open too", n)
+	}
+	closed := make(chan time.Duration, 1)
+	t0 := time.Now()
+	go func() {
+		f.h.Listeners().Close()
+		closed <- time.Since(t0)
+	}()
+	if w := healthy.next(t); w.Method != "notifications/cancelled" {
+		t.Fatalf("healthy stream after Close: %s", w.Method)
+	}
+	if w := healthy.next(t); string(w.ID) != `"healthy"` || w.Result == nil {
+		t.Fatalf("healthy stream's final frame %s %s", w.ID, w.Result)
+	}
+	d := recv(t, closed, "Close to return despite the stalled stream")
+	if d < closeTimeout/2 || d > closeTimeout+2*time.Second {
+		t.Fatalf("Close took %v with CloseTimeout %v (the stalled stream's handler was not blocked?)", d, closeTimeout)
+	}
+	if n := f.h.Listeners().Len(); n != 0 {
+		t.Fatalf("Len = %d after Close", n)
+	}
+}
+
+// Listen ids are unique per client: with ClientKey, two clients may both use id 1 while a
+// second stream of the same client with that id is refused; without it the whole server is one
+// scope.
+func TestListenIDScope(t *testing.T) {
+	clientKey := func(r *http.Request) string { return r.Header.Get("X-Test-Client") }
+	as := func(f *fixture, t *testing.T, client string) *listenStream {
+		t.Helper()
+		c := f.client()
+		c.Header.Set("X-Test-Client", client)
+		resp := openStream(t, c, c.NewModernPost(context.Background(), listenBody(1, toolsOnly)))
+		wantSSEHeaders(t, resp)
+		ls := &listenStream{resp: resp, sr: testutil.NewSSEReader(resp.Body)}
+		if ack := ls.next(t); ack.Method != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("client %s: first frame %s", client, ack.Method)
+		}
+		return ls
+	}
+	refusedAs := func(f *fixture, t *testing.T, client string) {
+		t.Helper()
+		c := f.client()
+		c.Header.Set("X-Test-Client", client)
+		c.Do(t, c.NewModernPost(context.Background(), listenBody(1, toolsOnly))).WantError(t,
+			http.StatusConflict, -32600, msgListenConflict, "1")
+	}
+
+	t.Run("per client", func(t *testing.T) {
+		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenOptions{ClientKey: clientKey}})
+		alice := as(f, t, "alice")
+		defer alice.close()
+		bob := as(f, t, "bob")
+		defer bob.close()
+		refusedAs(f, t, "alice")
+		f.server.NotifyToolsListChanged()
+		wantChange(t, alice.next(t), core.ToolsListChanged, "1")
+		wantChange(t, bob.next(t), core.ToolsListChanged, "1")
+		// Once alice's stream is gone, her id is free again; bob's stream is untouched.
+		alice.close()
+		deadline := time.Now().Add(bound)
+		for f.h.Listeners().Len() != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("Len = %d after alice left", f.h.Listeners().Len())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		again := as(f, t, "alice")
+		defer again.close()
+		f.server.NotifyToolsListChanged()
+		wantChange(t, bob.next(t), core.ToolsListChanged, "1")
+		wantChange(t, again.next(t), core.ToolsListChanged, "1")
+	})
+	t.Run("one scope", func(t *testing.T) {
+		f := newFixture(t, mcphttp.Options{})
+		alice := as(f, t, "alice")
+		defer alice.close()
+		refusedAs(f, t, "bob")
+		f.server.NotifyToolsListChanged()
+		wantChange(t, alice.next(t), core.ToolsListChanged, "1")
+	})
+}
+
+// Mounted by hand, Listeners and Modern decode bodies themselves within their MaxRequestBytes.
+func TestStandaloneMaxRequestBytes(t *testing.T) {
+	s := newServer(newTools())
+	l := mcphttp.NewListeners(s, mcphttp.ListenOptions{KeepAlive: -1, MaxRequestBytes: 256})
+	t.Cleanup(l.Close)
+	m := mcphttp.NewModern(s, mcphttp.ModernOptions{MaxRequestBytes: 256})
+	for name, h := range map[string]http.Handler{"listen": l, "modern": m} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			t.Cleanup(srv.Close)
+			c := testutil.NewClient(srv.URL, srv.Client())
+			big := listenBody("big", map[string]any{"toolsListChanged": true, "pad": strings.Repeat("x", 512)})
+			c.Do(t, c.NewModernPost(context.Background(), big)).WantError(t, http.StatusRequestEntityTooLarge, -32600,
+				"Payload too large: request body exceeds 256 bytes", "null")
+		})
+	}
+}

@@ -115,8 +115,9 @@ type Options struct {
 	// MaxRequestNotifications bounds the notifications one 2026-07-28 request may send (its
 	// SSE stream). Zero means 1000; past it notify calls report the notification was dropped.
 	MaxRequestNotifications int
-	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout). A zero
-	// Listen.WriteTimeout takes WriteTimeout.
+	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout, the scope
+	// of listen ids through Listen.ClientKey). A zero Listen.WriteTimeout takes WriteTimeout, a
+	// zero Listen.MaxRequestBytes takes MaxRequestBytes.
 	Listen ListenOptions
 	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
 	// then answers 404 -32601, and server/discover stops advertising listChanged and subscribe
@@ -163,17 +164,21 @@ func New(s *core.Server, opts Options) *Handler {
 		if lo.WriteTimeout == 0 {
 			lo.WriteTimeout = opts.WriteTimeout
 		}
+		if lo.MaxRequestBytes == 0 {
+			lo.MaxRequestBytes = opts.MaxRequestBytes
+		}
 		listeners = NewListeners(s, lo)
 	}
 	modern := NewModern(s, ModernOptions{
 		MaxNotifications:    opts.MaxRequestNotifications,
 		WriteTimeout:        opts.WriteTimeout,
 		ChangeNotifications: listeners != nil,
+		MaxRequestBytes:     opts.MaxRequestBytes,
 	})
 	if listeners != nil {
 		modern.listen = listeners
 	}
-	h = middleware.EraRouter(ep.Track(middleware.MirrorHeaders(middleware.MirrorOptions{Server: s})(modern)))(h)
+	h = middleware.EraRouter(ep.Track(modernAccept(middleware.MirrorHeaders(middleware.MirrorOptions{Server: s})(modern))))(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(h)
 	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)

@@ -33,6 +33,9 @@ type ModernOptions struct {
 	// notifications to modern clients (subscriptions/listen); server/discover advertises the
 	// listChanged and subscribe flags only then.
 	ChangeNotifications bool
+	// MaxRequestBytes bounds the body when the handler decodes it itself (mounted without a
+	// Decode layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
+	MaxRequestBytes int64
 }
 
 // Modern serves the 2026-07-28 lifecycle: stateless POSTs, each carrying its own _meta envelope,
@@ -53,7 +56,7 @@ func NewModern(s *core.Server, opts ModernOptions) *Modern {
 		opts.MaxNotifications = DefaultMaxRequestNotifications
 	}
 	m := &Modern{server: s, opts: opts}
-	m.decode = middleware.Decode(middleware.DecodeOptions{})(http.HandlerFunc(m.serve))
+	m.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(m.serve))
 	return m
 }
 
@@ -66,6 +69,21 @@ func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.serve(w, r)
+}
+
+// modernAccept answers 406 to a 2026-07-28 request whose Accept header does not list both
+// application/json and text/event-stream, before the mirror-header checks (the ladder puts the
+// Accept check first). New mounts it in front of MirrorHeaders: preflight cannot always tell a
+// modern POST from its headers alone in JSON-response mode (see modernByHeaders), and the Modern
+// handler's own check would come after the mirror checks.
+func modernAccept(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !accepts(r, "application/json", "text/event-stream") {
+			notAcceptable(w, r, "application/json", "text/event-stream")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ModernStatus is the HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the
@@ -112,31 +130,39 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEOptions{WriteTimeout: m.opts.WriteTimeout}}
-	tail := &streamTail{w: w, timeout: m.opts.WriteTimeout}
+	// Whatever way this handler leaves, a notification arriving later (a goroutine the tool
+	// handler left behind) is refused and never touches w.
 	defer func() {
-		if stream.begun() {
-			tail.bound()
+		if sse := stream.seal(); sse != nil {
+			sse.Close()
 		}
 	}()
-	defer stream.close()
 	call, err := cs.Begin(r.Context(), msg, stream)
 	if err != nil {
+		stream.seal()
 		writeModern(w, r, core.RefusedResponse(msg.ID, err))
 		return
 	}
 	resp := call.Run()
-	if resp == nil {
-		if !stream.begun() {
+	// One step decides the shape of the answer and stops the notifications: from here on only
+	// this goroutine writes to w.
+	sse := stream.seal()
+	if sse == nil {
+		if resp == nil {
 			w.WriteHeader(http.StatusAccepted)
+			return
 		}
+		writeModern(w, r, resp)
 		return
 	}
-	if stream.begun() {
-		recordError(r, resp)
-		_ = stream.writeFinal(resp.Encode())
+	tail := &streamTail{w: w, timeout: m.opts.WriteTimeout}
+	defer tail.bound()
+	if resp == nil {
+		sse.Close()
 		return
 	}
-	writeModern(w, r, resp)
+	recordError(r, resp)
+	_ = sse.WriteFinalSSE(middleware.SSEEvent{Event: "message", Data: resp.Encode()})
 }
 
 func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
@@ -151,7 +177,9 @@ func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
 
 // modernStream is the path of one 2026-07-28 request: it turns into an SSE stream with the first
 // notification (so notifications reach the client as they happen) and stays a plain JSON
-// response when there are none. The lock is this request's own.
+// response when there are none. The lock is this request's own; it makes the choice between the
+// two atomic: a notification either starts (or joins) the SSE stream before seal, or is refused
+// after it, and the handler writes the answer only once seal returned.
 type modernStream struct {
 	w   http.ResponseWriter
 	max int
@@ -160,7 +188,7 @@ type modernStream struct {
 	mu     sync.Mutex
 	writer *middleware.SSEWriter
 	sent   int
-	done   bool
+	done   bool // sealed: the answer is being written, notifications are refused
 }
 
 // Send delivers a notification of the request, live.
@@ -188,26 +216,13 @@ func (s *modernStream) RefuseRequests() error {
 	return core.ErrRequestsRefused
 }
 
-func (s *modernStream) begun() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writer != nil
-}
-
-// writeFinal writes the response as the last event; nothing is written after it.
-func (s *modernStream) writeFinal(msg []byte) error {
+// seal stops the stream from accepting notifications (Send refuses them from then on) and returns
+// the SSE writer the notifications started, or nil when none did and the answer is one JSON
+// object. It waits for a notification being written, so once it returns nothing but the caller
+// writes to the response.
+func (s *modernStream) seal() *middleware.SSEWriter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done = true
-	return s.writer.WriteEvent("message", msg)
-}
-
-func (s *modernStream) close() {
-	s.mu.Lock()
-	w := s.writer
-	s.done = true
-	s.mu.Unlock()
-	if w != nil {
-		w.Close()
-	}
+	return s.writer
 }

@@ -43,6 +43,20 @@ func TestModernLadder(t *testing.T) {
 		// JSON response mode is a legacy setting: the modern path still wants both.
 		jf := newFixture(t, mcphttp.Options{JSONResponse: true})
 		jf.modern(t, echo, "Accept", "application/json").WantError(t, http.StatusNotAcceptable, -32600, msgAcceptBoth, "null")
+		// ...and its 406 comes before what the body layers and the mirror checks would say.
+		jf.modern(t, echo, "Accept", "application/json", "Content-Type", "text/plain").WantError(t,
+			http.StatusNotAcceptable, -32600, msgAcceptBoth, "null")
+		jf.modern(t, `{"jsonrpc":`, "Accept", "application/json", "Mcp-Method", "tools/list").WantError(t, http.StatusNotAcceptable, -32600, msgAcceptBoth, "null")
+		jf.modern(t, echo, "Accept", "application/json", "Mcp-Method", "").WantError(t,
+			http.StatusNotAcceptable, -32600, msgAcceptBoth, "null")
+		jf.modern(t, echo, "Accept", "application/json", "MCP-Protocol-Version", "1900-01-01", "Content-Type", "text/plain").WantError(t,
+			http.StatusNotAcceptable, -32600, msgAcceptBoth, "null")
+		// A legacy initialize sent with the newest version header (a client probing) is still
+		// legacy: in JSON mode it needs application/json only.
+		rep := jf.raw(t, http.MethodPost, testutil.Initialize(0, "2025-11-25"), "MCP-Protocol-Version", modernVersion, "Accept", "application/json")
+		if rep.Status != http.StatusOK || rep.Header.Get(mcphttp.HeaderSessionID) == "" {
+			t.Fatalf("probing initialize in JSON mode: %d %s", rep.Status, rep.Body)
+		}
 	})
 	t.Run("3 Content-Type", func(t *testing.T) {
 		f.modern(t, echo, "Content-Type", "text/plain").WantError(t, http.StatusUnsupportedMediaType, -32600,

@@ -55,9 +55,17 @@ type ResumabilityOptions struct {
 	MaxEvents int
 	MaxBytes  int
 	// MaxStreams bounds the resumable streams one session keeps at a time (requests in flight,
-	// and answered requests whose response did not reach the client); opening one more forgets
-	// the oldest, whose messages then go only to a connection still attached to it. Zero means
-	// DefaultMaxSessionStreams (64).
+	// and answered requests whose response did not reach the client), and with them the
+	// resumable calls running for it. Opening one more forgets the oldest stream that no
+	// connection is attached to: one whose response waits for a client to resume, or whose call
+	// is still running while its client is away, in which case the call is cancelled (nobody
+	// could ever get its answer). When every kept stream is a running call with a connection
+	// attached, the new request is not made resumable: it is served on a plain SSE stream (no
+	// priming event, no event ids) whose call ends with its connection, as without
+	// resumability. Zero means DefaultMaxSessionStreams (64).
+	//
+	// A call whose client went away and never resumes runs until it ends by itself, the stream
+	// is forgotten this way, or the session ends.
 	MaxStreams int
 }
 
@@ -107,15 +115,24 @@ func parseEventID(id string) (stream, seq uint64, ok bool) {
 // is attached to it.
 var errStreamForgotten = errors.New("mcphttp: the request's stream was forgotten (too many streams in its session)")
 
+// Why openStream opened nothing.
+var (
+	errSessionEnded = errors.New("mcphttp: the session ended")
+	errStreamsBusy  = errors.New("mcphttp: every resumable stream of the session is a running call with a connection attached")
+)
+
 // The resumable streams of a session live in its streams record (session.Session.Local).
 
-// openStream registers a new resumable stream of the session, forgetting the oldest when the
-// session is at its cap. It returns nil once the session has ended.
-func (st *streams) openStream(res *resumer, sessionID string) *resumable {
+// openStream registers a new resumable stream of the session, with post (the request's POST
+// connection) attached from the outset and cancel the function that cancels its call. When the
+// session is at its cap it forgets the oldest stream no connection is attached to (cancelling
+// its call if that is still running); when there is none it opens nothing and returns
+// errStreamsBusy. It returns errSessionEnded once the session has ended.
+func (st *streams) openStream(res *resumer, sessionID string, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
-		return nil
+		return nil, errSessionEnded
 	}
 	if st.live == nil {
 		st.live = map[uint64]*resumable{}
@@ -123,20 +140,25 @@ func (st *streams) openStream(res *resumer, sessionID string) *resumable {
 	var evicted *resumable
 	if len(st.live) >= res.maxStreams {
 		for _, rs := range st.live {
-			if evicted == nil || rs.id < evicted.id {
+			if (evicted == nil || rs.id < evicted.id) && rs.unattended() {
 				evicted = rs
 			}
+		}
+		if evicted == nil {
+			st.mu.Unlock()
+			return nil, errStreamsBusy
 		}
 		delete(st.live, evicted.id)
 	}
 	st.next++
-	rs := &resumable{res: res, st: st, session: sessionID, id: st.next, key: strconv.FormatUint(st.next, 10)}
+	rs := &resumable{res: res, st: st, session: sessionID, id: st.next, key: strconv.FormatUint(st.next, 10),
+		cancel: cancel, post: post, postGone: make(chan struct{})}
 	st.live[rs.id] = rs
 	st.mu.Unlock()
 	if evicted != nil {
 		evicted.forget()
 	}
-	return rs
+	return rs, nil
 }
 
 // lookup returns the live stream a Last-Event-ID names, and the seq to replay after.
@@ -204,7 +226,8 @@ type resumable struct {
 	st      *streams
 	session string
 	id      uint64
-	key     string // id in decimal: the stream id given to the store
+	key     string             // id in decimal: the stream id given to the store
+	cancel  context.CancelFunc // cancels the call
 
 	mu        sync.Mutex
 	seq       uint64                // the last seq issued (0: only the priming event)
@@ -235,16 +258,27 @@ func newResumeQueue() *resumeQueue {
 	return &resumeQueue{ch: make(chan resumeItem, StreamQueueSize), gone: make(chan struct{})}
 }
 
-// attachPost makes sse the stream's connection and sends the priming event on it (retry field,
-// the id of seq 0, empty data). It returns the channel closed when the connection is detached.
-func (rs *resumable) attachPost(sse *middleware.SSEWriter) <-chan struct{} {
+// unattended reports whether no connection is attached to the stream, or its response is in:
+// forgetting it then cuts off no client that is waiting on it.
+func (rs *resumable) unattended() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.post = sse
-	rs.postGone = make(chan struct{})
+	return rs.finished || (rs.post == nil && rs.sub == nil)
+}
+
+// prime sends the priming event (retry field, the id of seq 0, empty data) on the POST
+// connection the stream was opened with. It returns the channel closed when that connection is
+// detached.
+func (rs *resumable) prime() <-chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	gone := rs.postGone
-	if err := sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, 0), Retry: rs.res.retry}); err != nil {
+	if rs.post == nil {
+		return gone // already detached
+	}
+	if err := rs.post.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, 0), Retry: rs.res.retry}); err != nil {
 		rs.detachPostLocked()
+		rs.abandonLocked()
 	}
 	return gone
 }
@@ -254,8 +288,17 @@ func (rs *resumable) detachPost(sse *middleware.SSEWriter) {
 	rs.mu.Lock()
 	if rs.post == sse {
 		rs.detachPostLocked()
+		rs.abandonLocked()
 	}
 	rs.mu.Unlock()
+}
+
+// abandonLocked cancels the call of a stream that is no longer kept once no connection is
+// attached to it: its messages and its response could reach nobody.
+func (rs *resumable) abandonLocked() {
+	if rs.forgotten && !rs.finished && rs.post == nil && rs.sub == nil && rs.cancel != nil {
+		rs.cancel()
+	}
 }
 
 func (rs *resumable) detachPostLocked() {
@@ -286,7 +329,7 @@ func (rs *resumable) Send(ctx context.Context, msg []byte) error {
 			return errStreamForgotten
 		}
 		rs.seq++
-		return rs.writePostLocked(rs.seq, msg)
+		return rs.writePostLocked(rs.seq, msg, false)
 	}
 	rs.seq++
 	if err := rs.st.appendEvent(ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: msg}); err != nil {
@@ -298,10 +341,18 @@ func (rs *resumable) Send(ctx context.Context, msg []byte) error {
 }
 
 // writePostLocked writes one event to the POST connection, detaching it when the write fails.
-func (rs *resumable) writePostLocked(seq uint64, msg []byte) error {
-	err := rs.post.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, seq), Data: msg})
+// The response (final) closes the connection's writer with it, so nothing can follow it.
+func (rs *resumable) writePostLocked(seq uint64, msg []byte, final bool) error {
+	ev := middleware.SSEEvent{ID: eventID(rs.id, seq), Data: msg}
+	var err error
+	if final {
+		err = rs.post.WriteFinalSSE(ev)
+	} else {
+		err = rs.post.WriteSSE(ev)
+	}
 	if err != nil {
 		rs.detachPostLocked()
+		rs.abandonLocked()
 	}
 	return err
 }
@@ -311,24 +362,27 @@ func (rs *resumable) writePostLocked(seq uint64, msg []byte) error {
 func (rs *resumable) deliverLocked(seq uint64, msg []byte, final bool) bool {
 	switch {
 	case rs.post != nil:
-		return rs.writePostLocked(seq, msg) == nil
+		return rs.writePostLocked(seq, msg, final) == nil
 	case rs.sub != nil:
 		select {
 		case rs.sub.ch <- resumeItem{seq: seq, data: msg, final: final}:
 		default:
 			rs.sub.behind = true // it resumes from the store
 			rs.detachSubLocked()
+			rs.abandonLocked()
 		}
 	}
 	return false
 }
 
 // CloseStream implements core.StreamCloser: the connection attached to the stream (if any) is
-// detached, and its handler ends the response. The stream goes on in the store.
+// detached, and its handler ends the response. The stream goes on in the store; a stream that is
+// no longer kept has no store to go on in, so its call is cancelled.
 func (rs *resumable) CloseStream() error {
 	rs.mu.Lock()
 	rs.detachPostLocked()
 	rs.detachSubLocked()
+	rs.abandonLocked()
 	rs.mu.Unlock()
 	return nil
 }
@@ -345,7 +399,7 @@ func (rs *resumable) finish(resp *core.Response) (written bool) {
 	case rs.forgotten:
 		if rs.post != nil {
 			rs.seq++
-			written = rs.writePostLocked(rs.seq, resp.Encode()) == nil
+			written = rs.writePostLocked(rs.seq, resp.Encode(), true) == nil
 		}
 	default:
 		data := resp.Encode()
@@ -372,12 +426,14 @@ func (rs *resumable) drop() {
 }
 
 // forget marks the stream as no longer kept and tells the store. The caller has unregistered it.
+// A call still running with no connection attached is cancelled: nobody could get its answer.
 func (rs *resumable) forget() {
 	rs.mu.Lock()
 	rs.forgotten = true
 	if rs.post == nil {
 		rs.detachSubLocked() // a resuming connection cannot get what the store no longer has
 	}
+	rs.abandonLocked()
 	rs.mu.Unlock()
 	rs.st.storeMu.RLock()
 	if !rs.st.storeEnded {
@@ -414,6 +470,7 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 	rs.mu.Lock()
 	if rs.sub == q {
 		rs.detachSubLocked()
+		rs.abandonLocked()
 	}
 	rs.mu.Unlock()
 }
@@ -423,12 +480,20 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
 func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Session, st *streams, msg *core.Message) {
-	rs := st.openStream(e.res, rec.ID)
-	if rs == nil {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	sse := middleware.NewSSEWriter(w, e.sse)
+	rs, err := st.openStream(e.res, rec.ID, sse, cancel)
+	if err != nil {
+		cancel()
+		if errors.Is(err, errStreamsBusy) {
+			// The session runs as many resumable calls as it may, each with its client
+			// attached: this one is served like a request without resumability.
+			e.request(w, r, rec.Core, msg, true)
+			return
+		}
 		refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
 		return
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	stopBase := context.AfterFunc(e.base, cancel)
 	call, err := rec.Core.Begin(ctx, msg, rs)
 	if err != nil {
@@ -440,9 +505,8 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	}
 	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
 	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, e.sse)
 	defer sse.Close()
-	gone := rs.attachPost(sse)
+	gone := rs.prime()
 
 	// The call counts as a request of the endpoint until it is done, so Shutdown waits for it.
 	counted := e.enter()
@@ -463,12 +527,21 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	}()
 	select {
 	case <-done:
+	case <-gone:
+	case <-sse.Done():
+		if sse.Err() == nil {
+			// Closed, not broken: finish wrote the response as the final frame, and the call
+			// is as good as done.
+			<-done
+		}
+	case <-r.Context().Done():
+	}
+	select {
+	case <-done:
 		if resp != nil {
 			recordError(r, resp)
 		}
-	case <-gone:
-	case <-sse.Done():
-	case <-r.Context().Done():
+	default:
 	}
 	rs.detachPost(sse)
 }
@@ -499,8 +572,15 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.S
 	if err := sse.WriteRetry(e.res.retry); err != nil {
 		return true
 	}
-	for _, ev := range backlog {
-		if sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, ev.Seq), Data: ev.Data}) != nil {
+	for i, ev := range backlog {
+		frame := middleware.SSEEvent{ID: eventID(rs.id, ev.Seq), Data: ev.Data}
+		var err error
+		if finished && i == len(backlog)-1 {
+			err = sse.WriteFinalSSE(frame) // the stream's response: nothing may follow it
+		} else {
+			err = sse.WriteSSE(frame)
+		}
+		if err != nil {
 			return true
 		}
 	}
@@ -520,11 +600,14 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.S
 		}
 		select {
 		case it := <-q.ch:
-			if sse.WriteSSE(middleware.SSEEvent{ID: eventID(rs.id, it.seq), Data: it.data}) != nil {
+			frame := middleware.SSEEvent{ID: eventID(rs.id, it.seq), Data: it.data}
+			if it.final {
+				if sse.WriteFinalSSE(frame) == nil {
+					rs.drop()
+				}
 				return true
 			}
-			if it.final {
-				rs.drop()
+			if sse.WriteSSE(frame) != nil {
 				return true
 			}
 		case <-q.gone:

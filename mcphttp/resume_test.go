@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,7 +465,8 @@ func TestSessionEndReleasesEvents(t *testing.T) {
 }
 
 // Past MaxStreams a session forgets its oldest stream: its id is then unknown (an ordinary
-// GET), its late messages are not stored, and the newer stream still resumes.
+// GET), its call is cancelled (no connection was attached to it, so nobody could get its
+// answer), and the newer stream still resumes.
 func TestMaxStreamsForgetsOldest(t *testing.T) {
 	f, store, p := resumableFixture(t, mcphttp.ResumabilityOptions{MaxStreams: 1})
 	c := f.initialized(t)
@@ -473,6 +476,9 @@ func TestMaxStreamsForgetsOldest(t *testing.T) {
 		wantProgress(t, sr, id+"-1", 1)
 		recv(t, p.closed, "CloseStream")
 		wantEnd(t, sr)
+	}
+	if err := recv(t, p.ctxErr, "the forgotten stream's call to be cancelled"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the forgotten call ended with %v, want context.Canceled", err)
 	}
 	close(p.release)
 	store.waitAppended(t, c.SessionID, "2", 3)
@@ -499,4 +505,86 @@ func TestResumeTakeover(t *testing.T) {
 	wantProgress(t, second, "1-2", 2)
 	wantResponse(t, second, "1-3", "1", "polled")
 	wantEnd(t, second)
+}
+
+// The reviewer's scenario: a client opens request after request and walks away from each right
+// after the priming event, never resuming. With MaxStreams 2 the session keeps two of them
+// running; every older one is forgotten, and its call cancelled, as newer ones come in.
+func TestAbandonedStreamsAreCancelled(t *testing.T) {
+	f, _, _ := resumableFixture(t, mcphttp.ResumabilityOptions{MaxStreams: 2})
+	var running atomic.Int32
+	cancelled := make(chan string, 32)
+	f.server.AddTool(&core.Tool{Name: "linger", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			running.Add(1)
+			defer running.Add(-1)
+			<-ctx.Done()
+			cancelled <- req.ID().String()
+			return nil, ctx.Err()
+		})
+	c := f.initialized(t)
+	// Connections of their own, so that the fixture reports only theirs closing.
+	own := f.client()
+	own.HTTP = &http.Client{Transport: &http.Transport{}}
+	own.SessionID, own.ProtocolVersion = c.SessionID, c.ProtocolVersion
+	for len(f.connClosed) > 0 {
+		<-f.connClosed
+	}
+	const posts = 20
+	for i := 1; i <= posts; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		resp := openStream(t, own, own.NewPost(ctx, testutil.CallTool(i, "linger", nil, nil)))
+		wantSSEHeaders(t, resp)
+		wantPriming(t, testutil.NewSSEReader(resp.Body), fmt.Sprintf("%d-0", i), "1000")
+		cancel()
+		resp.Body.Close()
+		// The POST's handler has let go of the stream once the server closed the connection.
+		recv(t, f.connClosed, "the server to close the POST's connection")
+	}
+	got := map[string]bool{}
+	for range posts - 2 {
+		got[recv(t, cancelled, "an abandoned call to be cancelled")] = true
+	}
+	for i := 1; i <= posts-2; i++ {
+		if !got[strconv.Itoa(i)] {
+			t.Fatalf("cancelled calls %v: %d is missing", got, i)
+		}
+	}
+	select {
+	case id := <-cancelled:
+		t.Fatalf("call %s was cancelled too, though its stream is kept", id)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if n := running.Load(); n != 2 {
+		t.Fatalf("%d calls running, want the 2 streams the session keeps", n)
+	}
+}
+
+// When every stream a session keeps is a running call with its client attached, one more
+// request is not made resumable (no stream is forgotten under a waiting client): it is answered
+// on a plain SSE stream, without priming event or ids.
+func TestResumableFallbackWhenAllStreamsBusy(t *testing.T) {
+	f, _, _ := resumableFixture(t, mcphttp.ResumabilityOptions{MaxStreams: 1})
+	c := f.initialized(t)
+	sr := postStream(t, c, testutil.CallTool(1, "block", nil, nil))
+	wantPriming(t, sr, "1-0", "1000")
+	recv(t, f.tools.entered, "the blocking call to start")
+
+	plain := postStream(t, c, testutil.CallTool(2, "echo", map[string]any{"text": "plain"}, nil))
+	ev, err := nextEvent(t, plain, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != "" || ev.Retry != "" {
+		t.Fatalf("first event %+v: the busy session's new request was made resumable", ev)
+	}
+	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "2")); got != "plain" {
+		t.Fatalf("echo %q", got)
+	}
+	wantEnd(t, plain)
+
+	// The first stream was left alone and still gets its answer.
+	close(f.tools.release)
+	wantResponse(t, sr, "1-1", "1", "released")
+	wantEnd(t, sr)
 }

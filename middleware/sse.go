@@ -47,7 +47,8 @@ type SSEOptions struct {
 // frame, the headers that stop proxy buffering, keepalive comments and per-write deadlines. Its
 // methods are safe for concurrent use; writes are serialized by a lock that belongs to this stream
 // alone, so a slow client never holds up another stream. After the first failed write the writer
-// is broken: every later write returns that error. The owner must call Close before its handler
+// is broken: every later write returns that error. WriteFinal and WriteFinalSSE write the last
+// frame and close the writer in one step. The owner must call Close before its handler
 // returns, after which the writer never touches the ResponseWriter again (Close waits for a write
 // in progress, which the write timeout bounds).
 //
@@ -153,20 +154,68 @@ func (s *SSEWriter) WriteSSE(ev SSEEvent) error {
 	}
 	err := s.begin()
 	if err == nil {
-		b := appendRetry(s.buf[:0], ev.Retry)
-		if ev.ID != "" {
-			b = append(b, "id: "...)
-			b = append(b, ev.ID...)
-			b = append(b, '\n')
-		}
-		if ev.Event != "" {
-			b = append(b, "event: "...)
-			b = append(b, ev.Event...)
-			b = append(b, '\n')
-		}
-		s.buf = appendData(b, ev.Data)
+		s.buf = appendEvent(s.buf[:0], ev)
 	}
 	return s.finish(err)
+}
+
+// appendEvent appends the whole frame of ev (fields already validated).
+func appendEvent(b []byte, ev SSEEvent) []byte {
+	b = appendRetry(b, ev.Retry)
+	if ev.ID != "" {
+		b = append(b, "id: "...)
+		b = append(b, ev.ID...)
+		b = append(b, '\n')
+	}
+	if ev.Event != "" {
+		b = append(b, "event: "...)
+		b = append(b, ev.Event...)
+		b = append(b, '\n')
+	}
+	return appendData(b, ev.Data)
+}
+
+// WriteFinal sends the last event of the stream, framed as WriteMessage frames it, and closes
+// the writer in the same step, under the writer's lock: no write of any goroutine (a late
+// notification, a keepalive comment) can come between this frame and the close, so the frame is
+// the last thing the stream carries. The writer is closed whatever the outcome, also when it was
+// already broken or closed (the frame is then not sent and the error says why).
+func (s *SSEWriter) WriteFinal(data []byte) error {
+	return s.WriteFinalSSE(SSEEvent{Data: data})
+}
+
+// WriteFinalSSE is WriteFinal for an event with all its fields, framed as WriteSSE frames it. An
+// ID or event name that would break the framing is refused, and the writer is closed all the
+// same.
+func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
+	var bad error
+	switch {
+	case strings.ContainsAny(ev.Event, "\r\n"):
+		bad = errEventLineBreak
+	case strings.ContainsAny(ev.ID, "\r\n\x00"):
+		bad = errIDLineBreak
+	}
+	s.mu.Lock()
+	var err error
+	switch {
+	case s.err != nil:
+		err = s.err
+	case s.closed:
+		err = ErrSSEClosed
+	case bad != nil:
+		err = bad
+	case !s.started:
+		err = s.startLocked()
+	}
+	if err == nil {
+		s.buf = appendEvent(s.buf[:0], ev)
+		err = s.sendLocked()
+	}
+	s.closed = true
+	s.stopTimerLocked()
+	err = s.release(err)
+	s.markDone()
+	return err
 }
 
 // WriteRetry sends a frame with only a retry field, "retry: <ms>\n\n": the client updates its

@@ -430,3 +430,111 @@ func TestSSEFullEventsAndRetry(t *testing.T) {
 		t.Errorf("body\n%q\nwant\n%q", body, want)
 	}
 }
+
+// TestSSEWriteFinal checks that the final frame is the last thing on the wire even while other
+// goroutines and the keepalive timer keep writing: WriteFinal closes the writer in the same step,
+// later writes are refused with ErrSSEClosed, Done is closed and the writer is not broken.
+func TestSSEWriteFinal(t *testing.T) {
+	const writers = 4
+	type outcome struct {
+		final, after, errAfter error
+		done                   bool
+	}
+	got := make(chan outcome, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := NewSSEWriter(w, SSEOptions{KeepAlive: time.Millisecond})
+		defer s.Close()
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range writers {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					err := s.WriteMessage(fmt.Appendf(nil, `{"g":%d,"i":%d}`, g, i))
+					if err != nil {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(5 * time.Millisecond)
+		var o outcome
+		o.final = s.WriteFinal([]byte(`{"final":true}`))
+		close(stop)
+		wg.Wait()
+		time.Sleep(5 * time.Millisecond) // keepalive ticks, had the timer survived
+		o.after = s.WriteComment("late")
+		o.errAfter = s.Err()
+		select {
+		case <-s.Done():
+			o.done = true
+		default:
+		}
+		got <- o
+	})
+	resp, err := sseClient.Get(newServer(t, h).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	o := <-got
+	if o.final != nil || !errors.Is(o.after, ErrSSEClosed) || o.errAfter != nil || !o.done {
+		t.Fatalf("WriteFinal %v, write after it %v, Err %v, Done closed %v", o.final, o.after, o.errAfter, o.done)
+	}
+	if !strings.HasSuffix(string(body), "\n\ndata: {\"final\":true}\n\n") {
+		t.Fatalf("the stream does not end with the final frame: %q", body[max(0, len(body)-200):])
+	}
+	if n := strings.Count(string(body), "final"); n != 1 {
+		t.Fatalf("final frame %d times", n)
+	}
+}
+
+// TestSSEWriteFinalSSE checks the full-event form: the exact frame, and a refused id that closes
+// the writer all the same (nothing may follow a final frame, not even a corrected one).
+func TestSSEWriteFinalSSE(t *testing.T) {
+	errs := make(chan error, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			s := NewSSEWriter(w, SSEOptions{})
+			defer s.Close()
+			errs <- s.WriteMessage([]byte("first"))
+			errs <- s.WriteFinalSSE(SSEEvent{ID: "1\n2", Data: []byte("x")})
+			errs <- s.WriteMessage([]byte("second"))
+			return
+		}
+		s := NewSSEWriter(w, SSEOptions{})
+		defer s.Close()
+		errs <- s.WriteFinalSSE(SSEEvent{ID: "7-3", Event: "message", Data: []byte(`{"a":1}`)})
+	})
+	srv := newServer(t, h)
+	resp, err := sseClient.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if want := "id: 7-3\nevent: message\ndata: {\"a\":1}\n\n"; string(body) != want {
+		t.Fatalf("body %q, want %q", body, want)
+	}
+
+	resp, err = sseClient.Get(srv.URL + "/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	first, bad, second := <-errs, <-errs, <-errs
+	if first != nil || !errors.Is(bad, errIDLineBreak) || !errors.Is(second, ErrSSEClosed) {
+		t.Fatalf("errors %v, %v, %v", first, bad, second)
+	}
+	if string(body) != "data: first\n\n" {
+		t.Fatalf("body %q", body)
+	}
+}

@@ -1,0 +1,80 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/middleware"
+)
+
+// seal decides the shape of the answer in one step with the notifications: a notification that
+// comes after it is refused and writes nothing, one that came before it is in the stream seal
+// returns. The handler's sequence (seal, then the JSON answer or the final frame) is replayed
+// here against notifications sent from another goroutine at the same moment; the recorder is not
+// safe for concurrent use, so the race detector flags any write that escaped the seal.
+func TestModernStreamSeal(t *testing.T) {
+	t.Run("after seal", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		s := &modernStream{w: rec, max: 10}
+		if w := s.seal(); w != nil {
+			t.Fatal("seal returned a writer though nothing was sent")
+		}
+		if err := s.Send(context.Background(), []byte(`{"n":1}`)); !errors.Is(err, middleware.ErrSSEClosed) {
+			t.Fatalf("Send after seal: %v, want ErrSSEClosed", err)
+		}
+		if rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+			t.Fatalf("Send after seal wrote %q %v", rec.Body.String(), rec.Header())
+		}
+	})
+	t.Run("racing", func(t *testing.T) {
+		const answer = `{"jsonrpc":"2.0","id":1,"result":{}}`
+		var sealedSSE int
+		for range 300 {
+			rec := httptest.NewRecorder()
+			s := &modernStream{w: rec, max: 1000, sse: middleware.SSEOptions{WriteTimeout: -1}}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			wg.Go(func() {
+				<-start
+				for range 20 {
+					if s.Send(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)) != nil {
+						return
+					}
+				}
+			})
+			close(start)
+			if sse := s.seal(); sse == nil {
+				rec.Header().Set("Content-Type", "application/json")
+				rec.WriteString(answer)
+			} else {
+				sealedSSE++
+				if err := sse.WriteFinalSSE(middleware.SSEEvent{Event: "message", Data: []byte(answer)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			body := rec.Body.String()
+			switch ct := rec.Header().Get("Content-Type"); ct {
+			case "application/json":
+				if body != answer {
+					t.Fatalf("JSON answer %q", body)
+				}
+			case "text/event-stream":
+				if !strings.HasSuffix(body, "event: message\ndata: "+answer+"\n\n") {
+					t.Fatalf("the stream does not end with the answer: %q", body)
+				}
+				if n := bytes.Count(rec.Body.Bytes(), []byte(answer)); n != 1 {
+					t.Fatalf("the answer appears %d times: %q", n, body)
+				}
+			default:
+				t.Fatalf("Content-Type %q: %q", ct, body)
+			}
+		}
+		t.Logf("%d of 300 answers were streams", sealedSSE)
+	})
+}
