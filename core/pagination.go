@@ -61,3 +61,25 @@ func paginate[T any](items []T, cursor string, size int) ([]T, string, error) {
 	}
 	return items[start:end], encodeCursor(end), nil
 }
+
+// listPage serves one page of a list method: the cursor from the params, a snapshot of the
+// registry taken under the server's read lock, and the page's entries turned into wire items.
+func listPage[E, T any](c *Call, reg *registry[E], item func(E) T) ([]T, string, error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, "", err
+	}
+	s := c.session.server
+	s.mu.RLock()
+	entries := reg.values()
+	s.mu.RUnlock()
+	page, next, err := paginate(entries, cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	items := make([]T, len(page))
+	for i, e := range page {
+		items[i] = item(e)
+	}
+	return items, next, nil
+}

@@ -59,23 +59,11 @@ type listPromptsResult struct {
 }
 
 func handleListPrompts(c *Call) (any, error) {
-	cursor, err := listParams(c)
+	items, next, err := listPage(c, &c.session.server.prompts, func(e *promptEntry) Prompt { return e.prompt })
 	if err != nil {
 		return nil, err
 	}
-	s := c.session.server
-	s.mu.RLock()
-	entries := s.prompts.values()
-	s.mu.RUnlock()
-	page, next, err := paginate(entries, cursor, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	res := &listPromptsResult{Prompts: make([]Prompt, len(page)), NextCursor: next}
-	for i, e := range page {
-		res.Prompts[i] = e.prompt
-	}
-	return res, nil
+	return &listPromptsResult{Prompts: items, NextCursor: next}, nil
 }
 
 func handleGetPrompt(c *Call) (any, error) {

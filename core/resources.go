@@ -160,43 +160,19 @@ type listTemplatesResult struct {
 }
 
 func handleListResources(c *Call) (any, error) {
-	cursor, err := listParams(c)
+	items, next, err := listPage(c, &c.session.server.resources, func(e *resourceEntry) Resource { return e.resource })
 	if err != nil {
 		return nil, err
 	}
-	s := c.session.server
-	s.mu.RLock()
-	entries := s.resources.values()
-	s.mu.RUnlock()
-	page, next, err := paginate(entries, cursor, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	res := &listResourcesResult{Resources: make([]Resource, len(page)), NextCursor: next}
-	for i, e := range page {
-		res.Resources[i] = e.resource
-	}
-	return res, nil
+	return &listResourcesResult{Resources: items, NextCursor: next}, nil
 }
 
 func handleListTemplates(c *Call) (any, error) {
-	cursor, err := listParams(c)
+	items, next, err := listPage(c, &c.session.server.templates, func(e *templateEntry) ResourceTemplate { return e.template })
 	if err != nil {
 		return nil, err
 	}
-	s := c.session.server
-	s.mu.RLock()
-	entries := s.templates.values()
-	s.mu.RUnlock()
-	page, next, err := paginate(entries, cursor, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	res := &listTemplatesResult{ResourceTemplates: make([]ResourceTemplate, len(page)), NextCursor: next}
-	for i, e := range page {
-		res.ResourceTemplates[i] = e.template
-	}
-	return res, nil
+	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
 }
 
 func uriParam(c *Call) (string, error) {

@@ -278,23 +278,11 @@ type listToolsResult struct {
 }
 
 func handleListTools(c *Call) (any, error) {
-	cursor, err := listParams(c)
+	items, next, err := listPage(c, &c.session.server.tools, func(e *toolEntry) Tool { return e.tool })
 	if err != nil {
 		return nil, err
 	}
-	s := c.session.server
-	s.mu.RLock()
-	entries := s.tools.values()
-	s.mu.RUnlock()
-	page, next, err := paginate(entries, cursor, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	res := &listToolsResult{Tools: make([]Tool, len(page)), NextCursor: next}
-	for i, e := range page {
-		res.Tools[i] = e.tool
-	}
-	return res, nil
+	return &listToolsResult{Tools: items, NextCursor: next}, nil
 }
 
 func handleCallTool(c *Call) (any, error) {
