@@ -95,20 +95,28 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		e.res = newResumer(opts.Resumability)
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
-	e.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(e.serve))
+	e.decode = decodingIfNeeded(opts.MaxRequestBytes, e.serve)
 	return e
 }
 
-// ServeHTTP implements http.Handler.
-func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost {
-		if _, ok := middleware.MessageFrom(r.Context()); !ok {
-			e.decode.ServeHTTP(w, r)
-			return
+// decodingIfNeeded returns a handler that runs serve on a request whose body a Decode layer in
+// front already read, and otherwise decodes a POST body first (bounded by limit): a handler
+// mounted without the default stack still reads the body once.
+func decodingIfNeeded(limit int64, serve http.HandlerFunc) http.Handler {
+	decode := middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: limit})(serve)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if _, ok := middleware.MessageFrom(r.Context()); !ok {
+				decode.ServeHTTP(w, r)
+				return
+			}
 		}
-	}
-	e.serve(w, r)
+		serve(w, r)
+	})
 }
+
+// ServeHTTP implements http.Handler.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.decode.ServeHTTP(w, r) }
 
 func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
 	e.track(w, r, e.route)

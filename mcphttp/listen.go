@@ -177,7 +177,7 @@ func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
 	}
 	l.info, _ = json.Marshal(s.Implementation())
 	l.unsub = s.Broadcaster().Subscribe(l.deliver)
-	l.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(l.serve))
+	l.decode = decodingIfNeeded(opts.MaxRequestBytes, l.serve)
 	return l
 }
 
@@ -286,11 +286,7 @@ func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
 		return
 	}
-	if _, ok := middleware.MessageFrom(r.Context()); !ok {
-		l.decode.ServeHTTP(w, r)
-		return
-	}
-	l.serve(w, r)
+	l.decode.ServeHTTP(w, r)
 }
 
 func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {

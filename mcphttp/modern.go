@@ -56,20 +56,12 @@ func NewModern(s *core.Server, opts ModernOptions) *Modern {
 		opts.MaxNotifications = DefaultMaxRequestNotifications
 	}
 	m := &Modern{server: s, opts: opts}
-	m.decode = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(http.HandlerFunc(m.serve))
+	m.decode = decodingIfNeeded(opts.MaxRequestBytes, m.serve)
 	return m
 }
 
 // ServeHTTP implements http.Handler.
-func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost {
-		if _, ok := middleware.MessageFrom(r.Context()); !ok {
-			m.decode.ServeHTTP(w, r)
-			return
-		}
-	}
-	m.serve(w, r)
-}
+func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.decode.ServeHTTP(w, r) }
 
 // modernAccept answers 406 to a 2026-07-28 request whose Accept header does not list both
 // application/json and text/event-stream, before the mirror-header checks (the ladder puts the
