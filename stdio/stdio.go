@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -46,7 +47,14 @@ type Options struct {
 	ErrorLog io.Writer
 	// MaxLineBytes bounds one frame, newline excluded. Zero means DefaultMaxLineBytes.
 	MaxLineBytes int
+	// MaxInFlight bounds the requests served at once. Zero means DefaultMaxInFlight; negative
+	// removes the bound. A request past it is answered at once with -32603 "Server busy" (the
+	// reader never waits, so answers to the server's own requests keep flowing).
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is the bound on concurrent requests when Options.MaxInFlight is zero.
+const DefaultMaxInFlight = 1000
 
 // Serve serves one session on the reader and writer until the reader ends (EOF), the context is
 // cancelled, or a frame is too large. On the way out it cancels the requests in flight and
@@ -93,6 +101,9 @@ type conn struct {
 	errLog  io.Writer
 	maxLine int
 
+	maxInFlight int64
+	inFlight    atomic.Int64
+
 	wmu    sync.Mutex // orders frames on the pipe; held only by this connection
 	out    io.Writer
 	wbuf   []byte // frame being written, reused
@@ -108,6 +119,12 @@ type conn struct {
 
 func newConn(s *core.Server, opts Options) *conn {
 	c := &conn{server: s, in: opts.In, out: opts.Out, errLog: opts.ErrorLog, maxLine: opts.MaxLineBytes}
+	switch {
+	case opts.MaxInFlight == 0:
+		c.maxInFlight = DefaultMaxInFlight
+	case opts.MaxInFlight > 0:
+		c.maxInFlight = int64(opts.MaxInFlight)
+	}
 	if c.in == nil {
 		c.in = os.Stdin
 	}
@@ -227,18 +244,50 @@ func (c *conn) serveMessage(msg *core.Message) {
 		c.session.Handle(c.ctx, msg, nil)
 		return
 	}
+	if !c.admit(1) {
+		_ = c.send(c.ctx, busy(msg.ID, c.maxInFlight))
+		return
+	}
 	call, err := c.session.Begin(c.ctx, msg, nil)
 	if err != nil {
+		c.release(1)
 		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
 		return
 	}
 	// When Serve is already returning the call never runs: its context is cancelled with the
 	// connection's and the session is closed.
-	c.spawn(func() {
-		if resp := call.Run(); resp != nil {
+	if !c.spawn(func() {
+		resp := call.Run()
+		c.release(1) // before the answer: a client that saw it may send the next request at once
+		if resp != nil {
 			_ = c.send(c.ctx, resp.Encode())
 		}
-	})
+	}) {
+		c.release(1)
+	}
+}
+
+// admit reserves n request slots, or reports that the bound is reached.
+func (c *conn) admit(n int64) bool {
+	if c.maxInFlight <= 0 {
+		return true
+	}
+	if c.inFlight.Add(n) > c.maxInFlight {
+		c.inFlight.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (c *conn) release(n int64) {
+	if c.maxInFlight > 0 {
+		c.inFlight.Add(-n)
+	}
+}
+
+// busy is the answer to a request past MaxInFlight.
+func busy(id core.ID, limit int64) []byte {
+	return core.EncodeError(id, core.InternalError(fmt.Sprintf("Server busy: %d requests in flight", limit)))
 }
 
 // serveBatch answers a batch with one array of the responses (unwrapped when there is exactly
@@ -253,8 +302,13 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 				errs = append(errs, core.EncodeError(it.Err.ID, it.Err.Err))
 			}
 		case it.Msg.IsRequest():
+			if !c.admit(1) {
+				errs = append(errs, busy(it.Msg.ID, c.maxInFlight))
+				continue
+			}
 			call, err := c.session.Begin(c.ctx, it.Msg, nil)
 			if err != nil {
+				c.release(1)
 				errs = append(errs, core.RefusedResponse(it.Msg.ID, err).Encode())
 				continue
 			}
@@ -263,7 +317,8 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 			c.session.Handle(c.ctx, it.Msg, nil)
 		}
 	}
-	c.spawn(func() {
+	n := int64(len(calls))
+	if !c.spawn(func() {
 		out := make([][]byte, len(calls))
 		var wg sync.WaitGroup
 		for i, call := range calls {
@@ -276,6 +331,7 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 			}()
 		}
 		wg.Wait()
+		c.release(n) // before the answer, as for single requests
 		all := errs
 		for _, b := range out {
 			if b != nil {
@@ -289,5 +345,7 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 		default:
 			_ = c.send(c.ctx, append(append([]byte{'['}, bytes.Join(all, []byte{','})...), ']'))
 		}
-	})
+	}) {
+		c.release(n)
+	}
 }

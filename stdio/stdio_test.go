@@ -670,3 +670,47 @@ func TestDuplicateIDOverStdio(t *testing.T) {
 	p.in.Close()
 	p.wait()
 }
+
+// TestMaxInFlight: past the bound a request is answered at once with "Server busy", the reader
+// keeps going, and a slot frees when a request finishes.
+func TestMaxInFlight(t *testing.T) {
+	srv := newServer()
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	srv.AddTool(&core.Tool{Name: "hold"}, func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return core.TextResult("released"), nil
+	})
+	p := serve(t, srv, stdio.Options{MaxInFlight: 2})
+	hold := func(id int) {
+		p.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold"}}`+"\n", id))
+	}
+	hold(1)
+	hold(2)
+	await(t, started, "the first call")
+	await(t, started, "the second call")
+	hold(3)
+	m := p.next()
+	if string(m.ID) != "3" || m.Error == nil || m.Error.Code != -32603 || !strings.Contains(string(m.Error.Data), "Server busy") {
+		t.Fatalf("third request past the bound: %s", m.raw)
+	}
+	// ping is a request too: still refused while both slots are taken.
+	p.write(`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n")
+	if m := p.next(); string(m.ID) != "4" || m.Error == nil {
+		t.Fatalf("ping past the bound: %s", m.raw)
+	}
+	close(release)
+	for range 2 {
+		if m := p.next(); m.Error != nil {
+			t.Fatalf("held call: %s", m.raw)
+		}
+	}
+	p.write(`{"jsonrpc":"2.0","id":5,"method":"ping"}` + "\n")
+	if m := p.next(); string(m.ID) != "5" || m.Error != nil {
+		t.Fatalf("ping after the slots freed: %s", m.raw)
+	}
+}
