@@ -238,7 +238,7 @@ func TestPostInitialize(t *testing.T) {
 
 // Row 12: the cap, with in-line reclaim of an expired session before refusing.
 func TestPostInitializeAtCap(t *testing.T) {
-	clk := newClock()
+	clk := testutil.NewClock()
 	f := newFixture(t, mcphttp.Options{Sessions: session.MemoryOptions{MaxSessions: 1, IdleTimeout: time.Minute, Now: clk.Now}})
 	a := f.initialized(t)
 	f.client().Post(t, testutil.Initialize(2, "2025-11-25")).
@@ -260,7 +260,7 @@ func TestPostInitializeAtCap(t *testing.T) {
 
 // Row 12 again, with a store built by hand and reaped explicitly.
 func TestPostInitializeAfterReap(t *testing.T) {
-	clk := newClock()
+	clk := testutil.NewClock()
 	store := session.NewMemory(session.MemoryOptions{MaxSessions: 1, IdleTimeout: time.Minute, Now: clk.Now})
 	f := newFixture(t, mcphttp.Options{Store: store})
 	a := f.initialized(t)
@@ -335,7 +335,7 @@ func TestPostNotificationsAndResponses(t *testing.T) {
 
 // Row 21: an unknown, deleted or expired session.
 func TestPostStaleSession(t *testing.T) {
-	clk := newClock()
+	clk := testutil.NewClock()
 	f := newFixture(t, mcphttp.Options{Sessions: session.MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now}})
 	u := f.client()
 	u.SessionID = "2f1e7c9a-0000-4000-8000-000000000000"
@@ -355,7 +355,7 @@ func TestPostStaleSession(t *testing.T) {
 
 // Idle expiry: requests renew a session, notifications and client responses do not.
 func TestPostIdleRenewal(t *testing.T) {
-	clk := newClock()
+	clk := testutil.NewClock()
 	f := newFixture(t, mcphttp.Options{Sessions: session.MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now}})
 	c := f.initialized(t)
 	for i := range 5 { // five minutes of use, a request every 50 s

@@ -60,7 +60,7 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 	const fast = 500 * time.Millisecond // every other operation must take less than this
 	start := time.Now()
 
-	clk := newClock()
+	clk := testutil.NewClock()
 	store := session.NewMemory(session.MemoryOptions{IdleTimeout: time.Hour, Now: clk.Now})
 	f := newFixtureOn(t, mcphttp.Options{Store: store, WriteTimeout: writeTimeout, KeepAlive: -1},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })

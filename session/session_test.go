@@ -12,27 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
 )
-
-// clock is a manual clock for MemoryOptions.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 var testServer = core.NewServer(core.Implementation{Name: "session-test", Version: "1"}, nil)
 
@@ -123,7 +104,7 @@ func TestAddGetDelete(t *testing.T) {
 
 func TestTouchRenewsAndExpiryAtLookup(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now})
 	renewed, renewedCloses := newSession(t)
 	idle, idleCloses := newSession(t)
@@ -170,7 +151,7 @@ func TestTouchRenewsAndExpiryAtLookup(t *testing.T) {
 
 func TestReap(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now})
 	var old []*Session
 	for range 3 {
@@ -203,7 +184,7 @@ func TestReap(t *testing.T) {
 
 func TestReaperRunsOnItsOwn(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, ReapInterval: time.Millisecond, Now: clk.Now})
 	s, _ := newSession(t)
 	ended := make(chan struct{})
@@ -224,7 +205,7 @@ func TestReaperRunsOnItsOwn(t *testing.T) {
 
 func TestCapReclaimsExpiredBeforeRefusing(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, MaxSessions: 2, Now: clk.Now})
 	a, aCloses := newSession(t)
 	b, _ := newSession(t)
@@ -281,7 +262,7 @@ func TestNegativeMaxSessionsHasNoCap(t *testing.T) {
 func TestNegativeIdleTimeoutNeverExpiresAndStartsNoReaper(t *testing.T) {
 	ctx := context.Background()
 	before := goleak.IgnoreCurrent()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := NewMemory(MemoryOptions{IdleTimeout: -1, ReapInterval: time.Millisecond, Now: clk.Now})
 	// No goroutine may have been started by NewMemory.
 	goleak.VerifyNone(t, before)
@@ -371,7 +352,7 @@ func TestOnCloseAfterEndRunsAtOnce(t *testing.T) {
 
 func TestConcurrentUse(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, MaxSessions: 64, ReapInterval: time.Millisecond, Now: clk.Now})
 	var wg sync.WaitGroup
 	var ends atomic.Int32
