@@ -223,6 +223,10 @@ type Message struct {
 	Name string
 	// URI is params.uri when it is a string (the target of resources/read).
 	URI string
+
+	// retry is set when params carry inputResponses or requestState (a retry of an
+	// input_required result), so first calls skip looking for them.
+	retry bool
 }
 
 // MetaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
@@ -486,12 +490,15 @@ func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
 		switch string(raw) {
 		case `"_meta"`, `"name"`, `"uri"`:
 			name = string(raw[1 : len(raw)-1])
+		case `"inputResponses"`, `"requestState"`:
+			m.retry = true
 		default:
 			if bytes.IndexByte(raw, '\\') >= 0 {
 				// An escaped spelling of a name is the same name: read it the way every other
 				// decoder in the process will.
 				if u, err := jsontext.AppendUnquote(nil, raw); err == nil {
 					name = string(u)
+					m.retry = m.retry || name == "inputResponses" || name == "requestState"
 				}
 			}
 		}

@@ -279,8 +279,8 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 // prepareRetry reads inputResponses and requestState of an MRTR method before the handler runs:
 // the state is unsealed (or the request refused with -32602) and the responses checked for shape.
 func (c *Call) prepareRetry() *Error {
-	if !mrtrMethods[c.method] || !rawObject(c.params) {
-		return nil
+	if !mrtrMethods[c.method] || !rawObject(c.params) || (c.msg.Parsed && !c.msg.retry) {
+		return nil // a first call: the decoder saw neither member, so nothing to read
 	}
 	var p struct {
 		InputResponses jsontext.Value `json:"inputResponses"`
