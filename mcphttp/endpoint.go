@@ -511,12 +511,8 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		notAcceptable(w, r, "text/event-stream")
 		return
 	}
-	rec := middleware.SessionFrom(r.Context())
+	rec := sessionOf(w, r)
 	if rec == nil {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
-		return
-	}
-	if !checkVersionHeader(w, r, core.ID{}) {
 		return
 	}
 	st, _ := rec.Local.(*streams)
@@ -621,17 +617,27 @@ func (q *streamQueue) Send(_ context.Context, msg []byte) error {
 
 func (q *streamQueue) end() { close(q.done) }
 
+// sessionOf returns the session a GET or DELETE names (resolved by the session layer), after the
+// version-header check; it answers the request itself and returns nil when either fails.
+func sessionOf(w http.ResponseWriter, r *http.Request) *session.Session {
+	rec := middleware.SessionFrom(r.Context())
+	if rec == nil {
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
+		return nil
+	}
+	if !checkVersionHeader(w, r, core.ID{}) {
+		return nil
+	}
+	return rec
+}
+
 func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
 	if e.opts.Stateless {
 		methodNotAllowed(w, r, true)
 		return
 	}
-	rec := middleware.SessionFrom(r.Context())
+	rec := sessionOf(w, r)
 	if rec == nil {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
-		return
-	}
-	if !checkVersionHeader(w, r, core.ID{}) {
 		return
 	}
 	e.opts.Store.Delete(r.Context(), rec.ID)
