@@ -89,8 +89,8 @@ type pendingRequest struct {
 // for (unknown id, answered already, another session's) is dropped.
 func (ss *Session) handleResponse(msg *Message) {
 	ss.mu.Lock()
-	p := ss.pending[msg.ID]
-	delete(ss.pending, msg.ID)
+	p := ss.pending[msg.ID.Key()]
+	delete(ss.pending, msg.ID.Key())
 	ss.mu.Unlock()
 	if p != nil {
 		p.answer <- msg // buffered: never blocks

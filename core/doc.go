@@ -16,7 +16,7 @@
 //
 // A transport decodes each inbound frame with DecodeMessage (or DecodeBatch for a JSON array).
 // Decoding is strict: exact member names, no duplicate members anywhere in the message, nesting at
-// most MaxNesting deep, integer or [A-Za-z0-9_-]+ string ids. A *DecodeError carries the wire
+// most MaxNesting deep, integer or string ids (any string, echoed exactly as sent). A *DecodeError carries the wire
 // error and, when it could be read, the id to echo; when DecodeError.Notification is set the frame
 // was a notification and must not be answered at all.
 //

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -111,22 +112,38 @@ const (
 	idString
 )
 
-// ID is a JSON-RPC request id: an integer or a string. The zero ID is absent (a notification) and
-// encodes as null.
+// ID is a JSON-RPC request id: an integer or any string (the empty string included). The zero ID
+// is absent (a notification) and encodes as null. An id read from the wire is written back
+// exactly as it was sent, escapes and all; two ids are the same id when they carry the same
+// integer or the same string, however it was escaped (see Equal).
 type ID struct {
 	kind idKind
 	num  int64
 	str  string
+	// raw is the id's JSON text as it arrived, kept only when it differs from the canonical
+	// encoding of str (escapes a client chose), so that answers echo it byte for byte.
+	raw string
 }
 
 // IntID returns an integer id.
 func IntID(n int64) ID { return ID{kind: idInt, num: n} }
 
-// StringID returns a string id.
+// StringID returns a string id. Any string is a valid id.
 func StringID(s string) ID { return ID{kind: idString, str: s} }
 
 // IsValid reports whether the id is present.
 func (id ID) IsValid() bool { return id.kind != idNone }
+
+// Equal reports whether two ids name the same request: the same integer, or the same string
+// whatever escapes either was sent with.
+func (id ID) Equal(o ID) bool { return id.Key() == o.Key() }
+
+// Key returns the id without its wire spelling, for use as a map key: ids that are Equal have
+// the same Key.
+func (id ID) Key() ID {
+	id.raw = ""
+	return id
+}
 
 // Raw returns the id as a Go value: int64, string, or nil when absent.
 func (id ID) Raw() any {
@@ -139,7 +156,8 @@ func (id ID) Raw() any {
 	return nil
 }
 
-// String renders the id the way it appears in JSON: 1 or "abc".
+// String renders the id the way it appears in JSON: 1 or "abc" (as it was sent, for an id read
+// from the wire).
 func (id ID) String() string { return string(id.appendJSON(nil)) }
 
 func (id ID) appendJSON(b []byte) []byte {
@@ -147,6 +165,9 @@ func (id ID) appendJSON(b []byte) []byte {
 	case idInt:
 		return strconv.AppendInt(b, id.num, 10)
 	case idString:
+		if id.raw != "" {
+			return append(b, id.raw...)
+		}
 		return appendString(b, id.str)
 	}
 	return append(b, "null"...)
@@ -165,7 +186,8 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// parseID validates a raw JSON id: an integer, a string of [A-Za-z0-9_-]+, or null (absent).
+// parseID validates a raw JSON id: an integer, any string, or null (absent). Floats, booleans,
+// objects and arrays are not ids.
 func parseID(raw []byte) (ID, bool) {
 	if len(raw) == 0 {
 		return ID{}, false
@@ -174,11 +196,20 @@ func parseID(raw []byte) (ID, bool) {
 	case c == 'n':
 		return ID{}, string(raw) == "null"
 	case c == '"':
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && plainJSONString(raw[1:len(raw)-1]) {
+			// Nothing escaped: the text between the quotes is the string and encodes back to
+			// the same bytes, so no spelling needs keeping.
+			return StringID(string(raw[1 : len(raw)-1])), true
+		}
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil || !validIDString(s) {
+		if err := json.Unmarshal(raw, &s); err != nil {
 			return ID{}, false
 		}
-		return StringID(s), true
+		id := StringID(s)
+		if string(appendString(nil, s)) != string(raw) {
+			id.raw = string(raw)
+		}
+		return id, true
 	case c == '-' || (c >= '0' && c <= '9'):
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
@@ -189,17 +220,15 @@ func parseID(raw []byte) (ID, bool) {
 	return ID{}, false
 }
 
-func validIDString(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+// plainJSONString reports whether b, the inside of a JSON string, holds no escape, no quote, no
+// control character and only valid UTF-8: such text is its own value.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' {
 			return false
 		}
 	}
-	return true
+	return utf8.Valid(b)
 }
 
 // Message is one decoded JSON-RPC message: a request (method and id), a notification (method, no id)
@@ -279,7 +308,7 @@ var (
 	errEmptyBatch  = typedError(CodeInvalidRequest, "Request is an empty array")
 	errBatchMember = typedError(CodeInvalidRequest, "Request must be an object")
 	errVersion     = typedError(CodeInvalidRequest, "JSON-RPC version must be 2.0")
-	errBadID       = typedError(CodeInvalidRequest, "Request ID must match validation pattern, or be an integer or null")
+	errBadID       = typedError(CodeInvalidRequest, "Request ID must be a string, an integer or null")
 	errBadMethod   = typedError(CodeInvalidRequest, `Method name must be a string and not start with "rpc."`)
 	errBadParams   = typedError(CodeInvalidParams, "Method parameters must be an array or an object or null")
 	errBadResponse = typedError(CodeInvalidRequest, "Response must carry exactly one of result or error")

@@ -12,7 +12,7 @@ import (
 
 const (
 	msgVersion = "JSON-RPC version must be 2.0"
-	msgBadID   = "Request ID must match validation pattern, or be an integer or null"
+	msgBadID   = "Request ID must be a string, an integer or null"
 	msgMethod  = `Method name must be a string and not start with "rpc."`
 	msgParams  = "Method parameters must be an array or an object or null"
 )
@@ -54,13 +54,10 @@ func TestFraming(t *testing.T) {
 		{"id float 1.5", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
 		{"id exponent", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
 		{"id beyond int64", `{"jsonrpc":"2.0","id":92233720368547758070,"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
-		{"id empty string", `{"jsonrpc":"2.0","id":"","method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
-		{"id with dot", `{"jsonrpc":"2.0","id":"a.b","method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
-		{"id with colon", `{"jsonrpc":"2.0","id":"a:b","method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
-		{"id with space", `{"jsonrpc":"2.0","id":"a b","method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
 		{"id boolean", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
 		{"id object", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
 		{"id array", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, "null", -32600, "Invalid Request", msgBadID},
+		{"id lone surrogate escape", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, "null", -32700, "Parse error", "Invalid JSON"},
 		{"method number", `{"jsonrpc":"2.0","id":1,"method":42}`, "1", -32600, "Invalid Request", msgMethod},
 		{"method null", `{"jsonrpc":"2.0","id":1,"method":null}`, "1", -32600, "Invalid Request", msgMethod},
 		{"method empty", `{"jsonrpc":"2.0","id":1,"method":""}`, "1", -32600, "Invalid Request", msgMethod},
@@ -99,6 +96,17 @@ func TestFramingAccepted(t *testing.T) {
 		{"negative id", `{"jsonrpc":"2.0","id":-12,"method":"ping"}`, "-12"},
 		{"large id", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, "9007199254740993"},
 		{"string id", `{"jsonrpc":"2.0","id":"Az09_-","method":"ping"}`, `"Az09_-"`},
+		// Any string is an id (JSON-RPC 2.0, RequestId = string | integer), echoed as sent.
+		{"empty string id", `{"jsonrpc":"2.0","id":"","method":"ping"}`, `""`},
+		{"id with colon", `{"jsonrpc":"2.0","id":"listen:0","method":"ping"}`, `"listen:0"`},
+		{"id with dot and space", `{"jsonrpc":"2.0","id":"a. b","method":"ping"}`, `"a. b"`},
+		{"non-ASCII id", `{"jsonrpc":"2.0","id":"zażółć 日本 😀","method":"ping"}`, `"zażółć 日本 😀"`},
+		{"punctuation id", `{"jsonrpc":"2.0","id":"{}[],:'<>&=+%#@!?*~^|$","method":"ping"}`, `"{}[],:'<>&=+%#@!?*~^|$"`},
+		{"escaped id echoed as sent", `{"jsonrpc":"2.0","id":"\u0041\/\t\"\\","method":"ping"}`, `"\u0041\/\t\"\\"`},
+		{"escaped surrogate pair", `{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"ping"}`, `"\ud83d\ude00"`},
+		{"escaped control character", `{"jsonrpc":"2.0","id":"a\u0000b","method":"ping"}`, `"a\u0000b"`},
+		{"id that looks like a number", `{"jsonrpc":"2.0","id":"1","method":"ping"}`, `"1"`},
+		{"id that looks like null", `{"jsonrpc":"2.0","id":"null","method":"ping"}`, `"null"`},
 		{"null params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, "1"},
 		{"empty params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}`, "1"},
 		{"escaped member name", `{"jsonrpc":"2.0","id":1,"\u006dethod":"ping"}`, "1"},
@@ -301,8 +309,23 @@ func TestIDString(t *testing.T) {
 		t.Errorf("zero ID = %s", s)
 	}
 	var id core.ID
-	if err := id.UnmarshalJSON([]byte(`"a.b"`)); err == nil {
-		t.Error("UnmarshalJSON accepted a dotted string id")
+	for _, bad := range []string{`1.5`, `true`, `{}`, `[]`, `"\ud800"`} {
+		if err := id.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("UnmarshalJSON accepted %s", bad)
+		}
+	}
+	if err := id.UnmarshalJSON([]byte(`"a.b"`)); err != nil || id != core.StringID("a.b") {
+		t.Errorf("UnmarshalJSON(\"a.b\") = %v, %v", id, err)
+	}
+	// An escaped spelling is kept for the echo, and names the same request as the plain one.
+	if err := id.UnmarshalJSON([]byte(`"\u0041"`)); err != nil || id.String() != `"\u0041"` || id.Raw() != "A" {
+		t.Errorf("UnmarshalJSON(\"\\u0041\") = %v, %v", id, err)
+	}
+	if !id.Equal(core.StringID("A")) || id.Key() != core.StringID("A") || id.Equal(core.StringID("a")) {
+		t.Errorf("escaped id %v does not equal its plain spelling", id)
+	}
+	if core.StringID("1").Equal(core.IntID(1)) {
+		t.Error(`"1" equals 1`)
 	}
 	if err := id.UnmarshalJSON([]byte(`12`)); err != nil || id != core.IntID(12) || id.Raw() != int64(12) {
 		t.Errorf("UnmarshalJSON(12) = %v, %v", id, err)

@@ -271,11 +271,11 @@ func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, 
 	if msg.Method == methodInitialize {
 		return c, nil // not registered: initialize cannot be cancelled
 	}
-	if _, dup := ss.inflight[msg.ID]; dup {
+	if _, dup := ss.inflight[msg.ID.Key()]; dup {
 		c.cancelFn(ErrInFlight)
 		return nil, ErrInFlight
 	}
-	ss.inflight[msg.ID] = c
+	ss.inflight[msg.ID.Key()] = c
 	c.registered = true
 	return c, nil
 }
@@ -285,8 +285,8 @@ func (ss *Session) finish(c *Call) {
 		return
 	}
 	ss.mu.Lock()
-	if ss.inflight[c.id] == c {
-		delete(ss.inflight, c.id)
+	if ss.inflight[c.id.Key()] == c {
+		delete(ss.inflight, c.id.Key())
 	}
 	ss.mu.Unlock()
 }
@@ -295,7 +295,7 @@ func (ss *Session) finish(c *Call) {
 func (ss *Session) InFlight(id ID) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	_, ok := ss.inflight[id]
+	_, ok := ss.inflight[id.Key()]
 	return ok
 }
 
@@ -314,7 +314,7 @@ func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
 			return
 		}
 		ss.mu.Lock()
-		c := ss.inflight[id]
+		c := ss.inflight[id.Key()]
 		ss.mu.Unlock()
 		if c != nil {
 			c.cancelByClient(p.Reason)

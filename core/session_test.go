@@ -84,6 +84,35 @@ func TestDuplicateInFlightID(t *testing.T) {
 	}
 }
 
+// TestEscapedIDIsTheSameRequest: an id sent with escapes names the same request as its plain
+// spelling (a duplicate is refused, a cancel finds it), and its answer echoes the spelling sent.
+func TestEscapedIDIsTheSameRequest(t *testing.T) {
+	b := newBlocker()
+	srv := newServer(nil)
+	srv.AddTool(&core.Tool{Name: "slow"}, b.handler)
+	c := newClient(t, srv)
+	first := c.handleAsync(`{"jsonrpc":"2.0","id":"\u006cisten:0","method":"tools/call","params":{"name":"slow"}}`)
+	await(t, b.started, "the slow tool to start")
+	if !c.ss.InFlight(core.StringID("listen:0")) {
+		t.Fatal("the escaped id is not in flight under its value")
+	}
+	w := c.send(`{"jsonrpc":"2.0","id":"listen:0","method":"ping"}`)
+	wantError(t, w, -32600, "Invalid Request", `Invalid Request: request id "listen:0" is already in flight`)
+	if b := c.reply(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen:0"}}`); b != nil {
+		t.Fatalf("a notification was answered: %s", b)
+	}
+	if err := await(t, b.ended, "the handler to see the cancel"); err == nil {
+		t.Fatal("the handler was not cancelled")
+	}
+	if r := await(t, first, "the handler to end"); r != nil {
+		t.Errorf("a cancelled request was answered: %s", r)
+	}
+	// The plain spelling of the same id is free again and echoed plainly.
+	if w := c.send(`{"jsonrpc":"2.0","id":"listen:0","method":"ping"}`); w.Error != nil || string(w.ID) != `"listen:0"` {
+		t.Errorf("ping: %s", w)
+	}
+}
+
 // TestUnknownMethodDoesNotHoldID: a request that fails before its handler does not occupy its id,
 // and the method check comes before the duplicate-id check.
 func TestUnknownMethodDoesNotHoldID(t *testing.T) {

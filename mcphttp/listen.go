@@ -321,7 +321,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	idJSON, _ := msg.ID.MarshalJSON()
 	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1),
-		key: listenKey{id: msg.ID}, rc: http.NewResponseController(w)}
+		key: listenKey{id: msg.ID.Key()}, rc: http.NewResponseController(w)}
 	if l.clientKey != nil {
 		st.key.client = l.clientKey(r)
 	}

@@ -235,7 +235,7 @@ func TestDecodeBadBodies(t *testing.T) {
 		{"missing jsonrpc", `{"id":"x","method":"ping"}`,
 			`{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"Invalid Request","data":"JSON-RPC version must be 2.0"}}`},
 		{"bad id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request ID must match validation pattern, or be an integer or null"}}`},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request ID must be a string, an integer or null"}}`},
 		{"bad params", `{"jsonrpc":"2.0","id":3,"method":"ping","params":"x"}`,
 			`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params","data":"Method parameters must be an array or an object or null"}}`},
 	} {

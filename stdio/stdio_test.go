@@ -565,7 +565,7 @@ func TestFramingOverStdio(t *testing.T) {
 		{`"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request must be an array or a hash"}}`},
 		{`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request is an empty array"}}`},
 		{`[1,`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON"}}`},
-		{`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request ID must match validation pattern, or be an integer or null"}}`},
+		{`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request ID must be a string, an integer or null"}}`},
 		{`{"jsonrpc":"2.0","id":4,"method":"nope"}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found","data":"nope"}}`},
 	} {
 		// A notification with bad params goes first: it must produce nothing.
@@ -581,9 +581,11 @@ func TestFramingOverStdio(t *testing.T) {
 
 func TestBatchOverStdio(t *testing.T) {
 	p := serve(t, addServer(), stdio.Options{})
-	// Mixed: two requests, a notification, an invalid element, a bad-id element.
+	// Mixed: three requests (one with an escaped string id), a notification, an invalid element,
+	// a bad-id element.
 	p.write(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},5,` +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"jsonrpc":"2.0","id":"a.b","method":"ping"}]` + "\n")
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"jsonrpc":"2.0","id":true,"method":"ping"},` +
+		`{"jsonrpc":"2.0","id":"\u0061:b é","method":"ping"}]` + "\n")
 	batch := p.nextBatch()
 	byID := map[string]msg{}
 	var nullIDs []msg
@@ -594,7 +596,8 @@ func TestBatchOverStdio(t *testing.T) {
 		}
 		byID[string(b.ID)] = b
 	}
-	if len(batch) != 4 || string(byID["1"].Result) != "{}" || !strings.Contains(string(byID["2"].Result), `{"sum":3}`) || len(nullIDs) != 2 {
+	if len(batch) != 5 || string(byID["1"].Result) != "{}" || !strings.Contains(string(byID["2"].Result), `{"sum":3}`) ||
+		string(byID[`"\u0061:b é"`].Result) != "{}" || len(nullIDs) != 2 {
 		t.Errorf("batch reply %v", batch)
 	}
 	for _, n := range nullIDs {
