@@ -81,11 +81,13 @@ func (b *LocalBroadcaster) Subscribe(f func(Change)) func() {
 func (s *Server) Broadcaster() Broadcaster { return s.broadcaster }
 
 // publish sends a change through the broadcaster; the server's own subscription delivers it to
-// legacy sessions.
-func (s *Server) publish(c Change) {
-	if err := s.broadcaster.Publish(context.Background(), c); err != nil {
+// legacy sessions. A failure is logged and returned.
+func (s *Server) publish(ctx context.Context, c Change) error {
+	err := s.broadcaster.Publish(ctx, c)
+	if err != nil {
 		s.logError(err)
 	}
+	return err
 }
 
 // deliverToSessions is the server's own subscriber: it passes a change to the legacy sessions

@@ -85,9 +85,10 @@ type pendingRequest struct {
 	answer chan *Message
 }
 
-// handleResponse delivers a client's answer to the request waiting for it. An answer nobody waits
-// for (unknown id, answered already, another session's) is dropped.
-func (ss *Session) handleResponse(msg *Message) {
+// answer delivers a client's answer to the request of this process waiting for it, and reports
+// whether there was one. An answer nobody waits for (unknown id, answered already, another
+// session's) is dropped, or forwarded by the caller (SessionHooks.Forward).
+func (ss *Session) answer(msg *Message) bool {
 	ss.mu.Lock()
 	p := ss.pending[msg.ID.Key()]
 	delete(ss.pending, msg.ID.Key())
@@ -95,6 +96,7 @@ func (ss *Session) handleResponse(msg *Message) {
 	if p != nil {
 		p.answer <- msg // buffered: never blocks
 	}
+	return p != nil
 }
 
 // Request sends a server-to-client request on the request's own path and waits for the answer,
@@ -164,7 +166,7 @@ func (ss *Session) Ping(ctx context.Context, opts ...RequestOption) error {
 		return err
 	}
 	ss.mu.Lock()
-	out := ss.out
+	out := ss.outLocked()
 	ss.mu.Unlock()
 	if err := refusedBy(out); err != nil {
 		return err
@@ -230,7 +232,7 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 			return c.sendWith(sctx, b)
 		}
 		ss.mu.Lock()
-		out := ss.out
+		out := ss.outLocked()
 		ss.mu.Unlock()
 		if out == nil {
 			return ErrNoPath

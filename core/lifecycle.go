@@ -64,6 +64,9 @@ func handleInitialize(c *Call) (any, error) {
 	ss.clientInfo = &info
 	ss.clientCaps = caps
 	ss.mu.Unlock()
+	if e := ss.persist(c.ctx); e != nil {
+		return nil, e
+	}
 
 	return InitializeResult{
 		ProtocolVersion: version,
@@ -113,5 +116,8 @@ func handleSetLevel(c *Call) (any, error) {
 	c.session.mu.Lock()
 	c.session.logLevel = level
 	c.session.mu.Unlock()
+	if e := c.session.persist(c.ctx); e != nil {
+		return nil, e
+	}
 	return emptyResult{}, nil
 }

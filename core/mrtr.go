@@ -115,6 +115,12 @@ type RequestStateOptions struct {
 	// Disable). Nil means a random key per process: replicas behind one load balancer must share
 	// a key, or a retry landing on another replica is refused.
 	Key []byte
+	// OldKeys are earlier keys (32 bytes each) still accepted for opening a state, never for
+	// sealing one: the key ring of a rotation. To rotate across replicas, first give every
+	// replica the new key in OldKeys, then make it Key everywhere (moving the previous Key to
+	// OldKeys), and drop the old key once TTL has passed. NewServer panics on a key of another
+	// length. Nil accepts only Key.
+	OldKeys [][]byte
 	// TTL bounds how long an issued state can be used. Zero means 5 minutes; NewServer panics
 	// on a negative TTL.
 	TTL time.Duration
@@ -134,6 +140,7 @@ const sealPrefix = "v1."
 
 type sealer struct {
 	aead     cipher.AEAD
+	old      []cipher.AEAD // OldKeys: tried, in order, when aead cannot open a state
 	ttl      time.Duration
 	audience func(*Call) string
 	disabled bool
@@ -145,6 +152,11 @@ func newSealer(o RequestStateOptions) (*sealer, error) {
 	s := &sealer{ttl: o.TTL, audience: o.Audience, disabled: o.Disable, now: time.Now}
 	if o.Key != nil && len(o.Key) != 32 {
 		return nil, fmt.Errorf("RequestState.Key must be 32 bytes, not %d", len(o.Key))
+	}
+	for i, k := range o.OldKeys {
+		if len(k) != 32 {
+			return nil, fmt.Errorf("RequestState.OldKeys[%d] must be 32 bytes, not %d", i, len(k))
+		}
 	}
 	if s.ttl < 0 {
 		return nil, errors.New("RequestState.TTL must not be negative")
@@ -162,12 +174,26 @@ func newSealer(o RequestStateOptions) (*sealer, error) {
 			return nil, err
 		}
 	}
+	var err error
+	if s.aead, err = newAEAD(key); err != nil {
+		return nil, err
+	}
+	for _, k := range o.OldKeys {
+		a, err := newAEAD(k)
+		if err != nil {
+			return nil, err
+		}
+		s.old = append(s.old, a)
+	}
+	return s, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
 	}
-	s.aead, err = cipher.NewGCM(block)
-	return s, err
+	return cipher.NewGCM(block)
 }
 
 // stateClaims is what a sealed requestState carries, besides the handler's state: what it was
@@ -261,7 +287,14 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return "", errBadState
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(sealPrefix))
+	nonce, sealed := raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():]
+	plain, err := s.aead.Open(nil, nonce, sealed, []byte(sealPrefix))
+	for _, a := range s.old {
+		if err == nil {
+			break
+		}
+		plain, err = a.Open(nil, nonce, sealed, []byte(sealPrefix))
+	}
 	if err != nil {
 		return "", errBadState
 	}

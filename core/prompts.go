@@ -34,7 +34,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 	s.mu.Lock()
 	s.prompts.set(p.Name, &promptEntry{prompt: *p, handler: h})
 	s.mu.Unlock()
-	s.notifyListChanged("notifications/prompts/list_changed")
+	_ = s.notifyListChanged(context.Background(), "notifications/prompts/list_changed")
 }
 
 // RemovePrompts removes prompts by name and announces the change.
@@ -46,7 +46,7 @@ func (s *Server) RemovePrompts(names ...string) {
 	}
 	s.mu.Unlock()
 	if changed {
-		s.notifyListChanged("notifications/prompts/list_changed")
+		_ = s.notifyListChanged(context.Background(), "notifications/prompts/list_changed")
 	}
 }
 

@@ -54,7 +54,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 	s.mu.Lock()
 	s.resources.set(r.URI, &resourceEntry{resource: *r, handler: h})
 	s.mu.Unlock()
-	s.notifyListChanged("notifications/resources/list_changed")
+	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
 }
 
 // AddResourceTemplate registers a resource template ({var} matches one path segment: no '/').
@@ -70,7 +70,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	s.mu.Lock()
 	s.templates.set(t.URITemplate, &templateEntry{template: *t, names: names, re: re, handler: h})
 	s.mu.Unlock()
-	s.notifyListChanged("notifications/resources/list_changed")
+	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
 }
 
 // RemoveResources removes resources and templates by URI (or URI template) and announces it.
@@ -83,7 +83,7 @@ func (s *Server) RemoveResources(uris ...string) {
 	}
 	s.mu.Unlock()
 	if changed {
-		s.notifyListChanged("notifications/resources/list_changed")
+		_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
 	}
 }
 
@@ -249,14 +249,21 @@ func handleSubscribe(c *Call) (any, error) {
 	ss := c.session
 	limit := c.session.server.opts.MaxSubscriptions
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if ss.subscriptions == nil {
 		ss.subscriptions = map[string]struct{}{}
 	}
-	if _, ok := ss.subscriptions[uri]; !ok && limit > 0 && len(ss.subscriptions) >= limit {
+	_, had := ss.subscriptions[uri]
+	if !had && limit > 0 && len(ss.subscriptions) >= limit {
+		ss.mu.Unlock()
 		return nil, InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
 	}
 	ss.subscriptions[uri] = struct{}{}
+	ss.mu.Unlock()
+	if !had {
+		if e := ss.persist(c.ctx); e != nil {
+			return nil, e
+		}
+	}
 	return emptyResult{}, nil
 }
 
@@ -272,7 +279,13 @@ func handleUnsubscribe(c *Call) (any, error) {
 	}
 	ss := c.session
 	ss.mu.Lock()
+	_, had := ss.subscriptions[uri]
 	delete(ss.subscriptions, uri)
 	ss.mu.Unlock()
+	if had {
+		if e := ss.persist(c.ctx); e != nil {
+			return nil, e
+		}
+	}
 	return emptyResult{}, nil
 }

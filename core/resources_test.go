@@ -133,7 +133,7 @@ func TestSubscriptions(t *testing.T) {
 		t.Error("Subscribed does not reflect the subscriptions")
 	}
 
-	srv.NotifyResourceUpdated("test://static-text")
+	srv.NotifyResourceUpdated(context.Background(), "test://static-text")
 	got := a.out.all(t)
 	if len(got) != 1 || got[0].Method != "notifications/resources/updated" || canon(t, got[0].Params) != `{"uri":"test://static-text"}` {
 		t.Fatalf("subscriber received %v", got)
@@ -147,7 +147,7 @@ func TestSubscriptions(t *testing.T) {
 	}
 
 	a.result("resources/unsubscribe", map[string]any{"uri": "test://static-text"}, "EmptyResult", nil)
-	srv.NotifyResourceUpdated("test://static-text")
+	srv.NotifyResourceUpdated(context.Background(), "test://static-text")
 	if m := a.out.all(t); len(m) != 1 {
 		t.Errorf("after unsubscribe: %v", m)
 	}
@@ -161,7 +161,7 @@ func TestSubscriptions(t *testing.T) {
 
 	// A closed session is forgotten.
 	b.ss.Close()
-	srv.NotifyResourceUpdated("test://blob")
+	srv.NotifyResourceUpdated(context.Background(), "test://blob")
 	if m := b.out.all(t); len(m) != 0 {
 		t.Errorf("a closed session received %v", m)
 	}

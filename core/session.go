@@ -57,6 +57,9 @@ type SessionOptions struct {
 	// notifications to 2026-07-28 clients (subscriptions/listen). Without it server/discover
 	// leaves the listChanged and subscribe flags out.
 	ChangeNotifications bool
+	// State, when set, restores the shared state of a session another replica created (see
+	// SessionState): the session then serves requests as if initialize had run here.
+	State *SessionState
 }
 
 // Session is the state of one connection: the negotiated version, the client's info and
@@ -78,6 +81,7 @@ type Session struct {
 	pending             map[ID]*pendingRequest
 	ephemeral           bool
 	changeNotifications bool
+	hooks               SessionHooks
 	closed              bool
 	done                chan struct{}
 }
@@ -96,6 +100,9 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 	}
 	if opts.Modern {
 		ss.era = eraModern
+	}
+	if opts.State != nil {
+		ss.restoreLocked(*opts.State)
 	}
 	if !ss.ephemeral {
 		s.addSession(ss)
@@ -189,10 +196,11 @@ func (ss *Session) Subscribed(uri string) bool {
 	return ok
 }
 
-// Notify sends a notification on the session-level path. It returns ErrNoPath when there is none.
+// Notify sends a notification on the session-level path (another replica's, through
+// SessionHooks.Remote, while this process has none). It returns ErrNoPath when there is none.
 func (ss *Session) Notify(ctx context.Context, method string, params any) error {
 	ss.mu.Lock()
-	out := ss.out
+	out := ss.outLocked()
 	ss.mu.Unlock()
 	if out == nil {
 		return ErrNoPath
@@ -226,7 +234,9 @@ func (r *Response) Encode() []byte {
 func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Response {
 	switch {
 	case msg.IsResponse():
-		ss.handleResponse(msg)
+		if !ss.answer(msg) {
+			ss.forward(ctx, msg)
+		}
 		return nil
 	case msg.IsNotification():
 		ss.handleNotification(ctx, msg)
@@ -302,22 +312,8 @@ func (ss *Session) InFlight(id ID) bool {
 func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
 	switch msg.Method {
 	case "notifications/cancelled":
-		var p struct {
-			RequestID jsontext.Value `json:"requestId"`
-			Reason    string         `json:"reason"`
-		}
-		if msg.Params == nil || unmarshal(msg.Params, &p) != nil {
-			return
-		}
-		id, ok := parseID(p.RequestID)
-		if !ok || !id.IsValid() {
-			return
-		}
-		ss.mu.Lock()
-		c := ss.inflight[id.Key()]
-		ss.mu.Unlock()
-		if c != nil {
-			c.cancelByClient(p.Reason)
+		if !ss.cancelCall(msg) {
+			ss.forward(ctx, msg)
 		}
 	case "notifications/roots/list_changed":
 		if f := ss.server.opts.OnRootsListChanged; f != nil {
@@ -328,4 +324,28 @@ func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
 	default:
 		// Unknown notifications are ignored, as JSON-RPC requires.
 	}
+}
+
+// cancelCall cancels the call a notifications/cancelled names, when it runs here. It reports
+// whether the message was handled here: a malformed one is, since no replica could use it.
+func (ss *Session) cancelCall(msg *Message) bool {
+	var p struct {
+		RequestID jsontext.Value `json:"requestId"`
+		Reason    string         `json:"reason"`
+	}
+	if msg.Params == nil || unmarshal(msg.Params, &p) != nil {
+		return true
+	}
+	id, ok := parseID(p.RequestID)
+	if !ok || !id.IsValid() {
+		return true
+	}
+	ss.mu.Lock()
+	c := ss.inflight[id.Key()]
+	ss.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.cancelByClient(p.Reason)
+	return true
 }

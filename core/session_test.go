@@ -308,7 +308,7 @@ func TestListChangedNotifications(t *testing.T) {
 	srv.RemoveTools("never-there") // no change, no notification
 	srv.RemovePrompts("p1")
 	srv.RemoveResources("test://a", "test://b/{x}")
-	srv.NotifyToolsListChanged()
+	srv.NotifyToolsListChanged(context.Background())
 
 	want := "[notifications/tools/list_changed notifications/prompts/list_changed notifications/resources/list_changed notifications/resources/list_changed notifications/tools/list_changed notifications/prompts/list_changed notifications/resources/list_changed notifications/tools/list_changed]"
 	if got := sprint(initialized.out.methods(t)); got != want {
@@ -331,7 +331,7 @@ func TestListChangedNotifications(t *testing.T) {
 	qc := newClient(t, quiet)
 	qc.initialize("2025-11-25")
 	quiet.AddTool(&core.Tool{Name: "t"}, okTool)
-	quiet.NotifyToolsListChanged()
+	quiet.NotifyToolsListChanged(context.Background())
 	if m := qc.out.all(t); len(m) != 0 {
 		t.Errorf("sent without listChanged: %v", m)
 	}

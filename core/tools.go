@@ -72,7 +72,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 	s.mu.Lock()
 	s.tools.set(t.Name, e)
 	s.mu.Unlock()
-	s.notifyListChanged("notifications/tools/list_changed")
+	_ = s.notifyListChanged(context.Background(), "notifications/tools/list_changed")
 }
 
 // AddTool registers a typed tool: the input schema is derived from In (a struct) unless
@@ -154,7 +154,7 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 	s.mu.Unlock()
 	if changed {
-		s.notifyListChanged("notifications/tools/list_changed")
+		_ = s.notifyListChanged(context.Background(), "notifications/tools/list_changed")
 	}
 }
 

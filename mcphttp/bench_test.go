@@ -311,7 +311,7 @@ func BenchmarkListenFanout(b *testing.B) {
 	for b.Loop() {
 		got.Add(n)
 		t0 := time.Now()
-		s.NotifyToolsListChanged()
+		s.NotifyToolsListChanged(context.Background())
 		publish += time.Since(t0)
 		got.Wait()
 	}

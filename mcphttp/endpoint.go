@@ -96,7 +96,35 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
 	e.decode = decodingIfNeeded(opts.MaxRequestBytes, e.serve)
+	if rb, ok := opts.Store.(session.Rebuilder); ok && !opts.Stateless {
+		rb.SetBuilder(e.rebuild)
+	}
 	return e
+}
+
+// newRecord wraps a protocol session in the record the store keeps, with the endpoint's
+// per-session transport state.
+func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *session.Session {
+	st := &streams{}
+	if e.res != nil {
+		st.shared = e.res.shared != nil
+	}
+	rec := &session.Session{ID: id, Core: cs, Origin: origin, Local: st}
+	if e.res != nil {
+		rec.OnClose(func() { st.endSession(e.res, id) })
+	}
+	return rec
+}
+
+// rebuild is the session.Builder of a shared store: the in-process session of a record that
+// another replica created.
+func (e *Endpoint) rebuild(id string, r session.Record) *session.Session {
+	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State})
+	rec := e.newRecord(id, cs, r.Origin)
+	if r.Owner != "" {
+		rec.Owner = r.Owner
+	}
+	return rec
 }
 
 // decodingIfNeeded returns a handler that runs serve on a request whose body a Decode layer in
@@ -380,13 +408,9 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	}
 	id := session.NewID()
 	cs := e.server.NewSession(core.SessionOptions{ID: id})
-	st := &streams{}
-	rec := &session.Session{ID: id, Core: cs, Origin: r.Header.Get("Origin"), Local: st}
+	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
 	if e.opts.Owner != nil {
 		rec.Owner = e.opts.Owner(r)
-	}
-	if e.res != nil {
-		rec.OnClose(func() { st.endSession(e.res, id) })
 	}
 	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
 		cs.Close()
@@ -500,6 +524,11 @@ type streams struct {
 	// side), so nothing is stored for a session once the store forgot it.
 	storeMu    sync.RWMutex
 	storeEnded bool
+
+	// shared is set when the event store is shared with other replicas: stream ids then start
+	// at a random point, so that streams of one session opened on different replicas never
+	// share an id in the store.
+	shared bool
 }
 
 func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
@@ -519,6 +548,9 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	if e.res != nil && st != nil {
 		if last := r.Header.Get("Last-Event-ID"); last != "" {
 			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, rec, rs, after) {
+				return
+			}
+			if e.res.shared != nil && e.replayShared(w, r, rec, last) {
 				return
 			}
 			// Not a stream of this session that is still kept: an ordinary GET.

@@ -36,6 +36,19 @@ type EventStore interface {
 	DropSession(ctx context.Context, sessionID string)
 }
 
+// SharedEventStore is an EventStore that several replicas share (for example one on Redis). With
+// it, a GET whose Last-Event-ID names a stream of its session that this process does not hold
+// (the stream runs, or ran, on another replica) replays what the store keeps of it: the retry
+// field and the events after that id, then the stream ends and the client comes back after the
+// retry interval for the rest, on whichever replica its next GET lands; a stored response ends
+// the stream for good. Stream ids then start at a random point per session and replica, so
+// that two replicas never share one.
+type SharedEventStore interface {
+	EventStore
+	// Has reports whether the store keeps the stream.
+	Has(ctx context.Context, sessionID, streamID string) (bool, error)
+}
+
 // Defaults of MemoryEventStoreOptions.
 const (
 	DefaultMaxStreamEvents = 256

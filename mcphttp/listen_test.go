@@ -152,11 +152,11 @@ func TestListenFiltering(t *testing.T) {
 	n, _ := f.listen(t, "n", map[string]any{})
 	defer n.close()
 
-	f.server.NotifyToolsListChanged()
-	f.server.NotifyPromptsListChanged()
-	f.server.NotifyResourcesListChanged()
-	f.server.NotifyToolsListChanged()
-	f.server.NotifyPromptsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
+	f.server.NotifyPromptsListChanged(context.Background())
+	f.server.NotifyResourcesListChanged(context.Background())
+	f.server.NotifyToolsListChanged(context.Background())
+	f.server.NotifyPromptsListChanged(context.Background())
 
 	// a: tools, tools (nothing between them); b: prompts, resources, prompts.
 	for range 2 {
@@ -170,7 +170,7 @@ func TestListenFiltering(t *testing.T) {
 		checkModernSchema(t, "ServerNotification", mustJSONRaw(t, w))
 	}
 	// Nothing else reached any of them: after a graceful close each has only its final frames.
-	f.server.NotifyResourceUpdated("test://doc")
+	f.server.NotifyResourceUpdated(context.Background(), "test://doc")
 	closeGracefully(t, f, map[any]*listenStream{"a": a, "b": b, "n": n})
 }
 
@@ -206,10 +206,10 @@ func TestListenResourceUpdated(t *testing.T) {
 	c, _ := f.listen(t, 3, map[string]any{"resourceSubscriptions": []string{"test://other", "test://doc"}, "toolsListChanged": true})
 	defer c.close()
 
-	f.server.NotifyResourceUpdated("test://doc")
-	f.server.NotifyResourceUpdated("test://other")
-	f.server.NotifyResourceUpdated("test://nobody")
-	f.server.NotifyResourceUpdated("test://doc")
+	f.server.NotifyResourceUpdated(context.Background(), "test://doc")
+	f.server.NotifyResourceUpdated(context.Background(), "test://other")
+	f.server.NotifyResourceUpdated(context.Background(), "test://nobody")
+	f.server.NotifyResourceUpdated(context.Background(), "test://doc")
 
 	uri := func(w testutil.Wire) string {
 		var p struct {
@@ -237,7 +237,7 @@ func TestListenResourceUpdated(t *testing.T) {
 		}
 	}
 	// Nothing else reached any of them.
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	wantChange(t, c.next(t), core.ToolsListChanged, "3")
 	closeGracefully(t, f, map[any]*listenStream{1: a, 2: b, 3: c})
 }
@@ -253,7 +253,7 @@ func TestListenConcurrentStreams(t *testing.T) {
 		t.Fatalf("Len = %d", n)
 	}
 	for range 3 {
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 	}
 	for range 3 {
 		wantChange(t, a.next(t), core.ToolsListChanged, `"a"`)
@@ -278,7 +278,7 @@ func TestListenCap(t *testing.T) {
 	}
 	third, _ := f.listen(t, "third", toolsOnly)
 	defer third.close()
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	wantChange(t, third.next(t), core.ToolsListChanged, `"third"`)
 
 	t.Run("concurrent", func(t *testing.T) {
@@ -405,7 +405,7 @@ func TestListenNoKeepAlive(t *testing.T) {
 		t.Fatalf("first item %+v %v", ev, err)
 	}
 	// The stream delivers...
-	server.NotifyToolsListChanged()
+	server.NotifyToolsListChanged(context.Background())
 	if ev, err := nextEvent(t, sr, false); err != nil || ev.IsComment() {
 		t.Fatalf("second item %+v %v", ev, err)
 	}
@@ -469,7 +469,7 @@ func TestListenAckFirstUnderPublishing(t *testing.T) {
 				return
 			default:
 			}
-			f.server.NotifyToolsListChanged()
+			f.server.NotifyToolsListChanged(context.Background())
 			published.Add(1)
 			runtime.Gosched()
 		}
@@ -536,7 +536,7 @@ func TestListenGracefulClose(t *testing.T) {
 			if i == 100 {
 				close(halfway)
 			}
-			f.server.NotifyToolsListChanged()
+			f.server.NotifyToolsListChanged(context.Background())
 		}
 	}()
 	<-halfway
@@ -598,7 +598,7 @@ func TestListenDuplicateID(t *testing.T) {
 	if n := f.h.Listeners().Len(); n != 3 {
 		t.Fatalf("Len = %d", n)
 	}
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	wantChange(t, first.next(t), core.ToolsListChanged, `"dup"`)
 	wantChange(t, five.next(t), core.ToolsListChanged, `5`)
 	wantChange(t, fiveStr.next(t), core.ToolsListChanged, `"5"`)
@@ -660,7 +660,7 @@ func TestListenAndLegacyGET(t *testing.T) {
 	ls, _ := f.listen(t, "l", toolsOnly)
 	defer ls.close()
 
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	wantChange(t, ls.next(t), core.ToolsListChanged, `"l"`)
 	ev, err := nextEvent(t, testutil.NewSSEReader(get.Body), true)
 	if err != nil {
@@ -708,7 +708,7 @@ func TestListenStalledReader(t *testing.T) {
 	// returns before the healthy client has even read it.
 	for range 2000 {
 		t0 := time.Now()
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		if d := time.Since(t0); d > time.Second {
 			t.Fatalf("a publish took %v", d)
 		}
@@ -718,7 +718,7 @@ func TestListenStalledReader(t *testing.T) {
 	if n := f.h.Listeners().Len(); n != 1 {
 		t.Fatalf("Len = %d, want only the healthy stream", n)
 	}
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	wantChange(t, healthy.next(t), core.ToolsListChanged, `"healthy"`)
 }
 
@@ -741,7 +741,7 @@ func TestListenersStandalone(t *testing.T) {
 	if ack := ls.next(t); ack.Method != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("first frame %s", ack.Method)
 	}
-	s.NotifyToolsListChanged()
+	s.NotifyToolsListChanged(context.Background())
 	wantChange(t, ls.next(t), core.ToolsListChanged, `"solo"`)
 	l.Close()
 	if w := ls.next(t); w.Method != "notifications/cancelled" {
@@ -754,7 +754,7 @@ func TestListenersStandalone(t *testing.T) {
 		t.Fatalf("Len = %d after Close", l.Len())
 	}
 	// Closed: no more streams, and changes go nowhere.
-	s.NotifyToolsListChanged()
+	s.NotifyToolsListChanged(context.Background())
 	c.Do(t, c.NewModernPost(context.Background(), listenBody("again", toolsOnly))).WantError(t,
 		http.StatusServiceUnavailable, -32603, msgShuttingDown, `"again"`)
 }
@@ -784,7 +784,7 @@ func TestListenCloseBoundedWithoutWriteTimeout(t *testing.T) {
 	healthy, _ := f.listen(t, "healthy", filter)
 	defer healthy.close()
 	for range 100 { // 1.6 MB for the stalled stream, and still less than its queue holds
-		f.server.NotifyResourceUpdated(uri)
+		f.server.NotifyResourceUpdated(context.Background(), uri)
 		wantChange(t, healthy.next(t), core.ResourceUpdated, `"healthy"`)
 	}
 	if n := f.h.Listeners().Len(); n != 2 {
@@ -843,7 +843,7 @@ func TestListenIDScope(t *testing.T) {
 		bob := as(f, t, "bob")
 		defer bob.close()
 		refusedAs(f, t, "alice")
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		wantChange(t, alice.next(t), core.ToolsListChanged, "1")
 		wantChange(t, bob.next(t), core.ToolsListChanged, "1")
 		// Once alice's stream is gone, her id is free again; bob's stream is untouched.
@@ -857,7 +857,7 @@ func TestListenIDScope(t *testing.T) {
 		}
 		again := as(f, t, "alice")
 		defer again.close()
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		wantChange(t, bob.next(t), core.ToolsListChanged, "1")
 		wantChange(t, again.next(t), core.ToolsListChanged, "1")
 	})
@@ -866,7 +866,7 @@ func TestListenIDScope(t *testing.T) {
 		alice := as(f, t, "alice")
 		defer alice.close()
 		refusedAs(f, t, "bob")
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		wantChange(t, alice.next(t), core.ToolsListChanged, "1")
 	})
 }

@@ -386,7 +386,7 @@ func TestDualEraRouting(t *testing.T) {
 
 	// The legacy session is untouched by all of this: its GET stream gets a broadcast, and it ends
 	// with DELETE.
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	ev, err := nextEvent(t, testutil.NewSSEReader(get.Body), true)
 	if err != nil || testutil.DecodeWire(t, []byte(ev.Data)).Method != "notifications/tools/list_changed" {
 		t.Fatalf("GET stream: %v %q", err, ev.Data)

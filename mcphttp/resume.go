@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,6 +73,7 @@ type ResumabilityOptions struct {
 // resumer is the endpoint's resumability configuration once defaults are applied.
 type resumer struct {
 	store      EventStore
+	shared     SharedEventStore // store, when it is shared with other replicas
 	retry      time.Duration
 	maxStreams int
 }
@@ -84,6 +86,7 @@ func newResumer(o ResumabilityOptions) *resumer {
 	if r.store == nil {
 		r.store = NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
 	}
+	r.shared, _ = r.store.(SharedEventStore)
 	if r.retry <= 0 {
 		r.retry = DefaultRetryInterval
 	}
@@ -128,7 +131,7 @@ var (
 // session is at its cap it forgets the oldest stream no connection is attached to (cancelling
 // its call if that is still running); when there is none it opens nothing and returns
 // errStreamsBusy. It returns errSessionEnded once the session has ended.
-func (st *streams) openStream(res *resumer, sessionID string, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
+func (st *streams) openStream(ctx context.Context, res *resumer, sessionID string, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
@@ -150,9 +153,14 @@ func (st *streams) openStream(res *resumer, sessionID string, post *middleware.S
 		}
 		delete(st.live, evicted.id)
 	}
+	if st.next == 0 && st.shared {
+		// Random, and far from wrapping: ids of streams opened on other replicas for the same
+		// session are as unlikely to meet as two random 62-bit numbers.
+		st.next = rand.Uint64() >> 2
+	}
 	st.next++
 	rs := &resumable{res: res, st: st, session: sessionID, id: st.next, key: strconv.FormatUint(st.next, 10),
-		cancel: cancel, post: post, postGone: make(chan struct{})}
+		cancel: cancel, ctx: ctx, post: post, postGone: make(chan struct{})}
 	st.live[rs.id] = rs
 	st.mu.Unlock()
 	if evicted != nil {
@@ -228,6 +236,9 @@ type resumable struct {
 	id      uint64
 	key     string             // id in decimal: the stream id given to the store
 	cancel  context.CancelFunc // cancels the call
+	// ctx is the context of the store calls made after the request's handler returned (the
+	// response, forgetting the stream): the POST's values without its cancellation.
+	ctx context.Context
 
 	mu        sync.Mutex
 	seq       uint64                // the last seq issued (0: only the priming event)
@@ -404,7 +415,7 @@ func (rs *resumable) finish(resp *core.Response) (written bool) {
 	default:
 		data := resp.Encode()
 		rs.seq++
-		if rs.st.appendEvent(context.Background(), rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: data}) != nil {
+		if rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: data}) != nil {
 			written = true // the session ended: nobody can resume
 			rs.detachSubLocked()
 			break
@@ -437,7 +448,7 @@ func (rs *resumable) forget() {
 	rs.mu.Unlock()
 	rs.st.storeMu.RLock()
 	if !rs.st.storeEnded {
-		rs.res.store.DropStream(context.Background(), rs.session, rs.key)
+		rs.res.store.DropStream(rs.ctx, rs.session, rs.key)
 	}
 	rs.st.storeMu.RUnlock()
 }
@@ -482,7 +493,7 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Session, st *streams, msg *core.Message) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sse := middleware.NewSSEWriter(w, e.sse)
-	rs, err := st.openStream(e.res, rec.ID, sse, cancel)
+	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, sse, cancel)
 	if err != nil {
 		cancel()
 		if errors.Is(err, errStreamsBusy) {
@@ -621,4 +632,55 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.S
 			return true
 		}
 	}
+}
+
+// replayShared serves a GET whose Last-Event-ID names a stream of the session that this process
+// does not hold, from the shared event store (see SharedEventStore): the retry field and the
+// stored events after the id, then the end of the stream, unless the last of them is the
+// request's response, which ends the stream for good (the store then forgets it). It reports
+// false, having written nothing, when the store does not know the stream.
+func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Session, lastEventID string) bool {
+	stream, seq, ok := parseEventID(lastEventID)
+	if !ok {
+		return false
+	}
+	key := strconv.FormatUint(stream, 10)
+	known, err := e.res.shared.Has(r.Context(), rec.ID, key)
+	var backlog []StoredEvent
+	if err == nil && known {
+		backlog, err = e.res.store.After(r.Context(), rec.ID, key, seq)
+	}
+	if err != nil {
+		refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the stream could not be resumed")
+		return true
+	}
+	if !known {
+		return false
+	}
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	if sse.Start() != nil || sse.WriteRetry(e.res.retry) != nil {
+		return true
+	}
+	for i, ev := range backlog {
+		frame := middleware.SSEEvent{ID: eventID(stream, ev.Seq), Data: ev.Data}
+		if i == len(backlog)-1 && isResponse(ev.Data) {
+			if sse.WriteFinalSSE(frame) == nil {
+				e.res.store.DropStream(context.WithoutCancel(r.Context()), rec.ID, key)
+			}
+			return true
+		}
+		if sse.WriteSSE(frame) != nil {
+			return true
+		}
+	}
+	return true
+}
+
+// isResponse reports whether an encoded message is a JSON-RPC response.
+func isResponse(data []byte) bool {
+	msg, derr := core.DecodeMessage(data)
+	return derr == nil && msg.IsResponse()
 }

@@ -189,7 +189,7 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 	t.Logf("a's stream released %v after it stalled", time.Since(stalledAt))
 	// The new stream works: a broadcast reaches it.
 	wantSSEHeaders(t, resp)
-	f.server.NotifyToolsListChanged()
+	f.server.NotifyToolsListChanged(context.Background())
 	ev, err := nextEvent(t, testutil.NewSSEReader(resp.Body), true)
 	if err != nil {
 		t.Fatal(err)

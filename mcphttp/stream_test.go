@@ -372,7 +372,7 @@ func TestGetStreamReadyWhenHeadersArrive(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		resp := openStream(t, c, c.NewRequest(ctx, http.MethodGet))
 		wantSSEHeaders(t, resp)
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		ev, err := nextEvent(t, testutil.NewSSEReader(resp.Body), true)
 		if err != nil {
 			t.Fatalf("round %d: %v", i, err)

@@ -339,3 +339,33 @@ func endAll(list []*Session) {
 		s.end()
 	}
 }
+
+// End ends the session in this process: its close hooks run and its protocol session closes
+// (requests in flight are cancelled). It is for Store implementations, which call it when a
+// session is deleted, expires or the store closes; it does not remove the session from a store.
+// It is safe to call more than once.
+func (s *Session) End() { s.end() }
+
+// Record is what a shared store keeps of a session so that any replica can serve it: the
+// Origin seen at initialize, the owner, and the protocol state.
+type Record struct {
+	// Origin is the Origin header seen at initialize ("" when there was none).
+	Origin string
+	// Owner is the owner recorded at initialize (a shared store keeps strings only).
+	Owner string
+	// State is the protocol state (negotiated version, client info and capabilities, log
+	// level, subscriptions).
+	State core.SessionState
+}
+
+// Builder makes the in-process session of a record that another replica created, with the
+// transport's own state in Local, for a request that named it here. The transport supplies it
+// (see Rebuilder); the store installs its own hooks on the result.
+type Builder func(id string, rec Record) *Session
+
+// Rebuilder is implemented by a Store that shares its sessions with other processes: the
+// transport (mcphttp's endpoint) gives it the Builder it uses for sessions it finds in the shared
+// store but does not hold yet. A store without a builder refuses such sessions.
+type Rebuilder interface {
+	SetBuilder(b Builder)
+}

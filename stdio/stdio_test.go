@@ -251,7 +251,7 @@ func TestServerNotifications(t *testing.T) {
 	if m := p.next(); string(m.Result) != "{}" {
 		t.Fatalf("subscribe: %s", m.raw)
 	}
-	srv.NotifyResourceUpdated("test://r")
+	srv.NotifyResourceUpdated(context.Background(), "test://r")
 	if m := p.next(); m.Method != "notifications/resources/updated" || string(m.Params) != `{"uri":"test://r"}` {
 		t.Errorf("updated: %s", m.raw)
 	}
@@ -264,7 +264,7 @@ func TestServerNotifications(t *testing.T) {
 	p.in.Close()
 	p.wait()
 	// After Serve returned the session is gone: nothing more is written.
-	srv.NotifyResourceUpdated("test://r")
+	srv.NotifyResourceUpdated(context.Background(), "test://r")
 	if rest := p.rest(); len(rest) != 0 {
 		t.Errorf("written after Serve returned: %v", rest)
 	}

@@ -42,8 +42,10 @@ func addModernTools(s *core.Server) {
 		Name:        "test_trigger_tool_change",
 		Description: "Announces that the tool list changed (to legacy sessions and listen streams).",
 		InputSchema: noArgs,
-	}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
-		s.NotifyToolsListChanged()
+	}, func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
+		if err := s.NotifyToolsListChanged(ctx); err != nil {
+			return nil, err
+		}
 		return core.TextResult("Mutation triggered"), nil
 	})
 
@@ -51,8 +53,10 @@ func addModernTools(s *core.Server) {
 		Name:        "test_trigger_prompt_change",
 		Description: "Announces that the prompt list changed (to legacy sessions and listen streams).",
 		InputSchema: noArgs,
-	}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
-		s.NotifyPromptsListChanged()
+	}, func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
+		if err := s.NotifyPromptsListChanged(ctx); err != nil {
+			return nil, err
+		}
 		return core.TextResult("Mutation triggered"), nil
 	})
 }
