@@ -2,6 +2,7 @@ package mcphttp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -96,7 +97,7 @@ func TestAnyStringIDModern(t *testing.T) {
 	}
 	for _, id := range []string{`"listen:0"`, `"\u006cisten:1"`, `""`} {
 		ls, _ := f.listen(t, json.RawMessage(id), toolsOnly)
-		f.server.NotifyToolsListChanged()
+		f.server.NotifyToolsListChanged(context.Background())
 		wantChange(t, ls.next(t), core.ToolsListChanged, id)
 		ls.close()
 	}
