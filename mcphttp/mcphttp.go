@@ -75,6 +75,10 @@ type Options struct {
 
 	// MaxRequestBytes bounds a request body. Zero means 4 MiB; bigger bodies get 413.
 	MaxRequestBytes int64
+	// BodyReadTimeout bounds the time a request body may take to arrive once its headers did.
+	// Zero means 30 s (middleware.DefaultBodyReadTimeout); past it the client gets 408 and the
+	// connection is closed. Negative turns the bound off.
+	BodyReadTimeout time.Duration
 	// Origin configures the Host and Origin checks (AllowedHosts, AllowedOrigins). The zero value
 	// allows loopback hosts and same-origin requests only.
 	Origin middleware.OriginOptions
@@ -179,7 +183,7 @@ func New(s *core.Server, opts Options) *Handler {
 		modern.listen = listeners
 	}
 	h = middleware.EraRouter(ep.Track(modernAccept(middleware.MirrorHeaders(middleware.MirrorOptions{Server: s})(modern))))(h)
-	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})(h)
+	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)
 	if opts.Logger != nil {

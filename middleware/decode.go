@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -15,13 +17,24 @@ import (
 // DecodeOptions.MaxRequestBytes is zero: 4 MiB.
 const DefaultMaxRequestBytes int64 = 4 << 20
 
+// DefaultBodyReadTimeout is how long the decode layer waits for a whole request body when
+// DecodeOptions.BodyReadTimeout is zero: 30 s.
+const DefaultBodyReadTimeout = 30 * time.Second
+
 // DecodeOptions configures the Decode layer. The zero value caps bodies at
-// DefaultMaxRequestBytes (4 MiB).
+// DefaultMaxRequestBytes (4 MiB) and gives each one DefaultBodyReadTimeout (30 s) to arrive.
 type DecodeOptions struct {
 	// MaxRequestBytes is the largest request body accepted, in bytes. Zero means
 	// DefaultMaxRequestBytes (4194304); a negative value is a programming error and makes Decode
 	// panic.
 	MaxRequestBytes int64
+	// BodyReadTimeout bounds the time from the moment the layer starts reading a body to its
+	// last byte: a client that sends its headers and then trickles or withholds the body gets
+	// 408 and loses the connection. Zero means DefaultBodyReadTimeout (30 s); negative turns
+	// the bound off (the server's own ReadTimeout, if any, then applies). The deadline is set on
+	// the connection through http.ResponseController and cleared once the body is read, before
+	// any response streams; a ResponseWriter that cannot set read deadlines gets no bound.
+	BodyReadTimeout time.Duration
 }
 
 // Decode returns the layer that reads a POST body once, bounded, and decodes it into one JSON-RPC
@@ -36,6 +49,8 @@ type DecodeOptions struct {
 //   - 413, -32600 "Payload too large: request body exceeds N bytes" when a declared Content-Length
 //     is over the cap (the body is not read at all), or when more than N bytes arrive (reading
 //     stops at N+1 bytes, whatever length was declared);
+//   - 408, -32600 "Request timeout: the request body did not arrive within D", with the
+//     connection closed, when the body is not complete within BodyReadTimeout;
 //   - 400, -32700 "Parse error: Invalid JSON", id null, when the body is not valid JSON, is nested
 //     deeper than 64 levels, repeats a member name, or could not be read to its end;
 //   - 400, -32600 "Invalid Request: JSON-RPC body must be a single request object", id null, when
@@ -43,6 +58,11 @@ type DecodeOptions struct {
 //   - 400 with the JSON-RPC framing error of core.DecodeMessage (code, message and detail data, id
 //     echoed when it could be read) when the object is not an acceptable JSON-RPC message, for
 //     example a wrong "jsonrpc" member.
+//
+// Before any of these, and for every method, a request on a connection that carried a request
+// with both Content-Length and Transfer-Encoding (see GuardFraming) is refused with 400, -32600
+// "Bad Request: both Content-Length and Transfer-Encoding", id null, and the connection is
+// closed; its body is not read.
 //
 // On success the message and body are stored in the request's Exchange, the Exchange's message
 // hooks run, and the next handler is called with the context they returned. Decode panics when
@@ -56,8 +76,18 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 		limit = DefaultMaxRequestBytes
 	}
 	tooLarge := tooLargeMessage(limit)
+	timeout := opts.BodyReadTimeout
+	if timeout == 0 {
+		timeout = DefaultBodyReadTimeout
+	}
+	timedOut := "Request timeout: the request body did not arrive within " + timeout.String()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ambiguousFraming(r.Context()) {
+				w.Header().Set("Connection", "close")
+				refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgAmbiguousFraming)
+				return
+			}
 			if r.Method != http.MethodPost {
 				next.ServeHTTP(w, r)
 				return
@@ -74,10 +104,13 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
 				return
 			}
-			body, err := readBody(r.Body, r.ContentLength, limit)
+			body, err := readBodyWithin(w, r, limit, timeout)
 			if err != nil {
 				var mbe *http.MaxBytesError
 				switch {
+				case errors.Is(err, os.ErrDeadlineExceeded):
+					w.Header().Set("Connection", "close")
+					refuse(w, r, http.StatusRequestTimeout, core.ID{}, core.CodeInvalidRequest, timedOut)
 				case errors.Is(err, errBodyTooLarge):
 					refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
 				case errors.As(err, &mbe):
@@ -115,6 +148,25 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, WithMessage(r, m, body))
 		})
 	}
+}
+
+// readBodyWithin is readBody under a read deadline of timeout (none when negative), cleared
+// once the body is read so that a streamed response is not cut by it. After a failure the
+// deadline stays: net/http reads on to discard the rest of a refused body, and that must stay
+// bounded too.
+func readBodyWithin(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
+	if timeout < 0 || r.Body == nil || r.Body == http.NoBody {
+		return readBody(r.Body, r.ContentLength, limit)
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+		return readBody(r.Body, r.ContentLength, limit)
+	}
+	body, err := readBody(r.Body, r.ContentLength, limit)
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, err
 }
 
 // firstNonSpace returns the first byte of data that is not JSON whitespace, or 0.

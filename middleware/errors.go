@@ -16,6 +16,7 @@ const (
 	msgForbiddenHost        = "Forbidden: Invalid Host header"
 	msgForbiddenOrigin      = "Forbidden: Invalid Origin header"
 	msgInternalServerError  = "Internal server error"
+	msgAmbiguousFraming     = "Bad Request: both Content-Length and Transfer-Encoding"
 )
 
 // WriteError answers the exchange with a JSON-RPC error response and no error data:
