@@ -12,7 +12,6 @@ import (
 	"log"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -78,7 +77,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	flag.Parse()
 	h, mcp := newHandler(newServer())
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcphttp.NewHTTPServer(*addr, h, mcphttp.ServerOptions{})
 	log.Printf("chi example: MCP at http://%s/mcp (tokens: alice-token, bob-token)", *addr)
 	err := srv.ListenAndServe()
 	_ = mcp.Close()

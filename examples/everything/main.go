@@ -92,7 +92,7 @@ func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcphttp.NewHTTPServer("", mux, mcphttp.ServerOptions{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Printf("everything: serving MCP at http://%s/mcp", ln.Addr())

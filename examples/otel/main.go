@@ -11,7 +11,6 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -73,7 +72,7 @@ func main() {
 	defer h.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcphttp.NewHTTPServer(*addr, mux, mcphttp.ServerOptions{})
 	log.Printf("otel example: MCP at http://%s/mcp, spans on stdout", *addr)
 	log.Fatal(srv.ListenAndServe())
 }
