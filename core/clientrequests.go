@@ -103,9 +103,10 @@ func (ss *Session) answer(msg *Message) bool {
 // decoding its result into result (when not nil). The wait ends with the answer, with ctx or the
 // originating request being cancelled (the client is then sent notifications/cancelled for the
 // nested request), with the session ending, or after the timeout (ServerToClientRequestTimeout,
-// WithTimeout, or an earlier ctx deadline), which returns a *RequestTimeoutError.
+// WithTimeout, or an earlier ctx deadline), which returns a *RequestTimeoutError. On a
+// 2026-07-28 request it fails at once with a *NeedInputError.
 func (c *Call) Request(ctx context.Context, method string, params, result any, opts ...RequestOption) error {
-	if err := c.requestsAllowed(); err != nil {
+	if err := c.requestsAllowed(method); err != nil {
 		return err
 	}
 	if c.ctx.Err() != nil {
@@ -115,11 +116,14 @@ func (c *Call) Request(ctx context.Context, method string, params, result any, o
 	return c.session.request(ctx, c, method, params, result, opts)
 }
 
-func (c *Call) requestsAllowed() error {
+func (c *Call) requestsAllowed(method string) error {
 	if c.modern != nil {
-		return fmt.Errorf("%w: Server-initiated requests are not available in the 2026-07-28 lifecycle (SEP-2575); return an input_required result instead", ErrRequestsRefused)
+		return &NeedInputError{Method: method}
 	}
 	if err := c.session.requestsAllowed(); err != nil {
+		if errors.Is(err, errModernSession) {
+			return &NeedInputError{Method: method}
+		}
 		return err
 	}
 	out := c.out
@@ -154,10 +158,31 @@ func (ss *Session) requestsAllowed() error {
 	modern := ss.era == eraModern
 	ss.mu.Unlock()
 	if modern {
-		return fmt.Errorf("%w: Server-initiated requests are not available in the 2026-07-28 lifecycle (SEP-2575)", ErrRequestsRefused)
+		return errModernSession
 	}
 	return nil
 }
+
+var errModernSession = fmt.Errorf("%w: Server-initiated requests are not available in the 2026-07-28 lifecycle (SEP-2575)", ErrRequestsRefused)
+
+// NeedInputError is the error of Call.Elicit, Call.CreateMessage, Call.ListRoots, Call.Ping and
+// Call.Request on a 2026-07-28 request: that lifecycle has no server-to-client requests (SEP-2575).
+// The portable way, which serves both lifecycles from one handler, is to return
+// NeedInput(...) with ElicitInput, SamplingInput or RootsInput and read the answers of the retry
+// with Call.ElicitResponse, Call.SamplingResponse and Call.RootsResponse. errors.Is(err,
+// ErrRequestsRefused) holds for it. A tool handler that returns it unhandled gets -32603 (it is
+// logged, not shown to the model).
+type NeedInputError struct {
+	// Method is the request that could not be sent, e.g. "elicitation/create".
+	Method string
+}
+
+func (e *NeedInputError) Error() string {
+	return "mcpkit: " + e.Method + " cannot be sent on a 2026-07-28 request, which has no server-to-client requests (SEP-2575): return core.NeedInput(...) instead"
+}
+
+// Is makes errors.Is(err, ErrRequestsRefused) true.
+func (e *NeedInputError) Is(target error) bool { return target == ErrRequestsRefused }
 
 // Ping sends ping to the client on the session-level path (the only request the specification
 // allows outside of a request) and waits for the answer.
@@ -175,7 +200,9 @@ func (ss *Session) Ping(ctx context.Context, opts ...RequestOption) error {
 	return ss.request(ctx, nil, "ping", nil, &res, opts)
 }
 
-// Ping sends ping to the client on the request's own path and waits for the answer.
+// Ping sends ping to the client on the request's own path and waits for the answer. On a
+// 2026-07-28 request it fails with a *NeedInputError (that lifecycle has no server-to-client
+// requests).
 func (c *Call) Ping(ctx context.Context, opts ...RequestOption) error {
 	var res map[string]any
 	return c.Request(ctx, "ping", nil, &res, opts...)
@@ -412,11 +439,15 @@ type CreateMessageResult struct {
 
 // CreateMessage asks the client to sample a message from its language model (the client must
 // have declared sampling, and sampling.tools when Tools or ToolChoice are set).
+//
+// Legacy lifecycle only: on a 2026-07-28 request it fails at once with a *NeedInputError. To
+// serve both lifecycles, return NeedInput with SamplingInput and read Call.SamplingResponse on
+// the retry.
 func (c *Call) CreateMessage(ctx context.Context, p *CreateMessageParams, opts ...RequestOption) (*CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("mcpkit: CreateMessage needs params")
 	}
-	if err := c.requestsAllowed(); err != nil {
+	if err := c.requestsAllowed("sampling/createMessage"); err != nil {
 		return nil, err
 	}
 	caps := c.ClientCapabilities()
@@ -471,11 +502,15 @@ func formElicitation(caps ClientCapabilities) bool {
 
 // Elicit asks the client for input from the user: a form (needs the elicitation capability) or
 // a URL to visit (needs elicitation.url).
+//
+// Legacy lifecycle only: on a 2026-07-28 request it fails at once with a *NeedInputError. To
+// serve both lifecycles, return NeedInput with ElicitInput and read Call.ElicitResponse on the
+// retry.
 func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOption) (*ElicitResult, error) {
 	if p == nil {
 		return nil, errors.New("mcpkit: Elicit needs params")
 	}
-	if err := c.requestsAllowed(); err != nil {
+	if err := c.requestsAllowed("elicitation/create"); err != nil {
 		return nil, err
 	}
 	caps := c.ClientCapabilities()
@@ -552,8 +587,12 @@ type ListRootsResult struct {
 }
 
 // ListRoots asks the client for its roots (it must have declared roots).
+//
+// Legacy lifecycle only: on a 2026-07-28 request it fails at once with a *NeedInputError. To
+// serve both lifecycles, return NeedInput with RootsInput and read Call.RootsResponse on the
+// retry.
 func (c *Call) ListRoots(ctx context.Context, opts ...RequestOption) (*ListRootsResult, error) {
-	if err := c.requestsAllowed(); err != nil {
+	if err := c.requestsAllowed("roots/list"); err != nil {
 		return nil, err
 	}
 	if !c.ClientCapabilities().Has("roots") {

@@ -278,7 +278,8 @@ func TestClientRequestCapabilityRefusals(t *testing.T) {
 			if errors.Is(o.err, core.ErrRequestsRefused) {
 				t.Error("a missing capability is not a refused path")
 			}
-			wantError(t, w, -32603, "Internal error", "Internal error calling tool ask")
+			// The handler returned the refusal: the model reads it as the tool's error.
+			wantToolError(t, w, tt.msg)
 			quiet(t, path)
 			quiet(t, c.out)
 		})
@@ -647,8 +648,8 @@ func TestClientErrorAnswer(t *testing.T) {
 	if want := "Client returned an error for sampling/createMessage request (code: -1): User rejected sampling request"; ce.Error() != want {
 		t.Errorf("text %q", ce.Error())
 	}
-	// The client's error is not echoed to the client as the tool's answer.
-	wantError(t, await(t, reply, "the reply"), -32603, "Internal error", "Internal error calling tool ask")
+	// The handler returned the client's error: it is the tool's error, for the model to read.
+	wantToolError(t, await(t, reply, "the reply"), ce.Error())
 }
 
 // TestAnswerRouting: an answer resolves only the pending request of the session it is delivered
@@ -841,4 +842,20 @@ func TestRequestAfterHandlerReturned(t *testing.T) {
 	}
 	quiet(t, path)
 	quiet(t, c.out)
+}
+
+// wantToolError checks that w is a tool result with isError set and text as its one text block.
+func wantToolError(t *testing.T, w *wire, text string) {
+	t.Helper()
+	if w.Error != nil {
+		t.Fatalf("want an isError result %q, got the error %s", text, w)
+	}
+	testutil.ValidateDef(t, specVersion, "CallToolResult", w.Result)
+	var r toolResult
+	if err := json.Unmarshal(w.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError == nil || !*r.IsError || r.text() != text {
+		t.Errorf("result %s, want isError with text %q", w.Result, text)
+	}
 }

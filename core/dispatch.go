@@ -138,6 +138,11 @@ func (c *Call) Run() *Response {
 		return nil
 	}
 	if err != nil {
+		var typed *Error
+		if !errors.As(err, &typed) {
+			// Only the code and a generic message reach the client: the text goes to the log.
+			c.session.server.logError(fmt.Errorf("mcpkit: %s: %w", c.method, err))
+		}
 		werr := asWireError(err, "Internal error handling "+c.method+" request")
 		if c.modern != nil && werr.Code == CodeURLElicitationRequired {
 			// The 2026-07-28 lifecycle has no -32042: URL elicitation goes through input_required.

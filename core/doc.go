@@ -50,8 +50,10 @@
 // wait ends with the answer, a timeout (Options.ServerToClientRequestTimeout, WithTimeout or the
 // ctx deadline: *RequestTimeoutError, -32001 when the handler returns it), the cancellation of
 // the originating request (the client is told to drop the nested request), or the session
-// closing. Modern requests, ephemeral sessions and paths that cannot carry requests
-// (RequestRefuser) refuse them with an error wrapping ErrRequestsRefused.
+// closing. Ephemeral sessions and paths that cannot carry requests (RequestRefuser) refuse them
+// with an error wrapping ErrRequestsRefused. A 2026-07-28 request has no server-to-client
+// requests at all: there they fail at once with a *NeedInputError, which says to return
+// NeedInput instead (the portable way, below, serves both lifecycles from one handler).
 //
 // # Multi round-trip results (input_required)
 //
@@ -76,8 +78,13 @@
 //
 // # Errors
 //
-// A handler that returns a *Error sends exactly that error (code, message, data). Any other error
-// becomes -32603 "Internal error" whose data names the tool or method, never the error's text,
-// which goes to Options.ErrorLog instead; so does a panic, after which the server keeps serving.
-// Tool failures the model should see are results with IsError set (ErrorResult), not errors.
+// A tool handler that returns a plain error reports a tool execution error: the client gets a
+// result with isError set and the error's text, which the model reads (ErrorResult does the same
+// without logging). Protocol errors stay JSON-RPC errors: a handler that returns a *Error (also
+// wrapped) sends exactly that error (code, message, data); an unknown tool or invalid params are
+// -32602. The plain error of any other handler (prompts, resources, custom methods) becomes
+// -32603 "Internal error" whose data names the method, never the error's text. A panic is -32603
+// too, its value never sent, and the server keeps serving. All of these are logged at error
+// level on Options.Logger: zerolog's global logger (stderr) unless set, silenced with a pointer
+// to zerolog.Nop().
 package core

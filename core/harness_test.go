@@ -302,7 +302,14 @@ func (c *client) callTool(name string, args any) *toolResult {
 	return &r
 }
 
+// newServer makes a server whose log is silent unless the test sets Options.Logger.
 func newServer(opts *core.Options) *core.Server {
+	if opts == nil {
+		opts = &core.Options{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLog
+	}
 	return core.NewServer(core.Implementation{Name: "test-server", Version: "1.0.0"}, opts)
 }
 

@@ -583,7 +583,7 @@ var errNeedsModern = InternalError("input_required results require the 2026-07-2
 // call's own path, then runs the handler again with the responses and the plaintext state.
 func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 	s := c.session.server
-	if s.opts.DisableInputShim || c.requestsAllowed() != nil {
+	if s.opts.DisableInputShim || c.requestsAllowed("") != nil {
 		return nil, errNeedsModern
 	}
 	for round := 0; ; round++ {

@@ -45,11 +45,11 @@ type mrtrHarness struct {
 
 func newMRTR(t testing.TB, opts *core.Options, step func(c *core.Call) (string, error)) *mrtrHarness {
 	t.Helper()
-	h := &mrtrHarness{log: &errorLog{}, step: step}
+	h := &mrtrHarness{log: newErrorLog(), step: step}
 	if opts == nil {
 		opts = &core.Options{}
 	}
-	opts.ErrorLog = h.log.log
+	opts.Logger = h.log.logger()
 	h.srv = newServer(opts)
 	schema := jsontext.Value(`{"type":"object","properties":{"a":{"type":"number"},"b":{}}}`)
 	for _, name := range []string{"t", "t2"} {

@@ -9,7 +9,7 @@ import (
 )
 
 func promptServer() *core.Server {
-	srv := newServer(&core.Options{ErrorLog: func(error) {}})
+	srv := newServer(&core.Options{Logger: quietLog})
 	srv.AddPrompt(&core.Prompt{Name: "greet", Title: "Greeting", Arguments: []core.PromptArgument{
 		{Name: "who", Required: true}, {Name: "mood"}, {Name: "lang", Required: true},
 	}}, okPrompt)

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/log"
 )
 
 // Options configure a Server. The zero value is a working, secure configuration.
@@ -79,9 +82,14 @@ type Options struct {
 	// sessions and listen streams of every replica. Nil means an in-process LocalBroadcaster.
 	Broadcaster Broadcaster
 
-	// ErrorLog receives internal errors that cannot reach a client (a panicking handler, a failed
-	// write). Nil discards them.
-	ErrorLog func(error)
+	// Logger receives, at error level, what a client is never told in full: the error a tool
+	// handler returned (the model gets its text as an isError result), the error of any other
+	// handler (answered -32603), a panic with its value and stack (answered -32603; the server
+	// keeps serving), a result that cannot be encoded or breaks its output schema. Nil means
+	// zerolog's global logger (github.com/rs/zerolog/log.Logger, which writes to stderr unless the
+	// program changed it); a pointer to zerolog.Nop() silences it. The same option, of the same
+	// type, exists in mcphttp.Options and stdio.Options for what those packages log.
+	Logger *zerolog.Logger
 }
 
 // DefaultMaxSubscriptions is the per-session cap on resource subscriptions when
@@ -222,9 +230,19 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
+// logger returns Options.Logger, or zerolog's global logger when it is nil (read at each use,
+// so a program that sets the global logger after NewServer is still heard).
+func (s *Server) logger() *zerolog.Logger {
+	if s.opts.Logger != nil {
+		return s.opts.Logger
+	}
+	return &log.Logger
+}
+
+// logError logs an internal error at error level.
 func (s *Server) logError(err error) {
-	if s.opts.ErrorLog != nil && err != nil {
-		s.opts.ErrorLog(err)
+	if err != nil {
+		s.logger().Error().Err(err).Msg("mcpkit: internal error")
 	}
 }
 

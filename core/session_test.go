@@ -338,7 +338,7 @@ func TestListChangedNotifications(t *testing.T) {
 }
 
 func TestCustomMethods(t *testing.T) {
-	srv := newServer(&core.Options{ErrorLog: func(error) {}})
+	srv := newServer(&core.Options{Logger: quietLog})
 	srv.HandleMethod("x/echo", func(_ context.Context, call *core.Call) (any, error) {
 		return map[string]any{"params": call.Params(), "method": call.Method(), "id": call.ID().Raw()}, nil
 	})

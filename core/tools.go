@@ -15,9 +15,16 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ToolHandler serves tools/call for one tool. Returning a *Error sends that protocol error; any
-// other error becomes -32603 without its text. Report failures the model should see with
-// ErrorResult instead.
+// ToolHandler serves tools/call for one tool. A plain error it returns is a tool execution error:
+// the client gets a result with isError set and the error's text as its one text block (the
+// model reads it and can correct itself), and the error is logged (Options.Logger). Returning an
+// ErrorResult does the same without the log line. (When the call was ended from outside first,
+// by the end of the session or stream or by shutdown, the answer is -32603 instead.) Protocol
+// errors stay JSON-RPC errors: a *Error
+// (also wrapped, for example a *RequestTimeoutError, -32001) is sent as it is, and NeedInput goes
+// through the input_required flow. A panic is -32603 "Internal error calling tool <name>",
+// logged with its value and stack, which never reach the client. Do not put secrets in the
+// text of errors a tool returns.
 type ToolHandler func(ctx context.Context, req *ToolRequest) (*CallToolResult, error)
 
 // TypedToolHandler serves a tool whose arguments decode into In. The structured output Out is
@@ -369,23 +376,40 @@ func handleCallTool(c *Call) (any, error) {
 	return &out, nil
 }
 
+// runTool runs a tool handler and sorts out what it returned: a protocol error (a *Error, even
+// wrapped, or an InputRequired) goes on as a JSON-RPC error; any other error is a tool execution
+// error, answered as an isError result with the error's text so the model can read it; a panic
+// is -32603 without its value. Both of the latter are logged.
 func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *CallToolResult, err error) {
+	s := c.session.server
 	defer func() {
 		if v := recover(); v != nil {
-			c.session.server.logError(fmt.Errorf("mcpkit: panic in tool %q: %v\n%s", name, v, debug.Stack()))
+			s.logError(fmt.Errorf("mcpkit: panic in tool %q: %v\n%s", name, v, debug.Stack()))
 			res, err = nil, InternalError("Internal error calling tool "+name)
 		}
 	}()
 	res, err = e.handler(c.ctx, &ToolRequest{Call: c, Name: name, Arguments: args})
-	if err != nil {
-		var we *Error
-		var ir *InputRequired
-		if !errors.As(err, &we) && !errors.As(err, &ir) {
-			c.session.server.logError(fmt.Errorf("mcpkit: tool %q: %w", name, err))
-			return nil, InternalError("Internal error calling tool " + name)
-		}
+	if err == nil {
+		return res, nil
 	}
-	return res, err
+	var we *Error
+	var ir *InputRequired
+	var ni *NeedInputError
+	switch {
+	case errors.As(err, &we), errors.As(err, &ir):
+		return res, err
+	case errors.As(err, &ni):
+		// A handler that did not know the 2026-07-28 rule: nothing the model could act on.
+		s.logError(fmt.Errorf("mcpkit: tool %q: %w", name, err))
+		return nil, InternalError("Internal error calling tool " + name)
+	}
+	if c.ctx.Err() != nil {
+		// The call was ended from outside (the session or the stream went away, the server shuts
+		// down): what the handler returns then is no tool failure for the model to read.
+		return nil, InternalError("Internal error calling tool " + name)
+	}
+	s.logger().Error().Str("tool", name).Err(err).Msg("mcpkit: tool returned an error; the client gets it as an isError result")
+	return ErrorResult(err.Error()), nil
 }
 
 // missingRequired lists the required names absent from the arguments object, in schema order.

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -23,31 +25,69 @@ type greetOut struct {
 	Greeting string `json:"greeting"`
 }
 
-// errorLog collects what the server reports on Options.ErrorLog.
+// errorLog collects what the server writes to Options.Logger.
 type errorLog struct {
-	mu   sync.Mutex
-	errs []error
+	mu  sync.Mutex
+	buf bytes.Buffer
+	zl  zerolog.Logger
 }
 
-func (l *errorLog) log(err error) {
+func newErrorLog() *errorLog {
+	l := &errorLog{}
+	l.zl = zerolog.New(l)
+	return l
+}
+
+func (l *errorLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
 }
 
+// logger is the value for Options.Logger.
+func (l *errorLog) logger() *zerolog.Logger { return &l.zl }
+
+func (l *errorLog) raw() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *errorLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Reset()
+}
+
+// String returns the lines logged, each as "message: error" (decoded, so quotes stay quotes).
 func (l *errorLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return fmt.Sprint(l.errs)
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var rec struct {
+			Level   string `json:"level"`
+			Message string `json:"message"`
+			Error   string `json:"error"`
+		}
+		if line == "" || json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		out = append(out, rec.Level+" "+rec.Message+": "+rec.Error)
+	}
+	return strings.Join(out, "\n")
 }
+
+// quietLog silences a server that is expected to log.
+var quietLog = func() *zerolog.Logger { l := zerolog.Nop(); return &l }()
 
 func toolServer(t *testing.T, opts *core.Options) (*core.Server, *errorLog) {
 	t.Helper()
-	elog := &errorLog{}
+	elog := newErrorLog()
 	if opts == nil {
 		opts = &core.Options{}
 	}
-	opts.ErrorLog = elog.log
+	opts.Logger = elog.logger()
 	srv := newServer(opts)
 	core.AddTool(srv, &core.Tool{Name: "greet", Description: "greets"}, func(_ context.Context, _ *core.ToolRequest, in greetIn) (*core.CallToolResult, greetOut, error) {
 		return nil, greetOut{Greeting: strings.Repeat("hello "+in.Name+" ", max(in.Times, 1))}, nil
@@ -127,13 +167,13 @@ func TestToolsCallErrors(t *testing.T) {
 	wantError(t, c.call("tools/call", nil), -32602, "Invalid params", "Invalid params")
 	wantError(t, c.call("tools/call", []any{"greet"}), -32602, "Invalid params", "Invalid params")
 
-	// A plain error is -32603 without its text; the text goes to the error log only.
-	w := c.call("tools/call", map[string]any{"name": "plain-error"})
-	wantError(t, w, -32603, "Internal error", "Internal error calling tool plain-error")
-	if strings.Contains(w.String(), "hunter2") {
-		t.Errorf("the error text reached the client: %s", w)
+	// A plain error is a tool execution error: an isError result with the error's text, which
+	// the model reads; it is logged too.
+	w := c.result("tools/call", map[string]any{"name": "plain-error"}, "CallToolResult", nil)
+	if want := `{"content":[{"type":"text","text":"database password is hunter2"}],"isError":true}`; string(w.Result) != want {
+		t.Errorf("plain error: %s, want %s", w.Result, want)
 	}
-	if !strings.Contains(elog.String(), "hunter2") {
+	if !strings.Contains(elog.String(), "error mcpkit: tool returned an error; the client gets it as an isError result: database password is hunter2") {
 		t.Errorf("the error was not logged: %s", elog)
 	}
 
@@ -239,8 +279,8 @@ func TestTypedToolDecodesCaseSensitively(t *testing.T) {
 }
 
 func TestStructuredOutput(t *testing.T) {
-	elog := &errorLog{}
-	srv := newServer(&core.Options{ErrorLog: elog.log})
+	elog := newErrorLog()
+	srv := newServer(&core.Options{Logger: elog.logger()})
 	type sumOut struct {
 		Sum int `json:"sum"`
 	}

@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/log"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -109,8 +110,15 @@ type Options struct {
 	// ResumabilityOptions.
 	Resumability ResumabilityOptions
 
-	// Logger, when set, gets one line per exchange (never bodies or secrets).
+	// Logger receives what the stack logs at error level (a recovered panic with its value and
+	// stack) and, with LogRequests, the request log. Nil means zerolog's global logger
+	// (github.com/rs/zerolog/log.Logger, stderr unless the program changed it); a pointer to
+	// zerolog.Nop() silences it. Handler errors are logged by the server: core.Options.Logger,
+	// of the same type.
 	Logger *zerolog.Logger
+	// LogRequests adds the request log: one line per exchange on Logger at info level (method,
+	// session fingerprint, status, duration, bytes; never bodies or secrets). Off by default.
+	LogRequests bool
 	// TracerProvider makes the tracing layer's tracer. Nil means the global provider.
 	TracerProvider trace.TracerProvider
 	// OnPanic is told about a recovered panic (the client gets a 500).
@@ -186,8 +194,12 @@ func New(s *core.Server, opts Options) *Handler {
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)
-	if opts.Logger != nil {
-		h = middleware.RequestLog(*opts.Logger)(h)
+	if opts.LogRequests {
+		logger := opts.Logger
+		if logger == nil {
+			logger = &log.Logger
+		}
+		h = middleware.RequestLog(*logger)(h)
 	}
 	h = middleware.Tracing(middleware.TracingOptions{TracerProvider: opts.TracerProvider})(h)
 	h = middleware.Recover(middleware.RecoverOptions{Logger: opts.Logger, OnPanic: opts.OnPanic})(h)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func servePipes(t *testing.T, srv *core.Server) *peer {
 	}
 	p := &peer{t: t, in: inW, lines: make(chan string, 1000), done: make(chan error, 1), errLog: &lockedBuffer{}}
 	go func() {
-		err := stdio.Serve(context.Background(), srv, stdio.Options{In: inR, Out: outW, ErrorLog: p.errLog})
+		err := stdio.Serve(context.Background(), srv, stdio.Options{In: inR, Out: outW, Logger: logTo(p.errLog)})
 		outW.Close()
 		inR.Close()
 		p.done <- err
@@ -134,7 +135,7 @@ func mrtrServer(opts *core.Options) *core.Server {
 	if opts == nil {
 		opts = &core.Options{}
 	}
-	opts.ErrorLog = func(error) {}
+	opts.Logger = logTo(io.Discard)
 	srv := core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, opts)
 	add := func(name string, h func(req *core.ToolRequest) (string, error)) {
 		srv.AddTool(&core.Tool{Name: name}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {

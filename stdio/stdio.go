@@ -27,6 +27,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/log"
+
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -42,9 +45,11 @@ type Options struct {
 	In io.Reader
 	// Out is where frames are written. Nil means os.Stdout.
 	Out io.Writer
-	// ErrorLog receives transport problems (an over-long frame, a failed write). Nil means
-	// os.Stderr.
-	ErrorLog io.Writer
+	// Logger receives transport problems (an over-long frame, a failed write) at error level.
+	// Nil means zerolog's global logger (github.com/rs/zerolog/log.Logger, stderr unless the
+	// program changed it); a pointer to zerolog.Nop() silences it. It never writes to Out. The
+	// server's own log (handler errors, panics) is core.Options.Logger, of the same type.
+	Logger *zerolog.Logger
 	// MaxLineBytes bounds one frame, newline excluded. Zero means DefaultMaxLineBytes.
 	MaxLineBytes int
 	// MaxInFlight bounds the requests served at once. Zero means DefaultMaxInFlight; negative
@@ -98,7 +103,7 @@ func (c *conn) spawn(f func()) bool {
 type conn struct {
 	server  *core.Server
 	in      io.Reader
-	errLog  io.Writer
+	log     *zerolog.Logger
 	maxLine int
 
 	maxInFlight int64
@@ -118,7 +123,7 @@ type conn struct {
 }
 
 func newConn(s *core.Server, opts Options) *conn {
-	c := &conn{server: s, in: opts.In, out: opts.Out, errLog: opts.ErrorLog, maxLine: opts.MaxLineBytes}
+	c := &conn{server: s, in: opts.In, out: opts.Out, log: opts.Logger, maxLine: opts.MaxLineBytes}
 	switch {
 	case opts.MaxInFlight == 0:
 		c.maxInFlight = DefaultMaxInFlight
@@ -131,8 +136,8 @@ func newConn(s *core.Server, opts Options) *conn {
 	if c.out == nil {
 		c.out = os.Stdout
 	}
-	if c.errLog == nil {
-		c.errLog = os.Stderr
+	if c.log == nil {
+		c.log = &log.Logger
 	}
 	if c.maxLine <= 0 {
 		c.maxLine = DefaultMaxLineBytes
@@ -155,7 +160,7 @@ func (c *conn) send(_ context.Context, msg []byte) error {
 		c.wbuf = nil // do not keep a large frame's buffer for the small ones
 	}
 	if err != nil {
-		fmt.Fprintf(c.errLog, "stdio: write failed: %v\n", err)
+		c.log.Error().Err(err).Msg("stdio: write failed")
 		return err
 	}
 	return nil
@@ -186,7 +191,7 @@ func (c *conn) readLoop() error {
 			n-- // the newline does not count
 		}
 		if n > c.maxLine {
-			fmt.Fprintf(c.errLog, "stdio frame exceeds %d bytes without a newline\n", c.maxLine)
+			c.log.Error().Int("max_line_bytes", c.maxLine).Msg("stdio: frame exceeds MaxLineBytes without a newline")
 			return ErrFrameTooLarge
 		}
 		switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -79,7 +80,7 @@ func serve(t *testing.T, srv *core.Server, opts stdio.Options) *peer {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &peer{t: t, in: inW, lines: make(chan string, 10000), done: make(chan error, 1), errLog: &lockedBuffer{}}
-	opts.In, opts.Out, opts.ErrorLog = inR, outW, p.errLog
+	opts.In, opts.Out, opts.Logger = inR, outW, logTo(p.errLog)
 	go func() {
 		err := stdio.Serve(context.Background(), srv, opts)
 		outW.Close()
@@ -189,7 +190,7 @@ func (p *peer) rest() []msg {
 const initFrame = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"
 
 func newServer() *core.Server {
-	return core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, &core.Options{ErrorLog: func(error) {}})
+	return core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, &core.Options{Logger: logTo(io.Discard)})
 }
 
 type addIn struct {
@@ -365,7 +366,7 @@ func TestFramesNeverInterleave(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		err := stdio.Serve(context.Background(), srv, stdio.Options{In: inR, Out: outW, ErrorLog: io.Discard})
+		err := stdio.Serve(context.Background(), srv, stdio.Options{In: inR, Out: outW, Logger: logTo(io.Discard)})
 		outW.Close()
 		done <- err
 	}()
@@ -437,11 +438,11 @@ func TestFrameTooLarge(t *testing.T) {
 	src := &countingReader{}
 	// One good frame first, then a frame that never ends.
 	in := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"), src)
-	err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, ErrorLog: elog, MaxLineBytes: limit})
+	err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, Logger: logTo(elog), MaxLineBytes: limit})
 	if !errors.Is(err, stdio.ErrFrameTooLarge) {
 		t.Fatalf("Serve = %v, want ErrFrameTooLarge", err)
 	}
-	if !strings.Contains(elog.String(), "stdio frame exceeds 1024 bytes without a newline") {
+	if !strings.Contains(elog.String(), `"max_line_bytes":1024,"message":"stdio: frame exceeds MaxLineBytes without a newline"`) {
 		t.Errorf("error log %q", elog.String())
 	}
 	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
@@ -465,7 +466,7 @@ func TestFrameAtTheBound(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out lockedBuffer
-			err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: strings.NewReader(ping + "\n"), Out: &out, ErrorLog: io.Discard, MaxLineBytes: tt.limit})
+			err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: strings.NewReader(ping + "\n"), Out: &out, Logger: logTo(io.Discard), MaxLineBytes: tt.limit})
 			if tt.ok != (err == nil) || tt.ok != (out.String() != "") {
 				t.Errorf("Serve = %v, output %q", err, out.String())
 			}
@@ -474,7 +475,7 @@ func TestFrameAtTheBound(t *testing.T) {
 	// Longer than the read buffer (64 KiB) but within the bound: served.
 	big := `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("p", 200<<10) + `"}}`
 	var out lockedBuffer
-	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: strings.NewReader(big + "\n"), Out: &out, ErrorLog: io.Discard}); err != nil || out.String() != `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n" {
+	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: strings.NewReader(big + "\n"), Out: &out, Logger: logTo(io.Discard)}); err != nil || out.String() != `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n" {
 		t.Errorf("a 200 KiB frame: %v %q", err, out.String())
 	}
 }
@@ -482,7 +483,7 @@ func TestFrameAtTheBound(t *testing.T) {
 func TestFinalFrameWithoutNewline(t *testing.T) {
 	var out lockedBuffer
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `  {"jsonrpc":"2.0","id":2,"method":"ping"}  `)
-	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, ErrorLog: io.Discard}); err != nil {
+	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, Logger: logTo(io.Discard)}); err != nil {
 		t.Fatal(err)
 	}
 	// Requests run concurrently: the answers may come in either order.
@@ -529,7 +530,9 @@ func TestContextCancelEndsServe(t *testing.T) {
 	inR, inW := io.Pipe()
 	var out lockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- stdio.Serve(ctx, newServer(), stdio.Options{In: inR, Out: &out, ErrorLog: io.Discard}) }()
+	go func() {
+		done <- stdio.Serve(ctx, newServer(), stdio.Options{In: inR, Out: &out, Logger: logTo(io.Discard)})
+	}()
 	// Nothing is ever written: the read blocks on an idle input, and the cancel still ends Serve.
 	cancel()
 	if err := await(t, done, "Serve"); !errors.Is(err, context.Canceled) {
@@ -547,7 +550,7 @@ func TestContextCancelEndsServe(t *testing.T) {
 func TestBlankLinesIgnored(t *testing.T) {
 	var out lockedBuffer
 	in := strings.NewReader("\n\n   \n\t\r\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\r\n\n \n")
-	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, ErrorLog: io.Discard}); err != nil {
+	if err := stdio.Serve(context.Background(), newServer(), stdio.Options{In: in, Out: &out, Logger: logTo(io.Discard)}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
@@ -639,12 +642,12 @@ func TestBatchOverStdio(t *testing.T) {
 func TestWriteFailureIsLogged(t *testing.T) {
 	elog := &lockedBuffer{}
 	err := stdio.Serve(context.Background(), newServer(), stdio.Options{
-		In: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), Out: failingWriter{}, ErrorLog: elog,
+		In: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), Out: failingWriter{}, Logger: logTo(elog),
 	})
 	if err != nil {
 		t.Errorf("Serve = %v", err)
 	}
-	if !strings.Contains(elog.String(), "stdio: write failed: disk on fire") {
+	if !strings.Contains(elog.String(), `"error":"disk on fire","message":"stdio: write failed"`) {
 		t.Errorf("error log %q", elog.String())
 	}
 }
@@ -716,4 +719,10 @@ func TestMaxInFlight(t *testing.T) {
 	if m := p.next(); string(m.ID) != "5" || m.Error != nil {
 		t.Fatalf("ping after the slots freed: %s", m.raw)
 	}
+}
+
+// logTo is a logger writing JSON lines to w.
+func logTo(w io.Writer) *zerolog.Logger {
+	l := zerolog.New(w)
+	return &l
 }

@@ -16,9 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/stdio"
 )
+
+// quiet is a silent logger for runs that are expected to log.
+func quiet() *zerolog.Logger { l := zerolog.Nop(); return &l }
 
 // specVersion is the protocol version the fixture tests speak.
 const specVersion = "2025-11-25"
@@ -789,7 +794,7 @@ func TestStdio(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- stdio.Serve(ctx, newServer(), stdio.Options{In: inR, Out: outW, ErrorLog: io.Discard})
+		done <- stdio.Serve(ctx, newServer(), stdio.Options{In: inR, Out: outW, Logger: quiet()})
 		_ = outW.Close()
 	}()
 	lines := bufio.NewScanner(outR)
