@@ -86,10 +86,20 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 // t.InputSchema is set, and the output schema from Out unless t.OutputSchema is set. Only an Out
 // that encodes as a JSON object (a struct, a pointer to one, a map) gets an output schema: an
 // interface type or any other type gets none. Arguments are validated against the input schema
-// (member names match exactly) before they are decoded into In. Out becomes the result's
-// structuredContent (unless the handler set it), validated against the output schema; a value
-// that does not encode as an object is sent as a text block instead, since structuredContent must
-// be an object.
+// (member names match exactly) before they are decoded into In.
+//
+// Structured output follows these rules:
+//   - On a successful result, Out becomes structuredContent (unless the handler set
+//     result.StructuredContent itself) and, when result has no content, a text block with the
+//     same JSON, for clients that do not read structuredContent.
+//   - With an output schema, every successful result must carry structured content that matches
+//     it: a nil Out (a nil pointer or map) or a value breaking the schema is the tool's bug, so
+//     the client gets -32603 and the problem is logged.
+//   - An error result (result.IsError, or a plain error returned, which becomes one) carries no
+//     structured content: Out is ignored, and the output schema does not apply. A handler that
+//     wants structured error details sets result.StructuredContent itself.
+//   - An Out that does not encode as an object (a list, a scalar) is sent as a text block only,
+//     since structuredContent must be an object.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	if t == nil || h == nil {
 		panic("mcpkit: AddTool needs a tool and a handler")
@@ -123,11 +133,13 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		}
 		if res == nil {
 			res = &CallToolResult{}
-		} else if res.StructuredContent == nil {
+		} else if res.IsError || res.StructuredContent != nil {
+			return res, nil // an error carries no output unless the handler set one
+		} else {
 			copied := *res // a handler may return one result to many calls: never change it
 			res = &copied
 		}
-		if res.StructuredContent == nil && (!isInterface || any(out) != nil) {
+		if !isInterface || any(out) != nil {
 			res.StructuredContent = out
 		}
 		return res, nil
@@ -339,10 +351,22 @@ func handleCallTool(c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A tool that declares an output schema must send structured content that conforms on every
+	// successful result (an isError result is exempt).
+	noOutput := func() (*CallToolResult, error) {
+		s.logError(fmt.Errorf("mcpkit: tool %q declares an output schema but returned no structured content", name))
+		return nil, InternalError("Internal error calling tool " + name)
+	}
 	if res == nil {
+		if e.output != nil {
+			return noOutput()
+		}
 		return &CallToolResult{Content: []Content{}}, nil
 	}
 	if res.StructuredContent == nil {
+		if e.output != nil && !res.IsError {
+			return noOutput()
+		}
 		return res, nil
 	}
 	// Work on a copy: a handler may hand out the same result to concurrent calls.
@@ -355,6 +379,9 @@ func handleCallTool(c *Call) (any, error) {
 	sc := jsontext.Value(b)
 	switch sc.Kind() {
 	case 'n':
+		if e.output != nil && !out.IsError {
+			return noOutput()
+		}
 		out.StructuredContent = nil // a nil pointer: no structured output
 		return &out, nil
 	case '{':

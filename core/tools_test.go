@@ -306,7 +306,7 @@ func TestStructuredOutput(t *testing.T) {
 	core.AddTool(srv, &core.Tool{Name: "list"}, func(context.Context, *core.ToolRequest, struct{}) (*core.CallToolResult, []string, error) {
 		return nil, []string{"a", "b"}, nil
 	})
-	// A nil pointer output is no structured output.
+	// A nil pointer output with an output schema.
 	core.AddTool(srv, &core.Tool{Name: "maybe"}, func(context.Context, *core.ToolRequest, struct{}) (*core.CallToolResult, *sumOut, error) {
 		return core.TextResult("nothing"), nil, nil
 	})
@@ -334,9 +334,8 @@ func TestStructuredOutput(t *testing.T) {
 	if r := c.callTool("list", nil); r.StructuredContent != nil || r.text() != `["a","b"]` {
 		t.Errorf("list output: %+v", r)
 	}
-	if r := c.callTool("maybe", nil); r.StructuredContent != nil || r.text() != "nothing" {
-		t.Errorf("nil pointer output: %+v", r)
-	}
+	// A nil pointer output breaks the declared output schema: the tool's bug, not the model's.
+	wantError(t, c.call("tools/call", map[string]any{"name": "maybe"}), -32603, "Internal error", "Internal error calling tool maybe")
 	if r := c.callTool("dynamic", nil); string(r.StructuredContent) != `{"k":"v"}` {
 		t.Errorf("interface output: %+v", r)
 	}
