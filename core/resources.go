@@ -3,9 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"runtime/debug"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -41,8 +39,7 @@ type resourceEntry struct {
 
 type templateEntry struct {
 	template ResourceTemplate
-	names    []string       // the variables, in order
-	re       *regexp.Regexp // the template, anchored, each variable as ([^/]+)
+	tpl      *uriTemplate
 	handler  ResourceHandler
 }
 
@@ -57,18 +54,28 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
 }
 
-// AddResourceTemplate registers a resource template ({var} matches one path segment: no '/').
-// It panics on a malformed template.
+// AddResourceTemplate registers a resource template, an RFC 6570 URI template of levels 1 to 3,
+// replacing any with the same template text, and announces the change. resources/read tries
+// exact resources first, then the templates in registration order; the handler gets the
+// variables percent-decoded in ResourceRequest.Vars. How each expression matches:
+//   - {var}: one or more characters other than reserved ones, so never a '/' (test://t/{id}).
+//   - {+var}: one or more characters, reserved ones included, so '/' too (file:///{+path}).
+//   - {#var}, {.var}, {/var}, {;var}: an optional part introduced by its operator.
+//   - {?a,b} and {&c} at the end: optional query parameters, in any order; a parameter the
+//     template does not name means no match.
+//
+// It panics, naming the template, on a malformed template, on level 4 modifiers (prefix :N,
+// explode *), and on two {var} or {+var} expressions in a row, whose boundary no match can tell.
 func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	if t == nil || h == nil || t.URITemplate == "" || t.Name == "" {
 		panic("mcpkit: AddResourceTemplate needs a template with a uriTemplate and a name, and a handler")
 	}
-	names, re, err := parseTemplate(t.URITemplate)
+	tpl, err := parseURITemplate(t.URITemplate)
 	if err != nil {
 		panic(err)
 	}
 	s.mu.Lock()
-	s.templates.set(t.URITemplate, &templateEntry{template: *t, names: names, re: re, handler: h})
+	s.templates.set(t.URITemplate, &templateEntry{template: *t, tpl: tpl, handler: h})
 	s.mu.Unlock()
 	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
 }
@@ -87,61 +94,8 @@ func (s *Server) RemoveResources(uris ...string) {
 	}
 }
 
-// parseTemplate compiles a level-1 URI template: each {name} matches one or more characters
-// other than '/', everything else matches itself, and the match spans the whole URI.
-func parseTemplate(tpl string) ([]string, *regexp.Regexp, error) {
-	var names []string
-	var pat strings.Builder
-	pat.WriteString("^")
-	rest := tpl
-	for rest != "" {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			if strings.IndexByte(rest, '}') >= 0 {
-				return nil, nil, fmt.Errorf("mcpkit: resource template %q: unopened }", tpl)
-			}
-			pat.WriteString(regexp.QuoteMeta(rest))
-			break
-		}
-		if strings.IndexByte(rest[:i], '}') >= 0 {
-			return nil, nil, fmt.Errorf("mcpkit: resource template %q: unopened }", tpl)
-		}
-		pat.WriteString(regexp.QuoteMeta(rest[:i]))
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
-			return nil, nil, fmt.Errorf("mcpkit: resource template %q: unclosed {", tpl)
-		}
-		name := rest[i+1 : i+j]
-		if name == "" || strings.ContainsAny(name, "{/") {
-			return nil, nil, fmt.Errorf("mcpkit: resource template %q: bad variable %q", tpl, name)
-		}
-		if i == 0 && len(names) > 0 {
-			return nil, nil, fmt.Errorf("mcpkit: resource template %q: two variables in a row", tpl)
-		}
-		names = append(names, name)
-		pat.WriteString("([^/]+)")
-		rest = rest[i+j+1:]
-	}
-	pat.WriteString("$")
-	re, err := regexp.Compile(pat.String())
-	if err != nil {
-		return nil, nil, fmt.Errorf("mcpkit: resource template %q: %w", tpl, err)
-	}
-	return names, re, nil
-}
-
 // match matches uri against the template and returns its variables.
-func (t *templateEntry) match(uri string) (map[string]string, bool) {
-	m := t.re.FindStringSubmatch(uri)
-	if m == nil {
-		return nil, false
-	}
-	vars := make(map[string]string, len(t.names))
-	for i, name := range t.names {
-		vars[name] = m[i+1]
-	}
-	return vars, true
-}
+func (t *templateEntry) match(uri string) (map[string]string, bool) { return t.tpl.match(uri) }
 
 type listResourcesResult struct {
 	Resources  []Resource `json:"resources"`

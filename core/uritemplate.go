@@ -1,0 +1,168 @@
+package core
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// uriTemplate is a resource template compiled for matching and expansion: RFC 6570 levels 1 to 3
+// (simple {var}, reserved {+var}, fragment {#var}, label {.var}, path {/var}, path-style
+// parameters {;var}, query {?var} and continuation {&var}, several variables per expression).
+// Parsing, matching of everything before the query and expansion are done by
+// github.com/yosida95/uritemplate; the query is matched here, so that its parameters may come in
+// any order and a reserved expansion before it never swallows it.
+type uriTemplate struct {
+	full *uritemplate.Template
+	// base is the template without its trailing query expressions (full when there are none or
+	// the query is not separable).
+	base *uritemplate.Template
+	// query lists the variables of the trailing {?...}{&...} expressions; nil when the query is
+	// matched as part of base.
+	query []string
+	// nonEmpty lists the variables of simple and reserved expressions: they must match at least
+	// one character, as a path segment does (the other operators mark optional parts).
+	nonEmpty []string
+	names    []string
+}
+
+// parseURITemplate compiles a template, refusing what RFC 6570 forbids and what cannot be matched
+// back: level 4 modifiers (prefix :N, explode *) and two simple or reserved expressions in a row
+// (their boundary is anyone's guess).
+func parseURITemplate(raw string) (*uriTemplate, error) {
+	full, err := uritemplate.New(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
+	}
+	t := &uriTemplate{full: full, base: full, names: full.Varnames()}
+	exprs := templateExpressions(raw)
+	for i, e := range exprs {
+		for _, v := range e.vars {
+			if strings.ContainsAny(v, ":*") {
+				return nil, fmt.Errorf("mcpkit: resource template %q: %s uses a level 4 modifier (prefix :N or explode *); levels 1 to 3 are supported", raw, raw[e.start:e.end])
+			}
+		}
+		if !e.open() {
+			continue
+		}
+		t.nonEmpty = append(t.nonEmpty, e.vars...)
+		if i > 0 && exprs[i-1].open() && exprs[i-1].end == e.start {
+			return nil, fmt.Errorf("mcpkit: resource template %q: two expressions in a row (%s) cannot be told apart when matching", raw, raw[exprs[i-1].start:e.end])
+		}
+	}
+	// A trailing run {?a,b}{&c}... with nothing after it is the query: split it off.
+	n := len(exprs)
+	first := n
+	for first > 0 {
+		e := exprs[first-1]
+		if e.op != "&" && e.op != "?" {
+			break
+		}
+		if first < n && exprs[first].start != e.end {
+			break // literal text between two query expressions
+		}
+		first--
+		if e.op == "?" {
+			break
+		}
+	}
+	if first < n && exprs[first].op == "?" && exprs[n-1].end == len(raw) && !strings.Contains(raw[:exprs[first].start], "?") {
+		if t.base, err = uritemplate.New(raw[:exprs[first].start]); err != nil {
+			return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
+		}
+		for _, e := range exprs[first:] {
+			t.query = append(t.query, e.vars...)
+		}
+	}
+	return t, nil
+}
+
+// templateExpr is one {...} expression of a template: its operator, variables and place.
+type templateExpr struct {
+	op         string
+	vars       []string
+	start, end int
+}
+
+// open reports whether the expression is simple or reserved: no prefix marks where it starts.
+func (e templateExpr) open() bool { return e.op == "" || e.op == "+" }
+
+// templateExpressions lists the expressions of a template the library has already parsed.
+func templateExpressions(raw string) []templateExpr {
+	var out []templateExpr
+	for off := 0; ; {
+		i := strings.IndexByte(raw[off:], '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(raw[off+i:], '}')
+		e := templateExpr{start: off + i, end: off + i + j + 1}
+		body := raw[e.start+1 : e.end-1]
+		if strings.ContainsRune("+#./;?&", rune(body[0])) {
+			e.op, body = body[:1], body[1:]
+		}
+		e.vars = strings.Split(body, ",")
+		out = append(out, e)
+		off = e.end
+	}
+}
+
+// match reports whether uri is an expansion of the template and returns its variables,
+// percent-decoded. A query variable that is absent is absent from the map.
+func (t *uriTemplate) match(uri string) (map[string]string, bool) {
+	head, query := uri, ""
+	if t.query != nil {
+		if i := strings.IndexByte(uri, '?'); i >= 0 {
+			head, query = uri[:i], uri[i+1:]
+		}
+	}
+	vals := t.base.Match(head)
+	if vals == nil {
+		return nil, false
+	}
+	vars := make(map[string]string, len(vals))
+	for name, v := range vals {
+		vars[name] = v.String()
+	}
+	for _, name := range t.nonEmpty {
+		if vars[name] == "" {
+			return nil, false
+		}
+	}
+	if query != "" {
+		for _, pair := range strings.Split(query, "&") {
+			name, value, _ := strings.Cut(pair, "=")
+			if !slices.Contains(t.query, name) {
+				return nil, false // a parameter the template does not name
+			}
+			if _, dup := vars[name]; dup {
+				return nil, false
+			}
+			dec, err := url.PathUnescape(value)
+			if err != nil {
+				return nil, false
+			}
+			vars[name] = dec
+		}
+	}
+	return vars, true
+}
+
+// Expand returns the URI the template names for vars, following RFC 6570 (levels 1 to 3):
+// reserved characters are kept in {+var} and {#var} and percent-encoded elsewhere, and an
+// absent variable expands to nothing (with its operator's prefix). It fails on a template that
+// AddResourceTemplate would refuse.
+func (t ResourceTemplate) Expand(vars map[string]string) (string, error) {
+	ut, err := parseURITemplate(t.URITemplate)
+	if err != nil {
+		return "", err
+	}
+	vals := make(uritemplate.Values, len(vars))
+	for k, v := range vars {
+		vals.Set(k, uritemplate.String(v))
+	}
+	return ut.full.Expand(vals)
+}
