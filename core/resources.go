@@ -146,18 +146,8 @@ func uriParam(c *Call) (string, error) {
 // findResource returns the handler and template variables for uri: an exact resource first, then
 // the templates in registration order.
 func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e, ok := s.resources.get(uri); ok {
-		return e.handler, nil, true
-	}
-	for _, k := range s.templates.keys {
-		t := s.templates.items[k]
-		if vars, ok := t.match(uri); ok {
-			return t.handler, vars, true
-		}
-	}
-	return nil, nil, false
+	h, _, vars, ok := s.lookupResource(uri)
+	return h, vars, ok
 }
 
 func handleReadResource(c *Call) (any, error) {

@@ -14,7 +14,11 @@ type Clock struct {
 }
 
 // NewClock returns a clock set to a fixed instant.
-func NewClock() *Clock { return &Clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+func NewClock() *Clock { return NewClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
+
+// NewClockAt returns a clock set to t (for example time.Now(), when the test also works with
+// real timestamps such as those inside signed tokens).
+func NewClockAt(t time.Time) *Clock { return &Clock{t: t} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {

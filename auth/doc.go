@@ -1,0 +1,43 @@
+// Package auth is the resource-server half of the MCP authorization specification, as ordinary
+// HTTP layers a team can use alone, together, or not at all:
+//
+//   - RequireBearer checks the Authorization header against a Verifier, answers 401 with a
+//     WWW-Authenticate challenge clients can follow (RFC 6750, RFC 9728 resource_metadata), and
+//     puts the verified TokenInfo and the request's principal (core.WithPrincipal) in the
+//     request context. Session ownership, the listen id scope, the requestState audience and
+//     task ownership all read that one principal.
+//   - JWTVerifier verifies RFC 9068 JWT access tokens against the issuer's JWKS (fetched lazily,
+//     cached, refreshed on an unknown key id at a bounded rate): signature with an allow-list of
+//     asymmetric algorithms, issuer, audience (the server's canonical resource URI: tokens
+//     issued for another resource are refused, so no token passthrough), expiry and not-before.
+//     IntrospectionVerifier asks an RFC 7662 introspection endpoint about opaque tokens and
+//     caches the answers.
+//   - MetadataHandler serves the RFC 9728 protected resource metadata document at the
+//     path-inserted and the root well-known URIs.
+//   - RequireScopes maps each operation (a tool, prompt, resource or resource template, or a
+//     JSON-RPC method) to the scopes it needs and answers a call without them with 403 and an
+//     insufficient_scope challenge listing every scope the operation needs (SEP-2350). It reads
+//     the message the decode layer parsed (middleware.MessageFrom), so the body is never parsed
+//     twice, and works for both lifecycles.
+//
+// # Mounting order
+//
+// The bearer layer goes after the Origin guard and before the decode layer, so the body of an
+// unauthenticated request is never read; the scope layer goes after decode, where the method
+// and target are known:
+//
+//	meta := auth.NewMetadataHandler(auth.Metadata{Resource: resource, AuthorizationServers: []string{issuer}})
+//	verifier := auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
+//	mcp := mcphttp.New(server, mcphttp.Options{})
+//	h := middleware.OriginGuard(middleware.OriginOptions{})(
+//		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
+//			middleware.Decode(middleware.DecodeOptions{})(
+//				auth.RequireScopes(auth.ScopeOptions{ResourceMetadataURL: meta.URL(), Server: server,
+//					Tools: map[string][]string{"delete_note": {"notes:write"}}})(mcp))))
+//	mux.Handle("/mcp", h)
+//	meta.Mount(mux)
+//
+// The decode layer inside mcphttp.New sees the message already decoded and does not read the
+// body again. stdio is out of scope: the specification has stdio servers take their credentials
+// from the environment.
+package auth
