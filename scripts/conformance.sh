@@ -12,6 +12,12 @@
 #               baseline conformance/baseline-2026-07-28.yml. Runs only when the
 #               file conformance/run-2026 exists and MCPKIT_CONFORMANCE_2026 is
 #               not 0; otherwise it is reported as SKIPPED.
+#   client-2025-11-25, client-2026-07-28
+#               the client scenarios of 0.2.0-alpha.12 (--requirements of that
+#               revision, plus json-schema-2020-12-preservation) against
+#               examples/conformance-client, which the harness starts with the
+#               URL of its mock server; the `client` lists of the same baseline
+#               files apply.
 #
 # Every run gets a freshly started server on a free 127.0.0.1 port. It prints one
 # summary line per run ("conformance <run>: PASS|FAIL|SKIPPED (...)"), keeps the
@@ -47,12 +53,12 @@ while (($# > 0)); do
     --keep-going) fail_fast=0 ;;
     -v | --verbose) verbose=1 ;;
     -h | --help) usage; exit 0 ;;
-    stable | 2025-11-25 | 2026-07-28) selected+=("$1") ;;
+    stable | 2025-11-25 | 2026-07-28 | client-2025-11-25 | client-2026-07-28) selected+=("$1") ;;
     *) echo "conformance.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
-((${#selected[@]} > 0)) || selected=(stable 2025-11-25 2026-07-28)
+((${#selected[@]} > 0)) || selected=(stable 2025-11-25 2026-07-28 client-2025-11-25 client-2026-07-28)
 
 wanted() {
   local r
@@ -96,11 +102,18 @@ alpha_bin="$mcpkit_root/.tools/conformance-alpha/node_modules/.bin/conformance"
 if wanted stable; then
   install_harness "$mcpkit_root/.tools/conformance-stable" "$stable_version" || exit 2
 fi
-if wanted 2025-11-25 || wanted 2026-07-28; then
+if wanted 2025-11-25 || wanted 2026-07-28 || wanted client-2025-11-25 || wanted client-2026-07-28; then
   install_harness "$mcpkit_root/.tools/conformance-alpha" "$alpha_version" || exit 2
 fi
 
-fixture_build || exit 2
+if wanted stable || wanted 2025-11-25 || wanted 2026-07-28; then
+  fixture_build || exit 2
+fi
+client_bin="$mcpkit_root/bin/conformance-client"
+if wanted client-2025-11-25 || wanted client-2026-07-28; then
+  echo "conformance.sh: go build -o bin/conformance-client ./examples/conformance-client" >&2
+  (cd "$mcpkit_root" && go build -o bin/conformance-client ./examples/conformance-client) || exit 2
+fi
 trap fixture_stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -185,6 +198,39 @@ run_suite() {
   fi
 }
 
+# run_client NAME REVISION: the client scenarios a revision requires, then the not-required
+# json-schema-2020-12-preservation scenario, in one log.
+run_client() {
+  local name="$1" revision="$2" rc=0 rc2=0
+  local log="$results_dir/$name.log" out="$results_dir/$name"
+  rm -rf "$out" "$log"
+  {
+    echo "# conformance run '$name': conformance client --command $client_bin --requirements $revision"
+  } >"$log"
+  local cmd=(timeout --foreground --kill-after=10 "$run_timeout" "$alpha_bin" client --command "$client_bin"
+    --requirements "$revision" --expected-failures "$conf_dir/baseline-$revision.yml" -o "$out")
+  if ((verbose)); then
+    "${cmd[@]}" 2>&1 | strip_ansi | tee -a "$log" >&2 || rc=$?
+  else
+    "${cmd[@]}" 2>&1 | strip_ansi >>"$log" || rc=$?
+  fi
+  # Not required by either revision, so --requirements leaves it out; run it on its own.
+  local extra="$results_dir/$name.preservation.log"
+  timeout --foreground --kill-after=10 "$run_timeout" "$alpha_bin" client --command "$client_bin" \
+    --scenario json-schema-2020-12-preservation --spec-version "$revision" -o "$out" 2>&1 | strip_ansi >"$extra" || rc2=$?
+  summarize "$name" "$rc" "$log"
+  if ((rc2 != 0)); then
+    echo "conformance $name: FAIL (json-schema-2020-12-preservation; see conformance/results/$name.preservation.log)"
+    tail -n 20 "$extra" | sed -e 's/^/  | /'
+    return 1
+  fi
+  if ((rc != 0)); then
+    echo "  --- last lines of conformance/results/$name.log ---"
+    tail -n 40 "$log" | sed -e 's/^/  | /'
+    return 1
+  fi
+}
+
 maybe_stop() {
   failures=$((failures + 1))
   if ((fail_fast)); then
@@ -212,6 +258,14 @@ if wanted 2026-07-28; then
     run_suite "alpha-2026-07-28" "$alpha_bin" \
       --requirements 2026-07-28 --expected-failures "$conf_dir/baseline-2026-07-28.yml" || maybe_stop
   fi
+fi
+
+if wanted client-2025-11-25; then
+  run_client client-2025-11-25 2025-11-25 || maybe_stop
+fi
+
+if wanted client-2026-07-28; then
+  run_client client-2026-07-28 2026-07-28 || maybe_stop
 fi
 
 if ((failures > 0)); then

@@ -1,0 +1,422 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// CallOption adjusts one call.
+type CallOption func(*callOpts)
+
+type callOpts struct {
+	timeout  time.Duration
+	progress func(Progress)
+	meta     core.Meta
+	task     *taskOpts
+}
+
+// WithTimeout bounds this call (overriding Options.Timeout); negative means no bound.
+func WithTimeout(d time.Duration) CallOption { return func(o *callOpts) { o.timeout = d } }
+
+// WithProgress asks the server for progress notifications of this call and passes them to fn
+// (in order, on the transport's reading path: fn must not block for long).
+func WithProgress(fn func(Progress)) CallOption { return func(o *callOpts) { o.progress = fn } }
+
+// WithMeta adds members to the request's params._meta (the kit's own envelope keys win).
+func WithMeta(m core.Meta) CallOption {
+	return func(o *callOpts) {
+		if o.meta == nil {
+			o.meta = core.Meta{}
+		}
+		maps.Copy(o.meta, m)
+	}
+}
+
+func collect(opts []CallOption) *callOpts {
+	o := &callOpts{}
+	for _, f := range opts {
+		f(o)
+	}
+	return o
+}
+
+// outMsg is one outbound message as a link sends it.
+type outMsg struct {
+	body   []byte
+	method string
+	id     core.ID // valid for requests
+	// modern marks a 2026-07-28 request: the link adds the standard headers.
+	modern  bool
+	version string
+	// name is the Mcp-Name value (tool or prompt name, resource URI), "" for none.
+	name string
+	// params are the Mcp-Param-* headers (name without prefix, encoded value).
+	params [][2]string
+	// stream is set for listen: the response stream stays open until ctx ends.
+	stream bool
+}
+
+// result kinds of 2026-07-28 results.
+const (
+	resultComplete      = "complete"
+	resultInputRequired = "input_required"
+	resultTask          = "task"
+)
+
+// call sends one request and decodes its result into res (a pointer, or *jsontext.Value for the
+// raw result). In the 2026-07-28 lifecycle it answers input_required results by itself.
+func (c *Client) call(ctx context.Context, method string, params map[string]any, res any, o *callOpts) error {
+	if o == nil {
+		o = &callOpts{}
+	}
+	timeout := c.timeout
+	if o.timeout != 0 {
+		timeout = o.timeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	ctx, span := c.tel.start(ctx, c, method, params)
+	start := time.Now()
+	err := c.rounds(ctx, method, params, res, o)
+	c.tel.end(ctx, span, c, method, start, err)
+	return err
+}
+
+// rounds runs the request and, on 2026-07-28, its input_required retries.
+func (c *Client) rounds(ctx context.Context, method string, params map[string]any, res any, o *callOpts) error {
+	p := maps.Clone(params)
+	if p == nil {
+		p = map[string]any{}
+	}
+	for round := 0; ; round++ {
+		raw, err := c.roundTrip(ctx, method, p, o)
+		if err != nil {
+			return err
+		}
+		kind := resultKind(raw)
+		switch kind {
+		case "", resultComplete:
+			return decodeResult(method, raw, res)
+		case resultInputRequired:
+			if !c.modern {
+				return fmt.Errorf("mcpkit/client: %s: input_required result outside the 2026-07-28 lifecycle", method)
+			}
+			if round >= c.maxRounds {
+				return fmt.Errorf("%w: %s still needs input after %d rounds", ErrTooManyInputRounds, method, c.maxRounds)
+			}
+			if err := c.answerInputs(ctx, raw, p); err != nil {
+				return fmt.Errorf("mcpkit/client: %s: %w", method, err)
+			}
+		case resultTask:
+			if o.task == nil {
+				return c.awaitTask(ctx, method, raw, res, o)
+			}
+			return c.taskHandle(ctx, raw, o)
+		default:
+			return fmt.Errorf("mcpkit/client: %s: unknown resultType %q", method, kind)
+		}
+	}
+}
+
+// resultKind returns a result's resultType ("" when absent, which means complete).
+func resultKind(raw jsontext.Value) string {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return ""
+	}
+	return r.ResultType
+}
+
+func decodeResult(method string, raw jsontext.Value, res any) error {
+	switch r := res.(type) {
+	case nil:
+		return nil
+	case *jsontext.Value:
+		*r = append(jsontext.Value(nil), raw...)
+		return nil
+	}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return fmt.Errorf("mcpkit/client: %s: malformed result: %w", method, err)
+	}
+	return nil
+}
+
+// roundTrip sends one request (a fresh id every time) and returns its raw result.
+func (c *Client) roundTrip(ctx context.Context, method string, params map[string]any, o *callOpts) (jsontext.Value, error) {
+	id := core.IntID(c.nextID.Add(1))
+	requestID(ctx, id)
+	msg, tok, err := c.buildRequest(ctx, id, method, params, o)
+	if err != nil {
+		return nil, err
+	}
+	// The link reads the request's own stream under sctx; a response that arrives by another
+	// path (a resumed or standalone stream) stops that read.
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	p, err := c.register(id, tok, o.progress, stop)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unregister(id, tok)
+	err = c.link.send(sctx, msg)
+	stop()
+	select {
+	case m, ok := <-p.ch:
+		return answerOf(m, ok, c)
+	default:
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelRemote(id, ctx)
+			return nil, ctxErr(ctx, method)
+		}
+		return nil, err
+	}
+	select {
+	case m, ok := <-p.ch:
+		return answerOf(m, ok, c)
+	case <-ctx.Done():
+		c.cancelRemote(id, ctx)
+		return nil, ctxErr(ctx, method)
+	}
+}
+
+func answerOf(m *core.Message, ok bool, c *Client) (jsontext.Value, error) {
+	if !ok {
+		return nil, c.lostErr()
+	}
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	return m.Result, nil
+}
+
+func ctxErr(ctx context.Context, method string) error {
+	return fmt.Errorf("mcpkit/client: %s: %w", method, context.Cause(ctx))
+}
+
+func (c *Client) lostErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeErr != nil && !c.closed {
+		return fmt.Errorf("%w: %v", ErrClosed, c.closeErr)
+	}
+	return ErrClosed
+}
+
+// cancelRemote tells the server a request is abandoned: notifications/cancelled, except on a
+// 2026-07-28 HTTP request, where closing its stream (already done) is the cancellation.
+func (c *Client) cancelRemote(id core.ID, ctx context.Context) {
+	if c.modern && c.link.cancelsByStream() {
+		return
+	}
+	reason := "cancelled by the client"
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason = "the client's deadline passed"
+	}
+	nctx, cancel := context.WithTimeout(c.baseCtx, 5*time.Second)
+	defer cancel()
+	_ = c.notify(nctx, "notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+}
+
+// buildRequest encodes a request: params with the envelope (2026-07-28), the progress token and
+// the trace context in _meta, and the headers the link mirrors.
+func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, params map[string]any, o *callOpts) (*outMsg, string, error) {
+	p := maps.Clone(params)
+	if p == nil {
+		p = map[string]any{}
+	}
+	meta := map[string]any{}
+	if m, ok := p["_meta"].(core.Meta); ok {
+		maps.Copy(meta, m)
+	}
+	maps.Copy(meta, o.meta)
+	tok := ""
+	if o.progress != nil {
+		tok = strconv.Quote("p" + id.String())
+		meta["progressToken"] = jsontext.Value(tok)
+	}
+	c.tel.inject(ctx, meta)
+	if c.modern {
+		meta[core.MetaProtocolVersion] = c.version
+		meta[core.MetaClientInfo] = c.info
+		meta[core.MetaClientCapabilities] = c.capabilities()
+		c.mu.Lock()
+		if c.logLevel != "" {
+			meta[core.MetaLogLevel] = c.logLevel
+		}
+		c.mu.Unlock()
+	}
+	if len(meta) > 0 {
+		p["_meta"] = meta
+	} else {
+		delete(p, "_meta")
+	}
+	var body []byte
+	var err error
+	if len(p) == 0 && !c.modern {
+		body, err = core.EncodeRequest(id, method, nil)
+	} else {
+		body, err = core.EncodeRequest(id, method, p)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("mcpkit/client: %s: cannot encode params: %w", method, err)
+	}
+	m := &outMsg{body: body, method: method, id: id, modern: c.modern, version: c.version}
+	if c.modern {
+		switch method {
+		case "tools/call", "prompts/get":
+			m.name, _ = p["name"].(string)
+		case "resources/read":
+			m.name, _ = p["uri"].(string)
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			m.name, _ = p["taskId"].(string)
+		}
+		if method == "tools/call" {
+			m.params = c.paramHeadersFor(m.name, p["arguments"])
+		}
+	}
+	return m, tok, nil
+}
+
+// register records a request as pending.
+func (c *Client) register(id core.ID, tok string, progress func(Progress), stop context.CancelFunc) (*pendingCall, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.closeErr != nil {
+		if c.closeErr != nil && !c.closed {
+			return nil, fmt.Errorf("%w: %v", ErrClosed, c.closeErr)
+		}
+		return nil, ErrClosed
+	}
+	p := &pendingCall{ch: make(chan *core.Message, 1), stop: stop}
+	c.pending[id] = p
+	if tok != "" {
+		c.progress[tok] = progress
+	}
+	return p, nil
+}
+
+func (c *Client) unregister(id core.ID, tok string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	if tok != "" {
+		delete(c.progress, tok)
+	}
+	c.mu.Unlock()
+}
+
+// notify sends a notification.
+func (c *Client) notify(ctx context.Context, method string, params any) error {
+	body, err := core.EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return c.link.send(ctx, &outMsg{body: body, method: method, modern: c.modern, version: c.version})
+}
+
+// deliver takes one inbound message from the link and returns the id of a response.
+func (c *Client) deliver(raw []byte) core.ID {
+	m, derr := core.DecodeMessage(raw)
+	if derr != nil {
+		return core.ID{} // nothing can be answered: an unreadable frame from the server
+	}
+	switch {
+	case m.IsResponse():
+		c.mu.Lock()
+		p := c.pending[m.ID]
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+		if p != nil {
+			p.ch <- m
+			if p.stop != nil {
+				p.stop()
+			}
+		}
+		return m.ID
+	case m.IsRequest():
+		c.serveRequest(m)
+	default:
+		c.onNotification(m)
+	}
+	return core.ID{}
+}
+
+// onNotification routes a notification: progress to its call, listen frames to their
+// subscription, the rest to the options' callbacks.
+func (c *Client) onNotification(m *core.Message) {
+	ctx := c.baseCtx
+	if sid := m.MetaValue(core.MetaSubscriptionID); len(sid) > 0 {
+		c.mu.Lock()
+		s := c.listens[string(sid)]
+		c.mu.Unlock()
+		if s != nil {
+			s.deliver(m)
+			return
+		}
+	}
+	switch m.Method {
+	case "notifications/progress":
+		var p struct {
+			Token jsontext.Value `json:"progressToken"`
+			Progress
+		}
+		if json.Unmarshal(m.Params, &p) != nil {
+			return
+		}
+		c.mu.Lock()
+		fn := c.progress[string(p.Token)]
+		c.mu.Unlock()
+		if fn != nil {
+			fn(p.Progress)
+		}
+		return
+	case "notifications/message":
+		if c.opts.OnLog != nil {
+			var lm LogMessage
+			if json.Unmarshal(m.Params, &lm) == nil {
+				c.opts.OnLog(ctx, lm)
+			}
+		}
+		return
+	case "notifications/cancelled":
+		var p struct {
+			RequestID jsontext.Value `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil {
+			return
+		}
+		var id core.ID
+		if json.Unmarshal(p.RequestID, &id) != nil {
+			return
+		}
+		c.mu.Lock()
+		cancel := c.serving[id]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		return
+	case "notifications/tools/list_changed":
+		c.mu.Lock()
+		clear(c.tools)
+		c.mu.Unlock()
+	}
+	if c.opts.OnNotification != nil {
+		c.opts.OnNotification(ctx, Notification{Method: m.Method, Params: m.Params})
+	}
+}

@@ -1,0 +1,178 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// toolInfo is what the client keeps of a listed tool: the arguments it mirrors into headers, or
+// why it must not be called.
+type toolInfo struct {
+	headers [][2]string // header name, argument name
+	invalid error
+}
+
+// noteTool records a listed tool and reports whether it may be used: a tool whose x-mcp-header
+// annotations break the rules is left out of the list.
+func (c *Client) noteTool(t *core.Tool) bool {
+	hs, err := toolHeaders(jsontext.Value(t.InputSchema))
+	c.mu.Lock()
+	c.tools[t.Name] = &toolInfo{headers: hs, invalid: err}
+	c.mu.Unlock()
+	return err == nil
+}
+
+// knowTool makes sure the tool's header annotations are known before a 2026-07-28 call: the tool
+// list is read once when the tool is missing. A tool with invalid annotations is refused.
+func (c *Client) knowTool(ctx context.Context, name string) error {
+	c.mu.Lock()
+	ti, ok := c.tools[name]
+	c.mu.Unlock()
+	if !ok {
+		for _, err := range c.ListTools(ctx) {
+			if err != nil {
+				return err
+			}
+		}
+		c.mu.Lock()
+		ti, ok = c.tools[name]
+		c.mu.Unlock()
+	}
+	if ok && ti.invalid != nil {
+		return fmt.Errorf("mcpkit/client: tool %s is unusable: %w", name, ti.invalid)
+	}
+	return nil
+}
+
+// paramHeadersFor returns the Mcp-Param-* headers of a call: each annotated argument present and
+// not null, encoded as the transport rules say.
+func (c *Client) paramHeadersFor(tool string, args any) [][2]string {
+	c.mu.Lock()
+	ti := c.tools[tool]
+	c.mu.Unlock()
+	if ti == nil || len(ti.headers) == 0 {
+		return nil
+	}
+	raw, _ := args.(jsontext.Value)
+	var vals map[string]jsontext.Value
+	if len(raw) == 0 || json.Unmarshal(raw, &vals) != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, h := range ti.headers {
+		v, ok := vals[h[1]]
+		if !ok {
+			continue
+		}
+		if enc, ok := paramValue(v); ok {
+			out = append(out, [2]string{h[0], enc})
+		}
+	}
+	return out
+}
+
+// paramValue encodes one argument for its header: strings (base64 when not plain visible
+// ASCII), integers and booleans as their JSON text. Null and other kinds send no header.
+func paramValue(v jsontext.Value) (string, bool) {
+	switch v.Kind() {
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return "", false
+		}
+		return headerValue(s), true
+	case '0', 't', 'f':
+		return string(v), true
+	}
+	return "", false
+}
+
+// toolHeaders reads and checks the x-mcp-header annotations of an input schema's top-level
+// properties: a non-empty HTTP token, unique ignoring case, on a string, integer or boolean
+// property.
+func toolHeaders(schema jsontext.Value) ([][2]string, error) {
+	if len(schema) == 0 {
+		return nil, nil
+	}
+	var s struct {
+		Properties map[string]map[string]jsontext.Value `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil, nil
+	}
+	var out [][2]string
+	seen := map[string]string{}
+	for arg, prop := range s.Properties {
+		rawName, ok := prop["x-mcp-header"]
+		if !ok {
+			continue
+		}
+		var name string
+		if json.Unmarshal(rawName, &name) != nil {
+			return nil, fmt.Errorf("x-mcp-header of %q is not a string", arg)
+		}
+		if name == "" {
+			return nil, fmt.Errorf("x-mcp-header of %q is empty", arg)
+		}
+		if !headerToken(name) {
+			return nil, fmt.Errorf("x-mcp-header %q of %q is not a valid header name", name, arg)
+		}
+		key := strings.ToLower(name)
+		if other, dup := seen[key]; dup {
+			return nil, fmt.Errorf("x-mcp-header %q is used by both %q and %q", name, other, arg)
+		}
+		seen[key] = arg
+		if !primitiveType(prop["type"]) {
+			return nil, fmt.Errorf("x-mcp-header %q is on %q, which is not a string, integer or boolean", name, arg)
+		}
+		out = append(out, [2]string{name, arg})
+	}
+	return out, nil
+}
+
+// primitiveType reports whether a property's type allows a header: string, integer or boolean
+// (with null besides, when the type is a list). An absent type is accepted.
+func primitiveType(t jsontext.Value) bool {
+	if len(t) == 0 {
+		return true
+	}
+	ok := func(s string) bool { return s == "string" || s == "integer" || s == "boolean" }
+	var one string
+	if json.Unmarshal(t, &one) == nil {
+		return ok(one)
+	}
+	var many []string
+	if json.Unmarshal(t, &many) != nil {
+		return false
+	}
+	some := false
+	for _, s := range many {
+		switch {
+		case ok(s):
+			some = true
+		case s == "null":
+		default:
+			return false
+		}
+	}
+	return some
+}
+
+// headerToken reports whether s is made of HTTP token characters (RFC 9110 tchar).
+func headerToken(s string) bool {
+	const punct = "!#$%&'*+-.^_`|~"
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		alnum := b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+		if !alnum && strings.IndexByte(punct, b) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,554 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// Defaults of HTTPTransport.
+const (
+	// DefaultMaxMessageBytes bounds one message from the server (a JSON body or an SSE event).
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxReconnects bounds the reconnections of one broken SSE stream.
+	DefaultMaxReconnects = 5
+	// DefaultRetry is the wait before reconnecting a stream whose server sent no retry field.
+	DefaultRetry = time.Second
+)
+
+// ErrSessionExpired is returned when the server no longer knows the legacy session (404 on a
+// request carrying Mcp-Session-Id); connect again.
+var ErrSessionExpired = errors.New("mcpkit/client: the server ended the session")
+
+// HTTPError is an HTTP answer that is not a JSON-RPC message.
+type HTTPError struct {
+	StatusCode int
+	// Body is the start of the answer's body (at most 4 KiB).
+	Body string
+}
+
+func (e *HTTPError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("mcpkit/client: HTTP %d", e.StatusCode)
+	}
+	return fmt.Sprintf("mcpkit/client: HTTP %d: %s", e.StatusCode, e.Body)
+}
+
+// HTTPTransport connects to a Streamable HTTP endpoint. The zero value (with URL set) uses
+// http.DefaultClient and the documented defaults.
+type HTTPTransport struct {
+	// URL is the endpoint, e.g. http://127.0.0.1:8080/mcp.
+	URL string
+	// HTTPClient sends every request; set it to plug in auth, tracing or proxies. Nil means
+	// http.DefaultClient. Its Timeout must be zero or longer than the longest call: streams
+	// stay open for as long as a call (or a listen) runs.
+	HTTPClient *http.Client
+	// Header is added to every request (for example Authorization).
+	Header http.Header
+	// DisableStandaloneStream skips the GET stream a legacy session opens after initialize for
+	// server messages outside any request (list changes, resource updates).
+	DisableStandaloneStream bool
+	// MaxMessageBytes bounds one message from the server. Zero means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// MaxReconnects bounds how often one broken SSE stream is resumed with Last-Event-ID.
+	// Zero means DefaultMaxReconnects; negative means never.
+	MaxReconnects int
+}
+
+type httpLink struct {
+	t          *HTTPTransport
+	hc         *http.Client
+	sink       sink
+	max        int
+	reconnects int
+
+	mu      sync.Mutex
+	session string
+	version string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
+	if t.URL == "" {
+		panic("mcpkit/client: HTTPTransport.URL: must be set")
+	}
+	if t.MaxMessageBytes < 0 {
+		panic("mcpkit/client: HTTPTransport.MaxMessageBytes: must not be negative")
+	}
+	l := &httpLink{t: t, hc: t.HTTPClient, sink: s, max: t.MaxMessageBytes, reconnects: t.MaxReconnects}
+	if l.hc == nil {
+		l.hc = http.DefaultClient
+	}
+	if l.max == 0 {
+		l.max = DefaultMaxMessageBytes
+	}
+	if l.reconnects == 0 {
+		l.reconnects = DefaultMaxReconnects
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return l, nil
+}
+
+func (l *httpLink) negotiated(v string) {
+	l.mu.Lock()
+	l.version = v
+	l.mu.Unlock()
+}
+
+func (l *httpLink) sessionID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.session
+}
+
+func (l *httpLink) cancelsByStream() bool { return true }
+
+// headers sets what every request of the session carries.
+func (l *httpLink) headers(h http.Header, m *outMsg) {
+	for k, v := range l.t.Header {
+		h[k] = append([]string(nil), v...)
+	}
+	l.mu.Lock()
+	sid, ver := l.session, l.version
+	l.mu.Unlock()
+	if m != nil && m.modern {
+		ver = m.version
+	}
+	if sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+	}
+	if ver != "" {
+		h.Set("MCP-Protocol-Version", ver)
+	}
+}
+
+func (l *httpLink) send(ctx context.Context, m *outMsg) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.t.URL, bytes.NewReader(m.body))
+	if err != nil {
+		return err
+	}
+	h := req.Header
+	l.headers(h, m)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if m.modern && m.method != "" {
+		h.Set("Mcp-Method", m.method)
+		if m.name != "" {
+			h.Set("Mcp-Name", headerValue(m.name))
+		}
+		for _, p := range m.params {
+			h.Set("Mcp-Param-"+p[0], p[1])
+		}
+	}
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcpkit/client: %s: %w", describe(m), err)
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && m.method == "initialize" {
+		l.mu.Lock()
+		l.session = sid
+		l.mu.Unlock()
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		if m.id.IsValid() {
+			return fmt.Errorf("mcpkit/client: %s: the server accepted the request without answering it (HTTP %d)", describe(m), resp.StatusCode)
+		}
+		return nil
+	case resp.StatusCode >= 300:
+		return l.statusError(resp, m)
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "text/event-stream":
+		return l.readStream(ctx, resp.Body, m)
+	case "application/json":
+		body, err := readBounded(resp.Body, l.max)
+		if err != nil {
+			return fmt.Errorf("mcpkit/client: %s: %w", describe(m), err)
+		}
+		l.deliverBody(body)
+		return nil
+	}
+	if !m.id.IsValid() {
+		return nil
+	}
+	return fmt.Errorf("mcpkit/client: %s: unexpected Content-Type %q", describe(m), resp.Header.Get("Content-Type"))
+}
+
+func describe(m *outMsg) string {
+	if m.method != "" {
+		return m.method
+	}
+	return "response"
+}
+
+// deliverBody hands a JSON body (one message or a batch) to the sink.
+func (l *httpLink) deliverBody(body []byte) {
+	if v := jsontext.Value(body); v.Kind() == '[' {
+		var items []jsontext.Value
+		if json.Unmarshal(body, &items) == nil {
+			for _, it := range items {
+				l.sink.deliver(it)
+			}
+		}
+		return
+	}
+	l.sink.deliver(body)
+}
+
+// statusError turns an error status into an error: the JSON-RPC error of the body when there is
+// one, ErrSessionExpired for 404 on a session, an *HTTPError otherwise.
+func (l *httpLink) statusError(resp *http.Response, m *outMsg) error {
+	body, _ := readBounded(resp.Body, 64<<10)
+	var e struct {
+		Error *core.Error `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != nil {
+		if resp.StatusCode == http.StatusNotFound && l.sessionID() != "" && !m.modern {
+			return fmt.Errorf("%w: %w", ErrSessionExpired, e.Error)
+		}
+		return e.Error
+	}
+	herr := &HTTPError{StatusCode: resp.StatusCode, Body: snippet(body)}
+	if resp.StatusCode == http.StatusNotFound && l.sessionID() != "" && !m.modern {
+		return fmt.Errorf("%w: %w", ErrSessionExpired, herr)
+	}
+	return herr
+}
+
+func snippet(b []byte) string {
+	if len(b) > 4096 {
+		b = b[:4096]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// readBounded reads a body of at most max bytes.
+func readBounded(r io.Reader, max int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("message larger than %d bytes", max)
+	}
+	return b, nil
+}
+
+// readStream reads a POST's SSE answer until the response to m arrives. A stream that ends
+// before it is resumed with a GET carrying Last-Event-ID, after the server's retry interval.
+func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg) error {
+	var last string
+	retry := DefaultRetry
+	for attempt := 0; ; attempt++ {
+		done, err := l.readEvents(body, m.id, &last, &retry)
+		body.Close()
+		if done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if !m.id.IsValid() && !m.stream {
+			return nil
+		}
+		if last == "" {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("mcpkit/client: %s: the stream ended before the response: %w", describe(m), err)
+		}
+		if l.reconnects < 0 || attempt >= l.reconnects {
+			return fmt.Errorf("mcpkit/client: %s: the stream broke and %d reconnections failed: %v", describe(m), attempt, err)
+		}
+		if err := sleepCtx(ctx, retry); err != nil {
+			return err
+		}
+		body, err = l.resume(ctx, last, m)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// resume opens the GET that continues a stream after the event last.
+func (l *httpLink) resume(ctx context.Context, last string, m *outMsg) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.t.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	l.headers(req.Header, m)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("mcpkit/client: %s: resuming the stream: %w", describe(m), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, l.statusError(resp, m)
+	}
+	return resp.Body, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// readEvents hands the events of one SSE stream to the sink. It reports done when the response
+// with id arrived (the stream is then left), and keeps the last event id and retry interval.
+func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time.Duration) (done bool, err error) {
+	sr := newSSEReader(r, l.max)
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, err
+		}
+		if ev.hasID {
+			*last = ev.id
+		}
+		if ev.retry >= 0 {
+			*retry = ev.retry
+		}
+		if len(ev.data) == 0 || (ev.event != "" && ev.event != "message") {
+			continue
+		}
+		got := l.sink.deliver(ev.data)
+		if id.IsValid() && got == id {
+			return true, nil
+		}
+	}
+}
+
+// ready opens the standalone GET stream of a legacy session and returns once the server
+// answered it (or refused it), so that what the server sends later has a path.
+func (l *httpLink) ready(ctx context.Context) {
+	if l.t.DisableStandaloneStream {
+		return
+	}
+	opened := make(chan struct{})
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		l.standalone(opened)
+	}()
+	t := time.NewTimer(2 * time.Second) // a server that holds back the headers is not waited for
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// standalone keeps the session's GET stream open until close, resuming it with Last-Event-ID.
+// A server without one (405) or a failure past MaxReconnects ends it quietly. opened is closed
+// once the first attempt has an answer.
+func (l *httpLink) standalone(opened chan struct{}) {
+	var once sync.Once
+	signal := func() { once.Do(func() { close(opened) }) }
+	defer signal()
+	var last string
+	retry := DefaultRetry
+	failures := 0
+	for l.ctx.Err() == nil {
+		req, err := http.NewRequestWithContext(l.ctx, http.MethodGet, l.t.URL, nil)
+		if err != nil {
+			return
+		}
+		l.headers(req.Header, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if last != "" {
+			req.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := l.hc.Do(req)
+		signal()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return // 405: no stream offered; anything else: give up rather than hammer
+		}
+		if err == nil {
+			failures = 0
+			_, err = l.readEvents(resp.Body, core.ID{}, &last, &retry)
+			resp.Body.Close()
+		}
+		if l.ctx.Err() != nil {
+			return
+		}
+		if failures++; l.reconnects < 0 || failures > l.reconnects {
+			return
+		}
+		if sleepCtx(l.ctx, retry) != nil {
+			return
+		}
+	}
+}
+
+// close stops the standalone stream and deletes the legacy session.
+func (l *httpLink) close(ctx context.Context) error {
+	l.cancel()
+	l.wg.Wait()
+	l.mu.Lock()
+	sid, ver := l.session, l.version
+	l.mu.Unlock()
+	if sid == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, l.t.URL, nil)
+	if err != nil {
+		return err
+	}
+	for k, v := range l.t.Header {
+		req.Header[k] = append([]string(nil), v...)
+	}
+	req.Header.Set("Mcp-Session-Id", sid)
+	if ver != "" {
+		req.Header.Set("MCP-Protocol-Version", ver)
+	}
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcpkit/client: deleting the session: %w", err)
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	event string
+	data  []byte
+	id    string
+	hasID bool
+	retry time.Duration // -1 when absent
+}
+
+// sseReader reads server-sent events with a bound on one event.
+type sseReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newSSEReader(r io.Reader, max int) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
+}
+
+func (s *sseReader) line() ([]byte, error) {
+	var buf []byte
+	for {
+		part, err := s.r.ReadSlice('\n')
+		if len(buf)+len(part) > s.max+2 {
+			return nil, fmt.Errorf("SSE line longer than %d bytes", s.max)
+		}
+		if err == bufio.ErrBufferFull {
+			buf = append(buf, part...)
+			continue
+		}
+		if err != nil {
+			if len(part) > 0 || len(buf) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if buf != nil {
+			part = append(buf, part...)
+		}
+		part = bytes.TrimSuffix(part, []byte("\n"))
+		return bytes.TrimSuffix(part, []byte("\r")), nil
+	}
+}
+
+func (s *sseReader) next() (sseEvent, error) {
+	ev := sseEvent{retry: -1}
+	var data []byte
+	seen := false
+	for {
+		ln, err := s.line()
+		if err != nil {
+			if errors.Is(err, io.EOF) && seen {
+				err = io.ErrUnexpectedEOF
+			}
+			return ev, err
+		}
+		if len(ln) == 0 {
+			if !seen {
+				continue
+			}
+			ev.data = data
+			return ev, nil
+		}
+		if ln[0] == ':' {
+			continue // comment (keepalive)
+		}
+		seen = true
+		field, value, _ := bytes.Cut(ln, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			if data != nil {
+				data = append(data, '\n')
+			}
+			if len(data)+len(value) > s.max {
+				return ev, fmt.Errorf("SSE event larger than %d bytes", s.max)
+			}
+			data = append(data, value...)
+			if data == nil {
+				data = []byte{}
+			}
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				ev.id, ev.hasID = string(value), true
+			}
+		case "event":
+			ev.event = string(value)
+		case "retry":
+			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
+				ev.retry = time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+}
+
+// headerValue encodes a value for an Mcp-Name or Mcp-Param-* header: as is when it is visible
+// ASCII (inner spaces allowed) without leading or trailing whitespace, else as =?base64?...?=.
+func headerValue(s string) string {
+	plain := s == strings.TrimSpace(s)
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}

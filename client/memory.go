@@ -1,0 +1,94 @@
+package client
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// InMemoryTransport connects a client straight to a *core.Server in the same process, for unit
+// tests of servers: no sockets and no pipes, one server session per client, the messages
+// encoded and decoded exactly as on a wire. Requests are served concurrently; closing the client
+// closes the session, cancels its requests and waits for their handlers, so no goroutine is left.
+type InMemoryTransport struct {
+	Server *core.Server
+}
+
+type memLink struct {
+	sink    sink
+	session *core.Session
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
+	if t.Server == nil {
+		panic("mcpkit/client: InMemoryTransport.Server: must be set")
+	}
+	l := &memLink{sink: s}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.session = t.Server.NewSession(core.SessionOptions{Out: core.SenderFunc(l.toClient)})
+	return l, nil
+}
+
+// toClient is the session's path to the client: a copy of every message goes to the sink.
+func (l *memLink) toClient(ctx context.Context, msg []byte) error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return core.ErrSessionClosed
+	}
+	l.sink.deliver(append([]byte(nil), msg...))
+	return nil
+}
+
+func (l *memLink) send(ctx context.Context, m *outMsg) error {
+	msg, derr := core.DecodeMessage(m.body)
+	if derr != nil {
+		return derr.Err
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	if !msg.IsRequest() {
+		l.mu.Unlock()
+		l.session.Handle(l.ctx, msg, nil)
+		return nil
+	}
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.wg.Done()
+		if resp := l.session.Handle(l.ctx, msg, nil); resp != nil {
+			_ = l.toClient(l.ctx, resp.Encode())
+		}
+	}()
+	return nil
+}
+
+func (l *memLink) negotiated(string)     {}
+func (l *memLink) ready(context.Context) {}
+func (l *memLink) sessionID() string     { return "" }
+func (l *memLink) cancelsByStream() bool { return false }
+
+func (l *memLink) close(context.Context) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.session.Close()
+	l.cancel()
+	l.wg.Wait()
+	return nil
+}

@@ -1,0 +1,41 @@
+package client
+
+import (
+	"context"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// A Transport carries JSON-RPC messages between a client and one server. The kit provides
+// HTTPTransport (Streamable HTTP), CommandTransport (stdio to a spawned server), IOTransport
+// (stdio over any reader and writer) and InMemoryTransport (a *core.Server in the same process).
+type Transport interface {
+	open(ctx context.Context, s sink) (link, error)
+}
+
+// sink is where a link hands what it receives.
+type sink interface {
+	// deliver takes one inbound message and reports the id of a response (zero otherwise).
+	deliver(raw []byte) core.ID
+	// connLost reports that the connection ended on its own.
+	connLost(err error)
+}
+
+// link is an open transport.
+type link interface {
+	// send delivers one outbound message. For a request on HTTP it also reads the answer's
+	// stream, handing every message to the sink, until the response arrived; ctx ending closes
+	// that stream.
+	send(ctx context.Context, m *outMsg) error
+	// negotiated records the version initialize settled on (legacy), for the transport's headers.
+	negotiated(version string)
+	// ready is called once the legacy handshake is complete.
+	ready(ctx context.Context)
+	// sessionID is the transport's session id, if any.
+	sessionID() string
+	// cancelsByStream reports that closing a 2026-07-28 request's stream cancels it (HTTP), so
+	// no notifications/cancelled is needed.
+	cancelsByStream() bool
+	// close ends the connection.
+	close(ctx context.Context) error
+}
