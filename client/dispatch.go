@@ -338,8 +338,8 @@ func (c *Client) deliver(raw []byte) core.ID {
 	switch {
 	case m.IsResponse():
 		c.mu.Lock()
-		p := c.pending[m.ID]
-		delete(c.pending, m.ID)
+		p := c.pending[m.ID.Key()]
+		delete(c.pending, m.ID.Key())
 		c.mu.Unlock()
 		if p != nil {
 			p.ch <- m
@@ -405,7 +405,7 @@ func (c *Client) onNotification(m *core.Message) {
 			return
 		}
 		c.mu.Lock()
-		cancel := c.serving[id]
+		cancel := c.serving[id.Key()]
 		c.mu.Unlock()
 		if cancel != nil {
 			cancel()

@@ -23,7 +23,7 @@ func (c *Client) serveRequest(m *core.Message) {
 		cancel()
 		return
 	}
-	c.serving[m.ID] = cancel
+	c.serving[m.ID.Key()] = cancel
 	c.handlers.Add(1)
 	c.mu.Unlock()
 	go func() {
@@ -31,7 +31,7 @@ func (c *Client) serveRequest(m *core.Message) {
 		defer cancel()
 		res, err := c.answer(ctx, m.Method, m.Params)
 		c.mu.Lock()
-		delete(c.serving, m.ID)
+		delete(c.serving, m.ID.Key())
 		c.mu.Unlock()
 		if ctx.Err() != nil {
 			return // cancelled by the server or by Close: no answer is expected
