@@ -1,0 +1,136 @@
+// Command oauth serves an MCP endpoint as an OAuth 2.1 resource server: every request needs a
+// bearer access token issued for this server, and each tool, prompt and resource needs its own
+// scopes.
+//
+//	go run ./examples/oauth                                   # http://127.0.0.1:8090/mcp, with a local test authorization server
+//	go run ./examples/oauth -http 127.0.0.1:9000              # another address
+//	go run ./examples/oauth -issuer https://as.example.com    # trust an external authorization server instead
+//	go run ./examples/oauth -resource https://mcp.example.com/mcp   # the canonical URI tokens must name
+//
+// Without -issuer, the example also runs a local test authorization server on the same address
+// (issuer http://ADDR): its metadata at /.well-known/oauth-authorization-server, its keys at
+// /jwks, and a token endpoint at /token that hands a token to anyone who asks (form fields
+// subject, resource, scope). It is for trying the endpoint out, nothing more. With -issuer, the
+// issuer's RFC 8414 metadata and JWKS are fetched when the first token arrives.
+//
+// The protected resource metadata is served at /.well-known/oauth-protected-resource/mcp (and
+// at the root well-known path). Sessions, listen ids and requestState belong to the token's
+// subject.
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/middleware"
+)
+
+// config is what the flags say.
+type config struct {
+	issuer      string // external authorization server; "" runs the local one
+	resource    string // canonical resource URI; "" means http://ADDR/mcp
+	conformance bool   // also serve the conformance suite's scope fixture
+}
+
+func main() {
+	addr := flag.String("http", "127.0.0.1:8090", "serve Streamable HTTP on this address (endpoint /mcp)")
+	issuer := flag.String("issuer", "", "trust this external authorization server (its RFC 8414 metadata and JWKS are fetched lazily) instead of running the local test one")
+	resource := flag.String("resource", "", "the canonical resource URI tokens must name as audience (default: the served /mcp URL)")
+	conformance := flag.Bool("conformance", false, "also serve the entries and accept the two fixed opaque tokens of the conformance suite's scope-challenge scenario (local test runs only)")
+	flag.Parse()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, ln, config{issuer: *issuer, resource: *resource, conformance: *conformance}); err != nil {
+		fmt.Fprintln(os.Stderr, "oauth:", err)
+		os.Exit(1)
+	}
+}
+
+// serve runs the example on ln until ctx ends.
+func serve(ctx context.Context, ln net.Listener, cfg config) error {
+	base := "http://" + ln.Addr().String()
+	h, closeMCP, err := newHandler(base, cfg)
+	if err != nil {
+		return err
+	}
+	srv := mcphttp.NewHTTPServer(ln.Addr().String(), h, mcphttp.ServerOptions{})
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Printf("oauth: serving MCP at %s/mcp", base)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = closeMCP(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newHandler builds the whole site for an endpoint served at base: the MCP endpoint at /mcp
+// behind the Origin guard, the bearer layer, decode and the scope layer, the protected resource
+// metadata, and the local test authorization server unless cfg names an issuer.
+func newHandler(base string, cfg config) (http.Handler, func(context.Context) error, error) {
+	resource := cfg.resource
+	if resource == "" {
+		resource = base + "/mcp"
+	}
+	mux := http.NewServeMux()
+	issuer := cfg.issuer
+	if issuer == "" {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		as := testutil.NewAuthServer(base, &testutil.SigningKey{KID: "local-1", Alg: "ES256", Key: key})
+		issuer = as.Issuer
+		for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/introspect"} {
+			mux.Handle(p, as)
+		}
+	}
+	meta := auth.NewMetadataHandler(auth.Metadata{
+		Resource:             resource,
+		AuthorizationServers: []string{issuer},
+		ScopesSupported:      []string{scopeRead, scopeWrite},
+		ResourceName:         "mcpkit notes example",
+	})
+	meta.Mount(mux)
+
+	var verifier auth.Verifier = auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
+	s := newServer()
+	scopes := notesScopes(s, meta.URL())
+	if cfg.conformance {
+		verifier = conformanceVerifier(verifier)
+		addConformanceFixture(s, &scopes)
+	}
+	mcp := mcphttp.New(s, mcphttp.Options{})
+	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginOptions{})(
+		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
+			middleware.Decode(middleware.DecodeOptions{})(
+				auth.RequireScopes(scopes)(mcp)))))
+	return mux, mcp.Shutdown, nil
+}
