@@ -205,15 +205,19 @@ type stateClaims struct {
 	T   string `json:"t"`
 	A   string `json:"a"`
 	Aud string `json:"aud,omitzero"`
-	S   string `json:"s"`
+	// E is the lifecycle the state was issued on: "modern" for a 2026-07-28 request, empty
+	// for a legacy one. A state issued to a stateless request is refused on a session.
+	E string `json:"e,omitzero"`
+	S string `json:"s"`
 }
 
 // binding computes the claims that tie a state to this request: method, target (the name of a
 // tool or prompt, the URI of a resource) and a digest of the normalized arguments (members
 // sorted, floats in their RFC 8785 form, integers kept digit for digit), so that members in
 // another order or floats spelled differently still match while integers beyond 2^53 never
-// collide. ok is false when the
-// params cannot be read: such a request matches no state.
+// collide; and the lifecycle (a state issued to a 2026-07-28 request is refused on a legacy
+// session, where the server never issues one). ok is false when the params cannot be read:
+// such a request matches no state.
 func (c *Call) binding() (cl stateClaims, ok bool) {
 	cl = stateClaims{V: 1, M: c.method}
 	var p struct {
@@ -244,6 +248,9 @@ func (c *Call) binding() (cl stateClaims, ok bool) {
 	cl.A = hex.EncodeToString(sum[:])
 	if a := c.session.server.sealer.audience; a != nil {
 		cl.Aud = a(c)
+	}
+	if c.modern != nil {
+		cl.E = "modern"
 	}
 	return cl, true
 }
@@ -303,7 +310,7 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 		return "", errBadState
 	}
 	want, ok := c.binding()
-	if !ok || cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud {
+	if !ok || cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud || cl.E != want.E {
 		return "", errBadState
 	}
 	return cl.S, nil

@@ -855,6 +855,18 @@ func TestRequestStateRejected(t *testing.T) {
 		}
 	})
 
+	t.Run("issued to a 2026-07-28 request, presented on a legacy session", func(t *testing.T) {
+		token := issue(t, newClient(t, h.srv), "tools/call", tool)
+		legacy := newClient(t, h.srv)
+		legacy.initialize("2025-11-25")
+		before := h.runs.Load()
+		w := legacy.sendCtx(as("alice"), body(t, "legacy", "tools/call", with(tool, "requestState", token)))
+		wantError(t, w, -32602, badState, badState)
+		if h.runs.Load() != before {
+			t.Error("the handler ran with a requestState of the other lifecycle")
+		}
+	})
+
 	t.Run("the same arguments written differently", func(t *testing.T) {
 		c := newClient(t, h.srv)
 		token := issue(t, c, "tools/call", tool) // sent with sorted members: {"a":1,"b":{"x":"y","z":[1,2]}}
