@@ -45,8 +45,13 @@ type OriginOptions struct {
 	Disabled bool
 }
 
-// hostPort is a normalized host (lower-case, no brackets) and port ("" when absent).
-type hostPort struct{ host, port string }
+// hostPort is a normalized host (lower-case, no brackets) and port ("" when absent). bad marks
+// a value that is not host[:port] at all (text after an IPv6 literal's bracket, a port that is
+// not a number): no rule matches it.
+type hostPort struct {
+	host, port string
+	bad        bool
+}
 
 // originPolicy is OriginOptions compiled into lookups.
 type originPolicy struct {
@@ -60,7 +65,7 @@ func (o OriginOptions) compile() *originPolicy {
 	p := &originPolicy{disabled: o.Disabled}
 	for _, h := range o.AllowedHosts {
 		hp := splitHostPort(strings.ToLower(strings.TrimSpace(h)))
-		if hp.host == "" {
+		if hp.host == "" || hp.bad {
 			continue
 		}
 		if hp.port == "" {
@@ -95,16 +100,21 @@ func (o OriginOptions) Check(r *http.Request) error {
 	if o.Disabled {
 		return nil
 	}
-	return o.compile().check(r.Host, r.Header.Get("Origin"))
+	return o.compile().checkRequest(r)
 }
 
 // OriginGuard returns the layer that protects a local server against DNS rebinding, for every
 // HTTP method and before anything else looks at the request. It refuses a Host header that is not
 // loopback or allow-listed with 403, -32600 "Forbidden: Invalid Host header", then an Origin header
 // that is neither same-origin nor allow-listed with 403, -32600 "Forbidden: Invalid Origin header";
-// both with id null. Same-origin means the Origin, without its scheme and the scheme's default port
-// (443 for https, 80 otherwise), equals the Host without that port, ignoring case. The allow lists
-// are compiled once, here.
+// both with id null. Same-origin means the Origin's scheme is http or https (https only when
+// the request came over TLS; a plain-HTTP request may carry an https Origin because TLS often
+// ends at a proxy in front) and the Origin, without its scheme and the scheme's default port
+// (443 for https, 80 for http), equals the Host without that port, ignoring case. A request
+// with more than one Origin header is refused as an invalid Origin: an intermediary could check
+// one and the browser's be the other. A Host that is not host[:port] (a port that is not a
+// number, text after an IPv6 literal such as "[::1]evil.com") matches nothing and is refused.
+// The allow lists are compiled once, here.
 func OriginGuard(opts OriginOptions) func(http.Handler) http.Handler {
 	p := opts.compile()
 	return func(next http.Handler) http.Handler {
@@ -112,7 +122,7 @@ func OriginGuard(opts OriginOptions) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch p.check(r.Host, r.Header.Get("Origin")) {
+			switch p.checkRequest(r) {
 			case nil:
 				next.ServeHTTP(w, r)
 			case ErrForbiddenHost:
@@ -124,14 +134,32 @@ func OriginGuard(opts OriginOptions) func(http.Handler) http.Handler {
 	}
 }
 
-func (p *originPolicy) check(host, origin string) error {
+func (p *originPolicy) checkRequest(r *http.Request) error {
+	if p.disabled {
+		return nil
+	}
+	origins := r.Header["Origin"]
+	origin := ""
+	if len(origins) > 0 {
+		origin = origins[0]
+	}
+	if err := p.check(r.Host, origin, r.TLS != nil); err != nil {
+		return err
+	}
+	if len(origins) > 1 {
+		return ErrForbiddenOrigin
+	}
+	return nil
+}
+
+func (p *originPolicy) check(host, origin string, overTLS bool) error {
 	if p.disabled {
 		return nil
 	}
 	if host != "" && !p.hostAllowed(host) {
 		return ErrForbiddenHost
 	}
-	if origin != "" && !sameOrigin(origin, host) && !p.originAllowed(origin) {
+	if origin != "" && !sameOrigin(origin, host, overTLS) && !p.originAllowed(origin) {
 		return ErrForbiddenOrigin
 	}
 	return nil
@@ -139,6 +167,9 @@ func (p *originPolicy) check(host, origin string) error {
 
 func (p *originPolicy) hostAllowed(host string) bool {
 	hp := splitHostPort(strings.ToLower(host))
+	if hp.bad {
+		return false
+	}
 	if isLoopback(hp.host) {
 		return true
 	}
@@ -175,27 +206,48 @@ func isLoopback(host string) bool {
 }
 
 // splitHostPort splits "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal into a
-// host without brackets and a port ("" when absent). It does not validate either part.
+// host without brackets and a port ("" when absent). Anything after an IPv6 literal's closing
+// bracket other than ":port", and a port that is not all digits, mark the result bad; the host
+// itself is not validated.
 func splitHostPort(s string) hostPort {
 	if strings.HasPrefix(s, "[") {
 		end := strings.IndexByte(s, ']')
 		if end < 0 {
-			return hostPort{host: s}
+			return hostPort{host: s, bad: true}
 		}
 		rest := s[end+1:]
-		return hostPort{host: s[1:end], port: strings.TrimPrefix(rest, ":")}
+		if rest != "" && rest[0] != ':' {
+			return hostPort{host: s[1:end], bad: true}
+		}
+		port := strings.TrimPrefix(rest, ":")
+		return hostPort{host: s[1:end], port: port, bad: !isPort(port)}
 	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 || strings.IndexByte(s[:i], ':') >= 0 {
 		// No port, or a bare IPv6 literal such as ::1 whose colons are not a port separator.
 		return hostPort{host: s}
 	}
-	return hostPort{host: s[:i], port: s[i+1:]}
+	return hostPort{host: s[:i], port: s[i+1:], bad: !isPort(s[i+1:])}
+}
+
+// isPort reports whether p is a port as RFC 3986 spells it: decimal digits, possibly none.
+func isPort(p string) bool {
+	if len(p) > 5 {
+		return false
+	}
+	for i := range len(p) {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // sameOrigin reports whether an Origin header and a Host header name the same authority once the
-// scheme and the scheme's default port are dropped from both.
-func sameOrigin(origin, host string) bool {
+// scheme and the scheme's default port are dropped from both. The scheme must be https, or http
+// on a request that did not come over TLS: evil://127.0.0.1:8080 is not the origin of anything
+// this server serves.
+func sameOrigin(origin, host string, overTLS bool) bool {
 	if host == "" {
 		return false
 	}
@@ -203,9 +255,14 @@ func sameOrigin(origin, host string) bool {
 	if !ok {
 		return false // "null" and other opaque origins are never same-origin
 	}
-	defaultPort := ":80"
-	if strings.EqualFold(scheme, "https") {
+	var defaultPort string
+	switch {
+	case strings.EqualFold(scheme, "https"):
 		defaultPort = ":443"
+	case strings.EqualFold(scheme, "http") && !overTLS:
+		defaultPort = ":80"
+	default:
+		return false
 	}
 	authority = strings.TrimSuffix(authority, defaultPort)
 	host = strings.TrimSuffix(host, defaultPort)

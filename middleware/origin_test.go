@@ -37,6 +37,10 @@ func TestOriginGuardWire(t *testing.T) {
 		{name: "ipv6 loopback in brackets", host: "[::1]", want: ok},
 		{name: "ipv6 loopback with port", host: "[::1]:8080", want: ok},
 		{name: "foreign host", host: "evil.example", want: badHost},
+		{name: "text after an ipv6 literal", host: "[::1]evil.com", want: badHost},
+		{name: "text after an ipv6 literal and port", host: "[::1]:80evil.com", want: badHost},
+		{name: "a port that is a name", host: "127.0.0.1:evil.com", want: badHost},
+		{name: "an empty port", host: "localhost:", want: ok},
 		{name: "foreign host with port", host: "evil.example:8080", want: badHost},
 		{name: "loopback name as subdomain", host: "localhost.evil.example", want: badHost},
 		{name: "loopback ip as subdomain", host: "127.0.0.1.nip.io", want: badHost},
@@ -50,7 +54,11 @@ func TestOriginGuardWire(t *testing.T) {
 		{name: "allowed ipv6 host:port", opts: OriginOptions{AllowedHosts: []string{"[2001:db8::1]:8080"}}, host: "[2001:db8::1]:8080", want: ok},
 		{name: "allowed bare ipv6", opts: OriginOptions{AllowedHosts: []string{"2001:db8::1"}}, host: "[2001:DB8::1]:1", want: ok},
 		{name: "same origin", host: "localhost:8080", origin: "http://localhost:8080", want: ok},
-		{name: "same origin, https scheme ignored", host: "localhost:8080", origin: "https://localhost:8080", want: ok},
+		{name: "same origin, https over plain HTTP (TLS ended in front)", host: "localhost:8080", origin: "https://localhost:8080", want: ok},
+		{name: "same origin, upper-case scheme", host: "localhost:8080", origin: "HTTP://localhost:8080", want: ok},
+		{name: "a made-up scheme is no origin of ours", host: "127.0.0.1:8080", origin: "evil://127.0.0.1:8080", want: badOrigin},
+		{name: "a websocket scheme is no origin of ours", host: "localhost:8080", origin: "ws://localhost:8080", want: badOrigin},
+		{name: "a file scheme", host: "localhost", origin: "file://localhost", want: badOrigin},
 		{name: "same origin, http default port on origin", host: "localhost", origin: "http://localhost:80", want: ok},
 		{name: "same origin, http default port on host", host: "localhost:80", origin: "http://localhost", want: ok},
 		{name: "same origin, https default port", opts: OriginOptions{AllowedHosts: []string{"app.example.com"}}, host: "app.example.com:443", origin: "https://app.example.com", want: ok},
@@ -145,6 +153,62 @@ func TestOriginGuardMissingHost(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(b) != "ok" || host != "" {
 		t.Fatalf("got %d %q (host %q), want a request without Host let through", resp.StatusCode, b, host)
+	}
+}
+
+// TestOriginGuardRepeatedOrigin: two Origin headers are refused, even when both are same-origin.
+func TestOriginGuardRepeatedOrigin(t *testing.T) {
+	srv := newServer(t, OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})))
+	self := "http://" + srv.Listener.Addr().String()
+	for _, second := range []string{self, "http://evil.example"} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Add("Origin", self)
+		req.Header.Add("Origin", second)
+		status, h, body := do(t, http.DefaultClient, req)
+		wantError(t, status, h, body, 403, originForbidden)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Host = "localhost"
+	r.Header.Add("Origin", "http://localhost")
+	r.Header.Add("Origin", "http://localhost")
+	if err := (OriginOptions{}).Check(r); err != ErrForbiddenOrigin {
+		t.Errorf("Check with two Origin headers = %v, want ErrForbiddenOrigin", err)
+	}
+}
+
+// TestOriginGuardSchemeOverTLS: over TLS only an https Origin is same-origin.
+func TestOriginGuardSchemeOverTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})))
+	t.Cleanup(srv.Close)
+	hostPort := srv.Listener.Addr().String()
+	for _, tc := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"https://" + hostPort, true},
+		{"http://" + hostPort, false},
+		{"evil://" + hostPort, false},
+	} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", tc.origin)
+		status, h, body := do(t, srv.Client(), req)
+		if tc.ok {
+			if status != 200 {
+				t.Errorf("%s: got %d %s, want it through", tc.origin, status, body)
+			}
+			continue
+		}
+		wantError(t, status, h, body, 403, originForbidden)
 	}
 }
 

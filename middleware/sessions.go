@@ -21,6 +21,7 @@ const (
 	msgSessionForbidden   = "Forbidden: session request validation failed"
 	msgStoreClosed        = "Service unavailable: the server is shutting down"
 	msgStoreFailed        = "Service unavailable: session store error"
+	msgRepeatedSessionID  = "Bad Request: Mcp-Session-Id header is sent more than once"
 )
 
 // SessionOptions configure the session validator.
@@ -54,6 +55,8 @@ func SessionFrom(ctx context.Context) *session.Session {
 // SessionValidator is the layer that ties legacy requests to their session. It reads the message
 // the decode layer stored (it must sit below Decode) and answers, in this order:
 //
+//   - more than one Mcp-Session-Id header: 400 -32600 "Bad Request: Mcp-Session-Id header is
+//     sent more than once" (a gateway could route by one and the server serve the other);
 //   - initialize naming no session passes (the endpoint creates one); initialize naming a live
 //     session is 400 -32600 "Invalid Request: Server already initialized", naming an unknown or
 //     expired one 404 -32600 "Session not found";
@@ -91,6 +94,10 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 				}
 				reqID = msg.ID
 				touch = msg.IsRequest()
+				if len(r.Header[HeaderSessionID]) > 1 {
+					refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
+					return
+				}
 				switch msg.Method {
 				case "initialize":
 					if id == "" {
@@ -114,6 +121,10 @@ func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
 			case http.MethodDelete:
 			default:
 				next.ServeHTTP(w, r)
+				return
+			}
+			if len(r.Header[HeaderSessionID]) > 1 {
+				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
 				return
 			}
 			if id == "" {

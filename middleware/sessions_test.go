@@ -74,7 +74,7 @@ func newValidatorFixture(t *testing.T, opts SessionOptions) *validatorFixture {
 }
 
 // serve runs one request through the validator. A non-empty body is decoded and handed over as
-// the decode layer would (WithMessage); the session id and extra headers are set when given.
+// the decode layer would (WithMessage); the session id and extra headers are added when given.
 func (f *validatorFixture) serve(t *testing.T, method, body, sessionID string, hdr ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	f.called, f.sess, f.exchange = false, nil, ""
@@ -83,7 +83,7 @@ func (f *validatorFixture) serve(t *testing.T, method, body, sessionID string, h
 		r.Header.Set(HeaderSessionID, sessionID)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
-		r.Header.Set(hdr[i], hdr[i+1])
+		r.Header.Add(hdr[i], hdr[i+1])
 	}
 	r, _ = ensureExchange(r) // as an outer layer (tracing, request log) would
 	if body != "" {
@@ -217,6 +217,21 @@ func TestValidatorOrigin(t *testing.T) {
 
 	skip := newValidatorFixture(t, SessionOptions{SkipOriginCheck: true})
 	skip.wantPassed(t, skip.serve(t, http.MethodPost, bodyPing, skip.live.ID, "Origin", "https://evil.example"), skip.live)
+}
+
+func TestValidatorRefusesRepeatedSessionID(t *testing.T) {
+	f := newValidatorFixture(t, SessionOptions{})
+	const msg = "Bad Request: Mcp-Session-Id header is sent more than once"
+	for _, other := range []string{f.live.ID, "another-session"} {
+		f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID, HeaderSessionID, other),
+			http.StatusBadRequest, -32600, msg, `"p-1"`)
+		f.wantRefused(t, f.serve(t, http.MethodPost, bodyInit, f.live.ID, HeaderSessionID, other),
+			http.StatusBadRequest, -32600, msg, "7")
+		f.wantRefused(t, f.serve(t, http.MethodGet, "", f.live.ID, HeaderSessionID, other),
+			http.StatusBadRequest, -32600, msg, "null")
+		f.wantRefused(t, f.serve(t, http.MethodDelete, "", f.live.ID, HeaderSessionID, other),
+			http.StatusBadRequest, -32600, msg, "null")
+	}
 }
 
 func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
