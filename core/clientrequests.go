@@ -471,8 +471,12 @@ func (c *Call) CreateMessage(ctx context.Context, p *CreateMessageParams, opts .
 // structured input described by RequestedSchema; mode "url" sends the user to URL, identified
 // by ElicitationID (made up when empty).
 type ElicitParams struct {
-	Mode            string         `json:"mode,omitzero"`
-	Message         string         `json:"message"`
+	Mode    string `json:"mode,omitzero"`
+	Message string `json:"message"`
+	// Form is the typed form of the schema (FormOf, NewForm); when set it is sent as
+	// requestedSchema, which must then be empty. Either way the schema must be a flat object of
+	// primitive properties, and an accepted answer is checked against it (defaults applied).
+	Form            *Form          `json:"-"`
 	RequestedSchema jsontext.Value `json:"requestedSchema,omitzero"`
 	URL             string         `json:"url,omitzero"`
 	ElicitationID   string         `json:"elicitationId,omitzero"`
@@ -501,7 +505,11 @@ func formElicitation(caps ClientCapabilities) bool {
 }
 
 // Elicit asks the client for input from the user: a form (needs the elicitation capability) or
-// a URL to visit (needs elicitation.url).
+// a URL to visit (needs elicitation.url). A form's schema (p.Form, or p.RequestedSchema; none
+// asks for a bare decision) must be a flat object of primitive properties, as elicitation
+// allows: anything else fails before a request is sent. An accepted answer gets the schema's
+// defaults for what the user left out and is validated against it: a wrong answer is an
+// *ElicitAnswerError (its Result is the answer as received).
 //
 // Legacy lifecycle only: on a 2026-07-28 request it fails at once with a *NeedInputError. To
 // serve both lifecycles, return NeedInput with ElicitInput and read Call.ElicitResponse on the
@@ -515,14 +523,17 @@ func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOptio
 	}
 	caps := c.ClientCapabilities()
 	q := *p
+	var form *Form
 	switch q.Mode {
 	case "", "form":
 		if !formElicitation(caps) {
 			return nil, &CapabilityError{Capability: "elicitation", msg: "Client does not support elicitation. The client must declare the `elicitation` capability during initialization."}
 		}
-		if q.RequestedSchema == nil {
-			q.RequestedSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+		var err error
+		if form, err = formFor(&q); err != nil {
+			return nil, err
 		}
+		q.RequestedSchema, q.Form = form.raw, nil
 		q.URL, q.ElicitationID = "", "" // members of the url mode only
 		if c.ProtocolVersion() >= Version20251125 {
 			q.Mode = "form"
@@ -543,6 +554,11 @@ func (c *Call) Elicit(ctx context.Context, p *ElicitParams, opts ...RequestOptio
 	var res ElicitResult
 	if err := c.Request(ctx, "elicitation/create", &q, &res, opts...); err != nil {
 		return nil, err
+	}
+	if form != nil {
+		if err := form.checkAnswer(&res); err != nil {
+			return nil, err
+		}
 	}
 	return &res, nil
 }

@@ -344,14 +344,22 @@ func TestElicitForm(t *testing.T) {
 			if p.Mode != "" || (tt.schema == "" && p.RequestedSchema != nil) {
 				t.Error("Elicit changed the caller's params")
 			}
-			answer(t, c.ss, req.ID, `"result":{"action":"accept","content":{"color":"r","tags":["x","y"],"age":41,"ok":false}}`)
+			content := `{"color":"r","tags":["x","y"],"age":41,"ok":false}`
+			if tt.schema == "" {
+				content = `{}` // a form that asks for nothing gets nothing back
+			}
+			answer(t, c.ss, req.ID, `"result":{"action":"accept","content":`+content+`}`)
 			o := await(t, got, "the elicitation result")
 			if o.err != nil {
 				t.Fatal(o.err)
 			}
 			res := o.v.(*core.ElicitResult)
-			if res.Action != "accept" || res.Content["color"] != "r" || res.Content["ok"] != false || sprint(res.Content["tags"]) != "[x y]" {
+			if tt.schema != "" && (res.Action != "accept" || res.Content["color"] != "r" || res.Content["ok"] != false || sprint(res.Content["tags"]) != "[x y]") {
 				t.Errorf("decoded %+v", res)
+			}
+			// The defaults fill what the user left out.
+			if tt.schema != "" && (res.Content["size"] != "m" || res.Content["name"] != "anon" || res.Content["age"] != float64(41)) {
+				t.Errorf("defaults not applied: %+v", res.Content)
 			}
 			if w := await(t, reply, "the reply"); w == nil || w.Error != nil {
 				t.Errorf("reply %v", w)

@@ -33,10 +33,15 @@ type InputRequest struct {
 	Params any    `json:"params,omitzero"`
 }
 
-// ElicitInput asks the user for input (form mode unless p.Mode is "url").
+// ElicitInput asks the user for input (form mode unless p.Mode is "url"). A form's schema is
+// p.Form (sent as requestedSchema) or p.RequestedSchema, and must be a flat object of primitive
+// properties: a handler returning one that is not gets -32603 (logged). Read the answer with
+// FormResponse (or FormResponseAs), which applies the defaults and validates it.
 func ElicitInput(p ElicitParams) InputRequest {
 	if p.Mode == "" || p.Mode == "form" {
-		if p.RequestedSchema == nil {
+		if p.Form != nil && p.RequestedSchema == nil {
+			p.RequestedSchema, p.Form = p.Form.raw, nil
+		} else if p.RequestedSchema == nil {
 			p.RequestedSchema = jsontext.Value(`{"type":"object","properties":{}}`)
 		}
 	}
@@ -92,6 +97,9 @@ func (e *InputRequired) validate() error {
 				return fmt.Errorf("input request %q: encoding params: %w", k, err)
 			}
 		}
+		if err := checkInputForm(r.Params); err != nil {
+			return fmt.Errorf("input request %q: %w", k, err)
+		}
 		switch v := jsontext.Value(b); {
 		case rawObject(v):
 		case string(v) == "null" && r.Method == "roots/list":
@@ -103,6 +111,22 @@ func (e *InputRequired) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkInputForm checks the form schema of a typed elicitation input request.
+func checkInputForm(params any) error {
+	var p *ElicitParams
+	switch v := params.(type) {
+	case ElicitParams:
+		p = &v
+	case *ElicitParams:
+		p = v
+	}
+	if p == nil || (p.Mode != "" && p.Mode != "form") {
+		return nil
+	}
+	_, err := formFor(p)
+	return err
 }
 
 // mrtrMethods may answer with input_required.

@@ -215,7 +215,7 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	if !rawObject(t.InputSchema) || unmarshal(t.InputSchema, &top) != nil || string(top.Type) != `"object"` {
 		return nil, fmt.Errorf("mcpkit: tool %q: the input schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
 	}
-	input, err := compileSchema("input", t.InputSchema)
+	input, err := compileSchema("input", t.InputSchema, false)
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: tool %q: input schema: %w", t.Name, err)
 	}
@@ -227,7 +227,7 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		if !objectSchema(t.OutputSchema) {
 			return nil, fmt.Errorf("mcpkit: tool %q: the output schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
 		}
-		if e.output, err = compileSchema("output", t.OutputSchema); err != nil {
+		if e.output, err = compileSchema("output", t.OutputSchema, false); err != nil {
 			return nil, fmt.Errorf("mcpkit: tool %q: output schema: %w", t.Name, err)
 		}
 	}
@@ -241,7 +241,9 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
 }
 
-func compileSchema(kind string, schema jsontext.Value) (*validator.Schema, error) {
+// compileSchema compiles a self-contained schema; assertFormat makes "format" a check rather
+// than an annotation.
+func compileSchema(kind string, schema jsontext.Value, assertFormat bool) (*validator.Schema, error) {
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, err
@@ -249,6 +251,9 @@ func compileSchema(kind string, schema jsontext.Value) (*validator.Schema, error
 	c := validator.NewCompiler()
 	c.DefaultDraft(validator.Draft2020)
 	c.UseLoader(refuseLoader{})
+	if assertFormat {
+		c.AssertFormat()
+	}
 	url := "mem:///" + kind + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err

@@ -112,4 +112,3 @@ func TestURITemplateExpand(t *testing.T) {
 		t.Error("a level 4 template expanded")
 	}
 }
-
