@@ -50,6 +50,9 @@ type Call struct {
 
 	metaOnce sync.Once
 	meta     map[string]jsontext.Value
+
+	// task is set on the call a task's handler sees (and on a deferred call that may become one).
+	task *taskRun
 }
 
 func newCall(ss *Session, msg *Message, out Sender) *Call {

@@ -35,6 +35,9 @@ func init() {
 		"resources/unsubscribe":    {handle: handleUnsubscribe, capability: "resources.subscribe"},
 		"completion/complete":      {handle: handleComplete, capability: "completions"},
 		"server/discover":          {handle: handleDiscover},
+		"tasks/get":                {handle: handleGetTask, capability: "tasks"},
+		"tasks/update":             {handle: handleUpdateTask, capability: "tasks"},
+		"tasks/cancel":             {handle: handleCancelTask, capability: "tasks"},
 	}
 }
 
@@ -55,6 +58,9 @@ func hasCapability(caps ServerCapabilities, name string) bool {
 		return caps.Resources != nil && caps.Resources.Subscribe
 	case "completions":
 		return caps.Completions != nil
+	case "tasks":
+		_, ok := caps.Extensions[TasksExtension]
+		return ok
 	}
 	return false
 }
@@ -85,6 +91,8 @@ func (s *Server) supports(name string) bool {
 		return s.prompts.len() > 0
 	case "resources":
 		return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil
+	case "tasks":
+		return s.taskTools > 0
 	}
 	return false
 }

@@ -252,6 +252,9 @@ type Message struct {
 	Name string
 	// URI is params.uri when it is a string (the target of resources/read).
 	URI string
+	// TaskID is params.taskId when it is a string (the target of tasks/get, tasks/update and
+	// tasks/cancel).
+	TaskID string
 
 	// retry is set when params carry inputResponses or requestState (a retry of an
 	// input_required result), so first calls skip looking for them.
@@ -517,7 +520,7 @@ func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
 		}
 		var name string // only the three names we look for are kept
 		switch string(raw) {
-		case `"_meta"`, `"name"`, `"uri"`:
+		case `"_meta"`, `"name"`, `"uri"`, `"taskId"`:
 			name = string(raw[1 : len(raw)-1])
 		case `"inputResponses"`, `"requestState"`:
 			m.retry = true
@@ -556,7 +559,7 @@ func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
 				return false
 			}
 			continue
-		case "name", "uri":
+		case "name", "uri", "taskId":
 			if d.PeekKind() != '"' {
 				break
 			}
@@ -564,10 +567,13 @@ func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
 			if err != nil {
 				return false
 			}
-			if name == "name" {
+			switch name {
+			case "name":
 				m.Name = v.String()
-			} else {
+			case "uri":
 				m.URI = v.String()
+			default:
+				m.TaskID = v.String()
 			}
 			continue
 		}

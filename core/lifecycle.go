@@ -70,7 +70,7 @@ func handleInitialize(c *Call) (any, error) {
 
 	return InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    s.Capabilities(),
+		Capabilities:    legacyCapabilities(s.Capabilities()),
 		ServerInfo:      implementationFor(s.impl, version),
 		Instructions:    instructionsFor(s.opts.Instructions, version),
 	}, nil

@@ -90,6 +90,10 @@ type Options struct {
 	// program changed it); a pointer to zerolog.Nop() silences it. The same option, of the same
 	// type, exists in mcphttp.Options and stdio.Options for what those packages log.
 	Logger *zerolog.Logger
+
+	// Tasks configure the tasks extension (SEP-2663), offered once a tool declares task support
+	// (Tool.Execution). The zero value keeps tasks in memory with the documented limits.
+	Tasks TaskOptions
 }
 
 // DefaultMaxSubscriptions is the per-session cap on resource subscriptions when
@@ -112,6 +116,9 @@ type Server struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 	methods   map[string]MethodHandler
+	taskTools int // tools that may run as tasks
+
+	tasks *taskManager
 
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
@@ -151,6 +158,7 @@ func NewServer(impl Implementation, opts *Options) *Server {
 	if s.sealer, err = newSealer(s.opts.RequestState); err != nil {
 		panic("mcpkit: Options." + err.Error())
 	}
+	s.tasks = newTaskManager(s, s.opts.Tasks)
 	s.broadcaster = s.opts.Broadcaster
 	if s.broadcaster == nil {
 		s.broadcaster = NewLocalBroadcaster()
@@ -188,6 +196,9 @@ func (s *Server) Capabilities() ServerCapabilities {
 	}
 	if s.opts.CompletionHandler != nil {
 		caps.Completions = &struct{}{}
+	}
+	if s.taskTools > 0 {
+		caps.Extensions = map[string]any{TasksExtension: map[string]any{}}
 	}
 	return caps
 }

@@ -50,6 +50,12 @@ type toolEntry struct {
 	headers  []ParamHeader // arguments mirrored in Mcp-Param-* headers
 }
 
+// tasks reports whether the tool may run as a task.
+func (e *toolEntry) tasks() bool {
+	x := e.tool.Execution
+	return x != nil && (x.TaskSupport == TaskSupportOptional || x.TaskSupport == TaskSupportRequired)
+}
+
 // ValidToolName reports whether name follows the tool name rules: 1 to 128 characters of
 // A-Z, a-z, 0-9, '_', '-' and '.'.
 func ValidToolName(name string) bool {
@@ -77,7 +83,13 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 		panic(err)
 	}
 	s.mu.Lock()
+	if old, ok := s.tools.get(t.Name); ok && old.tasks() {
+		s.taskTools--
+	}
 	s.tools.set(t.Name, e)
+	if e.tasks() {
+		s.taskTools++
+	}
 	s.mu.Unlock()
 	_ = s.notifyListChanged(context.Background(), "notifications/tools/list_changed")
 }
@@ -169,6 +181,9 @@ func (s *Server) RemoveTools(names ...string) {
 	changed := false
 	s.mu.Lock()
 	for _, n := range names {
+		if old, ok := s.tools.get(n); ok && old.tasks() {
+			s.taskTools--
+		}
 		changed = s.tools.remove(n) || changed
 	}
 	s.mu.Unlock()
@@ -218,6 +233,15 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	input, err := compileSchema("input", t.InputSchema, false)
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: tool %q: input schema: %w", t.Name, err)
+	}
+	if x := t.Execution; x != nil {
+		switch x.TaskSupport {
+		case "", TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired:
+		default:
+			return nil, fmt.Errorf("mcpkit: tool %q: Execution.TaskSupport %q must be %q, %q or %q", t.Name, x.TaskSupport, TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired)
+		}
+		copied := *x // the caller's value is not shared
+		t.Execution = &copied
 	}
 	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input}
 	if e.headers, err = paramHeaders(t.InputSchema); err != nil {
@@ -328,6 +352,10 @@ func handleCallTool(c *Call) (any, error) {
 	if !ok {
 		return nil, InvalidParams("Tool not found: " + name)
 	}
+	asTask, terr := c.taskEligible(e)
+	if terr != nil {
+		return nil, terr
+	}
 	args := p.Arguments
 	if args == nil || string(args) == "null" {
 		args = jsontext.Value("{}")
@@ -352,10 +380,19 @@ func handleCallTool(c *Call) (any, error) {
 			}
 		}
 	}
+	if asTask {
+		return c.callAsTask(e, name, args)
+	}
 	res, err := runTool(c, e, name, args)
 	if err != nil {
 		return nil, err
 	}
+	return finishToolResult(s, e, name, res)
+}
+
+// finishToolResult prepares a tool's result for the wire: structured content encoded once and
+// checked against the output schema, with a text copy for clients that do not read it.
+func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult) (any, error) {
 	// A tool that declares an output schema must send structured content that conforms on every
 	// successful result (an isError result is exempt).
 	noOutput := func() (*CallToolResult, error) {

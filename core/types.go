@@ -196,7 +196,9 @@ type Tool struct {
 	InputSchema  jsontext.Value   `json:"inputSchema"`
 	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
-	Meta         Meta             `json:"_meta,omitzero"`
+	// Execution declares how the tool runs (its task support); nil means a plain call.
+	Execution *ToolExecution `json:"execution,omitzero"`
+	Meta      Meta           `json:"_meta,omitzero"`
 }
 
 // CallToolResult is the result of tools/call. IsError marks a tool-level failure the model should

@@ -37,8 +37,9 @@ type MirrorOptions struct {
 //     data.supported and data.requested;
 //   - it must equal the body's io.modelcontextprotocol/protocolVersion when the body has one;
 //   - Mcp-Method is required and must equal the body's method (case-sensitive);
-//   - Mcp-Name is required on tools/call, prompts/get (params.name) and resources/read
-//     (params.uri) and must equal it, after decoding the =?base64?...?= form;
+//   - Mcp-Name is required on tools/call, prompts/get (params.name), resources/read
+//     (params.uri) and tasks/get, tasks/update, tasks/cancel (params.taskId, SEP-2663) and must
+//     equal it, after decoding the =?base64?...?= form;
 //   - on tools/call, each argument the tool's input schema marks with x-mcp-header must be
 //     mirrored in Mcp-Param-<name> with the same value (strings verbatim, numbers by value,
 //     booleans as true/false), and no such header may appear without its argument.
@@ -109,6 +110,8 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 		target = msg.Name
 	case "resources/read":
 		target = msg.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		target = msg.TaskID // SEP-2663: Mcp-Name carries params.taskId
 	default:
 		return 0, nil
 	}

@@ -42,6 +42,7 @@ func newServer() *core.Server {
 	addTools(s)
 	addResources(s)
 	addPrompts(s)
+	addTaskTools(s)
 	return s
 }
 

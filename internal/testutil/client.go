@@ -371,9 +371,10 @@ func ModernHeaders(body string) http.Header {
 	var m struct {
 		Method string `json:"method"`
 		Params struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-			Meta struct {
+			Name   string `json:"name"`
+			URI    string `json:"uri"`
+			TaskID string `json:"taskId"`
+			Meta   struct {
 				Version any `json:"io.modelcontextprotocol/protocolVersion"`
 			} `json:"_meta"`
 		} `json:"params"`
@@ -397,6 +398,8 @@ func ModernHeaders(body string) http.Header {
 		target = m.Params.Name
 	case "resources/read":
 		target = m.Params.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		target = m.Params.TaskID
 	}
 	if target != "" {
 		h.Set(HeaderName, HeaderValue(target))

@@ -1,0 +1,558 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
+)
+
+// taskTools registers the tools the task tests drive:
+//
+//   - plain: never a task; answers "plain";
+//   - work: optional; waits for release (or its context, whose cause goes to causes), then
+//     answers "worked";
+//   - must: required; answers a tool error;
+//   - boom: optional; panics;
+//   - fail: optional; returns a protocol error -32602 "bad input";
+//   - ask: optional; elicits twice at once and answers with both names;
+//   - need: optional; returns InputRequired until the retry brings "color", then answers it;
+//   - later: optional and deferred; returns InputRequired until it has "name", then becomes a
+//     task and answers "hello <name>".
+type taskTools struct {
+	release chan struct{}
+	causes  chan error
+	started chan string // the task id, as each work call starts
+}
+
+func addTaskTools(s *core.Server) *taskTools {
+	tt := &taskTools{release: make(chan struct{}), causes: make(chan error, 16), started: make(chan string, 16)}
+	optional := &core.ToolExecution{TaskSupport: core.TaskSupportOptional}
+	s.AddTool(&core.Tool{Name: "plain"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+		return core.TextResult("plain"), nil
+	})
+	s.AddTool(&core.Tool{Name: "work", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		_ = req.Progress(1, 2, "ignored inside a task")
+		tt.started <- req.TaskID()
+		select {
+		case <-tt.release:
+			return core.TextResult("worked"), nil
+		case <-ctx.Done():
+			tt.causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(&core.Tool{Name: "must", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.ErrorResult("tool failed"), nil
+		})
+	s.AddTool(&core.Tool{Name: "boom", Execution: optional}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+		panic("boom")
+	})
+	s.AddTool(&core.Tool{Name: "fail", Execution: optional}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+		return nil, core.NewError(core.CodeInvalidParams, "bad input")
+	})
+	s.AddTool(&core.Tool{Name: "ask", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		type answer struct {
+			r   *core.ElicitResult
+			err error
+		}
+		ch := make(chan answer, 2)
+		for i := range 2 {
+			go func() {
+				r, err := req.Elicit(ctx, &core.ElicitParams{Message: fmt.Sprintf("name %d?", i)})
+				ch <- answer{r, err}
+			}()
+		}
+		var names []string
+		for range 2 {
+			a := <-ch
+			if a.err != nil {
+				return nil, a.err
+			}
+			names = append(names, fmt.Sprint(a.r.Content["name"]))
+		}
+		return core.TextResult(strings.Join(sortedPair(names), "+")), nil
+	})
+	s.AddTool(&core.Tool{Name: "need", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		r, ok := req.ElicitResponse("color")
+		if !ok {
+			return nil, core.NeedInput(map[string]core.InputRequest{"color": core.ElicitInput(core.ElicitParams{Message: "color?"})}, "st")
+		}
+		st, _ := req.RequestState()
+		return core.TextResult(fmt.Sprintf("%v/%s", r.Content["color"], st)), nil
+	})
+	s.AddTool(&core.Tool{Name: "later", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional, Deferred: true}},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			r, ok := req.ElicitResponse("name")
+			if !ok {
+				if req.TaskID() != "" {
+					return nil, errors.New("a deferred call is a task before it asked to be one")
+				}
+				return nil, core.NeedInput(map[string]core.InputRequest{"name": core.ElicitInput(core.ElicitParams{Message: "name?"})}, "")
+			}
+			if req.RunAsTask() != (req.TaskID() != "") {
+				return nil, errors.New("RunAsTask and TaskID disagree")
+			}
+			return core.TextResult(fmt.Sprintf("hello %v", r.Content["name"])), nil
+		})
+	return tt
+}
+
+func sortedPair(s []string) []string {
+	if len(s) == 2 && s[0] > s[1] {
+		s[0], s[1] = s[1], s[0]
+	}
+	return s
+}
+
+// taskClient sends 2026-07-28 requests to one server as a given principal (empty for none),
+// declaring the tasks extension unless plain is set.
+type taskClient struct {
+	t         *testing.T
+	srv       *core.Server
+	principal string
+	plain     bool
+	ids       atomic.Int64
+}
+
+var taskCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+
+func (c *taskClient) send(method string, params map[string]any) *wire {
+	c.t.Helper()
+	caps := taskCaps
+	if c.plain {
+		caps = map[string]any{"elicitation": map[string]any{}}
+	}
+	id := c.ids.Add(1)
+	b := body(c.t, id, method, withMeta(params, modernMeta(map[string]any{metaCaps: caps})))
+	msg, derr := core.DecodeMessage([]byte(b))
+	if derr != nil {
+		c.t.Fatalf("decoding %s: %v", b, derr.Err)
+	}
+	ss := c.srv.NewSession(core.SessionOptions{Ephemeral: true})
+	defer ss.Close()
+	ctx := core.WithPrincipal(context.Background(), c.principal)
+	resp := ss.Handle(ctx, msg, nil)
+	if resp == nil {
+		c.t.Fatalf("no answer to %s", b)
+	}
+	return parseWire(c.t, resp.Encode())
+}
+
+// ok sends a request that must succeed and decodes its result.
+func (c *taskClient) ok(method string, params map[string]any) map[string]any {
+	c.t.Helper()
+	w := c.send(method, params)
+	if w.Error != nil {
+		c.t.Fatalf("%s failed: %s", method, w)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(w.Result, &out); err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+func (c *taskClient) create(tool string) string {
+	c.t.Helper()
+	r := c.ok("tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
+	if r["resultType"] != "task" {
+		c.t.Fatalf("tools/call %s = %v, want a task", tool, r)
+	}
+	return r["taskId"].(string)
+}
+
+func (c *taskClient) get(id string) map[string]any {
+	c.t.Helper()
+	return c.ok("tasks/get", map[string]any{"taskId": id})
+}
+
+// waitStatus polls tasks/get until the task has status (or is terminal); the tasks here settle
+// within milliseconds, so the loop is bounded by attempts that yield to the handler.
+func (c *taskClient) waitStatus(id, status string) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g := c.get(id)
+		st := g["status"].(string)
+		if st == status || (st == "completed" || st == "failed" || st == "cancelled") {
+			return g
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("task %s stayed %s, want %s", id, st, status)
+		}
+		time.Sleep(time.Millisecond) // polling is the protocol: the client cannot be told otherwise
+	}
+}
+
+func newTaskServer(t *testing.T, opts *core.Options) (*core.Server, *taskTools) {
+	t.Helper()
+	if opts == nil {
+		opts = &core.Options{}
+	}
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, opts)
+	return s, addTaskTools(s)
+}
+
+func TestTaskCreateAndComplete(t *testing.T) {
+	s, tt := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	created := c.ok("tools/call", map[string]any{"name": "work", "arguments": map[string]any{}, "task": map[string]any{"ttl": 5}})
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
+		if _, ok := created[k]; !ok {
+			t.Errorf("CreateTaskResult lacks %s: %v", k, created)
+		}
+	}
+	for _, k := range []string{"result", "error", "inputRequests", "requestState", "task", "ttl", "content"} {
+		if _, ok := created[k]; ok {
+			t.Errorf("CreateTaskResult carries %s: %v", k, created)
+		}
+	}
+	if created["resultType"] != "task" || created["status"] != "working" || created["ttlMs"] != float64(time.Hour.Milliseconds()) || created["pollIntervalMs"] != float64(1000) {
+		t.Errorf("CreateTaskResult = %v", created)
+	}
+	id := created["taskId"].(string)
+	if got := <-tt.started; got != id {
+		t.Errorf("TaskID() in the handler = %q, want %q", got, id)
+	}
+	// Found at once, working, with no result yet.
+	g := c.get(id)
+	if g["status"] != "working" || g["resultType"] != "complete" || g["result"] != nil {
+		t.Errorf("tasks/get while working = %v", g)
+	}
+	close(tt.release)
+	done := c.waitStatus(id, "completed")
+	res, _ := done["result"].(map[string]any)
+	if done["status"] != "completed" || res == nil || res["isError"] != false {
+		t.Fatalf("completed task = %v", done)
+	}
+	if content := res["content"].([]any); content[0].(map[string]any)["text"] != "worked" {
+		t.Errorf("result content = %v", content)
+	}
+	if res["resultType"] != "complete" {
+		t.Errorf("the inlined result is not what tools/call would have answered: %v", res)
+	}
+	if _, ok := res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"]; ok {
+		t.Errorf("related-task _meta on the inlined result: %v", res)
+	}
+}
+
+func TestTaskDispatchRules(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	with := &taskClient{t: t, srv: s}
+	without := &taskClient{t: t, srv: s, plain: true}
+
+	// A plain tool is never a task, and a legacy `task` param changes nothing.
+	r := with.ok("tools/call", map[string]any{"name": "plain", "task": map[string]any{"ttl": 100}})
+	if r["resultType"] != "complete" || r["taskId"] != nil {
+		t.Errorf("plain tool = %v", r)
+	}
+	// Without the extension an optional tool runs as an ordinary call.
+	w := without.send("tools/call", map[string]any{"name": "fail"})
+	wantError(t, w, core.CodeInvalidParams, "bad input", "bad input")
+	// A required tool is refused with -32021 naming the extension.
+	w = without.send("tools/call", map[string]any{"name": "must"})
+	wantError(t, w, core.CodeMissingRequiredClientCapability, "Missing required client capability",
+		map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}})
+
+	// tasks/* without the extension: -32021 before the id is even looked at.
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		w := without.send(m, map[string]any{"taskId": "nope", "inputResponses": map[string]any{}})
+		if w.Error == nil || w.Error.Code != core.CodeMissingRequiredClientCapability {
+			t.Errorf("%s without the extension = %s, want -32021", m, w)
+		}
+		w = with.send(m, map[string]any{"taskId": "nope", "inputResponses": map[string]any{}})
+		wantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+	}
+	w = with.send("tasks/get", map[string]any{"taskId": 7})
+	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid taskId")
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		w := with.send(m, map[string]any{"taskId": "x"})
+		if w.Error == nil || w.Error.Code != core.CodeMethodNotFound {
+			t.Errorf("%s = %s, want -32601", m, w)
+		}
+	}
+	// server/discover names the extension under extensions, never a tasks capability.
+	d := with.ok("server/discover", nil)
+	caps := d["capabilities"].(map[string]any)
+	if _, ok := caps["tasks"]; ok {
+		t.Errorf("capabilities.tasks advertised: %v", caps)
+	}
+	if _, ok := caps["extensions"].(map[string]any)[core.TasksExtension]; !ok {
+		t.Errorf("capabilities.extensions lacks tasks: %v", caps)
+	}
+	// tools/list shows the task support of each tool.
+	l := with.ok("tools/list", nil)
+	for _, tool := range l["tools"].([]any) {
+		m := tool.(map[string]any)
+		x, _ := m["execution"].(map[string]any)
+		switch m["name"] {
+		case "plain":
+			if x != nil {
+				t.Errorf("plain tool has execution %v", x)
+			}
+		case "must":
+			if x["taskSupport"] != "required" {
+				t.Errorf("must tool execution = %v", x)
+			}
+		}
+	}
+	testutil.ValidateDef(t, "2025-11-25", "Tool", mustJSON(t, l["tools"].([]any)[1]))
+}
+
+func TestTaskNotOfferedWithoutTaskTools(t *testing.T) {
+	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, nil)
+	s.AddTool(&core.Tool{Name: "plain"}, okTool)
+	c := &taskClient{t: t, srv: s}
+	w := c.send("tasks/get", map[string]any{"taskId": "x"})
+	if w.Error == nil || w.Error.Code != core.CodeInternalError {
+		t.Errorf("tasks/get on a server without task tools = %s, want the capability refusal", w)
+	}
+	if caps := s.Capabilities(); caps.Extensions != nil {
+		t.Errorf("extensions advertised without task tools: %v", caps.Extensions)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("AddTool accepted an unknown task support")
+			}
+		}()
+		s.AddTool(&core.Tool{Name: "bad", Execution: &core.ToolExecution{TaskSupport: "sometimes"}}, okTool)
+	}()
+}
+
+func TestTaskOutcomes(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	// A tool error is a completed task with isError.
+	g := c.waitStatus(c.create("must"), "completed")
+	if g["status"] != "completed" || g["result"].(map[string]any)["isError"] != true {
+		t.Errorf("tool error task = %v", g)
+	}
+	// A panic and a protocol error are failed tasks with the JSON-RPC error and no result.
+	for tool, want := range map[string]int{"boom": -32603, "fail": -32602} {
+		g := c.waitStatus(c.create(tool), "failed")
+		e, _ := g["error"].(map[string]any)
+		if g["status"] != "failed" || e == nil || e["code"] != float64(want) || g["result"] != nil {
+			t.Errorf("%s task = %v, want failed with %d", tool, g, want)
+		}
+	}
+}
+
+func TestTaskCancel(t *testing.T) {
+	s, tt := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	id := c.create("work")
+	<-tt.started
+	ack := c.ok("tasks/cancel", map[string]any{"taskId": id})
+	if len(ack) != 2 || ack["resultType"] != "complete" || ack["_meta"] == nil {
+		t.Errorf("cancel ack = %v, want only resultType and _meta", ack)
+	}
+	if cause := <-tt.causes; !errors.Is(cause, core.ErrTaskCancelled) {
+		t.Errorf("handler context cause = %v, want ErrTaskCancelled", cause)
+	}
+	if g := c.get(id); g["status"] != "cancelled" {
+		t.Errorf("after cancel = %v", g)
+	}
+	// Idempotent on a terminal task; the outcome the handler reported later changes nothing.
+	ack = c.ok("tasks/cancel", map[string]any{"taskId": id})
+	if ack["resultType"] != "complete" {
+		t.Errorf("second cancel = %v", ack)
+	}
+	done := c.waitStatus(c.create("must"), "completed")
+	c.ok("tasks/cancel", map[string]any{"taskId": done["taskId"].(string)})
+	if g := c.get(done["taskId"].(string)); g["status"] != "completed" {
+		t.Errorf("cancel of a completed task changed it: %v", g)
+	}
+}
+
+func TestTaskElicitationInput(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	id := c.create("ask")
+	var g map[string]any
+	for {
+		g = c.waitStatus(id, "input_required")
+		if len(g["inputRequests"].(map[string]any)) == 2 {
+			break
+		}
+	}
+	reqs := g["inputRequests"].(map[string]any)
+	var keys []string
+	for k, v := range reqs {
+		keys = append(keys, k)
+		if v.(map[string]any)["method"] != "elicitation/create" {
+			t.Errorf("input request %s = %v", k, v)
+		}
+	}
+	// Unknown keys are ignored; a bad answer to an outstanding key is -32602 and changes nothing.
+	ack := c.ok("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"nope": map[string]any{"x": 1}}})
+	if ack["resultType"] != "complete" || ack["taskId"] != nil {
+		t.Errorf("update ack = %v", ack)
+	}
+	w := c.send("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{keys[0]: map[string]any{"x": 1}}})
+	if w.Error == nil || w.Error.Code != core.CodeInvalidParams {
+		t.Errorf("bad input response = %s, want -32602", w)
+	}
+	// A partial answer: the answered key is gone before the ack, the task still waits.
+	c.ok("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{keys[0]: map[string]any{"action": "accept", "content": map[string]any{"name": "a"}}}})
+	g = c.get(id)
+	left := g["inputRequests"].(map[string]any)
+	if g["status"] != "input_required" || len(left) != 1 || left[keys[1]] == nil {
+		t.Errorf("after a partial answer = %v", g)
+	}
+	// Answering again an answered key is ignored.
+	c.ok("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{keys[0]: map[string]any{"action": "accept", "content": map[string]any{"name": "z"}}}})
+	c.ok("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{keys[1]: map[string]any{"action": "accept", "content": map[string]any{"name": "b"}}}})
+	g = c.waitStatus(id, "completed")
+	if text := g["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "a+b" {
+		t.Errorf("result = %v, want a+b", text)
+	}
+}
+
+func TestTaskInputRequiredInside(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	id := c.create("need")
+	g := c.waitStatus(id, "input_required")
+	reqs := g["inputRequests"].(map[string]any)
+	if len(reqs) != 1 || g["requestState"] != nil {
+		t.Fatalf("input_required task = %v", g)
+	}
+	var key string
+	for k := range reqs {
+		key = k
+	}
+	c.ok("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"color": "red"}}}})
+	g = c.waitStatus(id, "completed")
+	if text := g["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "red/st" {
+		t.Errorf("result = %v, want red/st", text)
+	}
+}
+
+func TestTaskDeferredAfterRoundTrip(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	c := &taskClient{t: t, srv: s}
+	r1 := c.ok("tools/call", map[string]any{"name": "later"})
+	if r1["resultType"] != "input_required" || r1["taskId"] != nil {
+		t.Fatalf("round 1 = %v", r1)
+	}
+	r2 := c.ok("tools/call", map[string]any{"name": "later", "inputResponses": map[string]any{
+		"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}})
+	if r2["resultType"] != "task" || r2["requestState"] != nil || r2["inputRequests"] != nil {
+		t.Fatalf("round 2 = %v", r2)
+	}
+	g := c.waitStatus(r2["taskId"].(string), "completed")
+	if text := g["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "hello Alice" {
+		t.Errorf("result = %v", text)
+	}
+	// Without the extension the same tool is an ordinary call all the way.
+	plain := &taskClient{t: t, srv: s, plain: true}
+	r := plain.ok("tools/call", map[string]any{"name": "later", "inputResponses": map[string]any{
+		"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Bob"}}}})
+	if r["resultType"] != "complete" {
+		t.Errorf("deferred tool without the extension = %v", r)
+	}
+}
+
+func TestTaskOwnership(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	alice := &taskClient{t: t, srv: s, principal: "alice"}
+	bob := &taskClient{t: t, srv: s, principal: "bob"}
+	anon := &taskClient{t: t, srv: s}
+	id := alice.create("must")
+	alice.get(id)
+	for name, c := range map[string]*taskClient{"bob": bob, "anonymous": anon} {
+		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+			w := c.send(m, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
+			if w.Error == nil || w.Error.Code != core.CodeInvalidParams {
+				t.Errorf("%s %s of alice's task = %s, want -32602", name, m, w)
+			}
+		}
+	}
+	anonID := anon.create("must")
+	anon.get(anonID)
+	if w := alice.send("tasks/get", map[string]any{"taskId": anonID}); w.Error == nil {
+		t.Errorf("alice read an anonymous task: %s", w)
+	}
+}
+
+func TestTaskExpiryAndLimits(t *testing.T) {
+	clock := testutil.NewClock()
+	s, tt := newTaskServer(t, &core.Options{Tasks: core.TaskOptions{Now: clock.Now, TTL: time.Minute, MaxTasksPerPrincipal: 1, MaxTasks: 2, PollInterval: -1}})
+	c := &taskClient{t: t, srv: s, principal: "p"}
+	created := c.ok("tools/call", map[string]any{"name": "work"})
+	if _, ok := created["pollIntervalMs"]; ok || created["ttlMs"] != float64(60000) {
+		t.Errorf("CreateTaskResult = %v", created)
+	}
+	id := created["taskId"].(string)
+	<-tt.started
+	// One live task per principal.
+	w := c.send("tools/call", map[string]any{"name": "work"})
+	if w.Error == nil || w.Error.Code != core.CodeInternalError || !strings.Contains(string(w.Error.Data), "too many live tasks") {
+		t.Errorf("second task of the principal = %s, want the limit error", w)
+	}
+	other := &taskClient{t: t, srv: s, principal: "q"}
+	other.waitStatus(other.create("must"), "completed")
+	// The store is full (two tasks) even though q's is terminal.
+	w = (&taskClient{t: t, srv: s, principal: "r"}).send("tools/call", map[string]any{"name": "must"})
+	if w.Error == nil {
+		t.Errorf("third task = %s, want the total limit", w)
+	}
+	// Past the TTL the tasks are gone, and their room is free again.
+	clock.Advance(time.Minute)
+	w = c.send("tasks/get", map[string]any{"taskId": id})
+	wantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+	other.waitStatus(other.create("must"), "completed")
+	close(tt.release)
+}
+
+func TestMemoryTaskStore(t *testing.T) {
+	clock := testutil.NewClock()
+	st := core.NewMemoryTaskStore(clock.Now)
+	ctx := context.Background()
+	limits := core.TaskLimits{MaxTasks: -1, MaxPerOwner: -1}
+	if err := st.Create(ctx, &core.Task{ID: "a", Owner: "o", Status: core.TaskWorking, CreatedAt: clock.Now(), TTL: time.Second}, limits); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, &core.Task{ID: "a"}, limits); err == nil {
+		t.Error("a duplicate id was stored")
+	}
+	boom := errors.New("boom")
+	if _, err := st.Update(ctx, "a", func(t *core.Task) error { t.Status = core.TaskFailed; return boom }); !errors.Is(err, boom) {
+		t.Errorf("Update = %v, want the callback's error", err)
+	}
+	if got, _ := st.Get(ctx, "a"); got.Status != core.TaskWorking {
+		t.Errorf("a failed Update changed the task: %v", got.Status)
+	}
+	got, err := st.Update(ctx, "a", func(t *core.Task) error { t.Status, t.ID, t.Owner = core.TaskCompleted, "b", "x"; return nil })
+	if err != nil || got.ID != "a" || got.Owner != "o" || got.Status != core.TaskCompleted {
+		t.Errorf("Update = %+v, %v", got, err)
+	}
+	got, _ = st.Update(ctx, "a", func(t *core.Task) error { t.Status = core.TaskWorking; return nil })
+	if got.Status != core.TaskCompleted {
+		t.Errorf("a terminal status changed to %s", got.Status)
+	}
+	got.InputRequests = map[string]json.RawMessage{"k": nil} // a copy: the store is not affected
+	if again, _ := st.Get(ctx, "a"); again.InputRequests != nil {
+		t.Error("Get returned the stored task itself")
+	}
+	clock.Advance(time.Second)
+	if _, err := st.Get(ctx, "a"); !errors.Is(err, core.ErrTaskNotFound) {
+		t.Errorf("expired Get = %v", err)
+	}
+	if _, err := st.Update(ctx, "a", func(*core.Task) error { return nil }); !errors.Is(err, core.ErrTaskNotFound) {
+		t.Errorf("expired Update = %v", err)
+	}
+	if st.Len() != 0 {
+		t.Errorf("expired task kept: %d", st.Len())
+	}
+}

@@ -1,0 +1,80 @@
+package stdio_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// TestTaskOverStdio: a 2026-07-28 client on real pipes gets a task handle, answers the task's
+// elicitation with tasks/update and reads the result with tasks/get.
+func TestTaskOverStdio(t *testing.T) {
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, nil)
+	srv.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			r, err := req.Elicit(ctx, &core.ElicitParams{Message: "sure?"})
+			if err != nil {
+				return nil, err
+			}
+			return core.TextResult("answer: " + r.Action), nil
+		})
+	p := servePipes(t, srv)
+	meta := envelope(core.Version20260728)
+	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+	p.write(frame(t, 1, "tools/call", map[string]any{"name": "confirm"}, meta))
+	created := p.next()
+	var task struct {
+		ResultType    string                    `json:"resultType"`
+		TaskID        string                    `json:"taskId"`
+		Status        string                    `json:"status"`
+		InputRequests map[string]map[string]any `json:"inputRequests"`
+		Result        struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("tools/call answer %s (%v)", created.raw, err)
+	}
+	id := task.TaskID
+	poll := func(n int, want string) {
+		t.Helper()
+		deadline := time.Now().Add(failsafe)
+		for {
+			p.write(frame(t, n, "tasks/get", map[string]any{"taskId": id}, meta))
+			m := p.next()
+			task.Status = ""
+			if err := json.Unmarshal(m.Result, &task); err != nil {
+				t.Fatalf("tasks/get answer %s: %v", m.raw, err)
+			}
+			if task.Status == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task stayed %s, want %s", task.Status, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	poll(2, "input_required")
+	var key string
+	for k, r := range task.InputRequests {
+		key = k
+		if r["method"] != "elicitation/create" {
+			t.Errorf("input request %v", r)
+		}
+	}
+	p.write(frame(t, 3, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "decline"}}}, meta))
+	if m := p.next(); m.Error != nil {
+		t.Fatalf("tasks/update: %s", m.raw)
+	}
+	poll(4, "completed")
+	if len(task.Result.Content) != 1 || task.Result.Content[0].Text != "answer: decline" {
+		t.Errorf("result %+v", task.Result)
+	}
+}
