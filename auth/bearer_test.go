@@ -332,3 +332,26 @@ func jwtOpts(algs ...string) auth.JWTOptions {
 	}
 	return auth.JWTOptions{Issuer: "https://as.example.com", Audience: "https://mcp.example.com/mcp", Algorithms: algs}
 }
+
+func TestBearerKeyReplacedUnderSameKid(t *testing.T) {
+	// An authorization server that restarts with fresh keys but the same key id (the upstream
+	// conformance mock does): a signature that fails with the cached key fetches the set again.
+	f := newBearerFixture(t, auth.BearerOptions{}, auth.JWTOptions{RefreshInterval: time.Minute}, http.HandlerFunc(principalEcho))
+	if r := post(t, f.url, "Bearer "+f.as.Token(t, "alice", f.url), initBody); r.status != http.StatusOK {
+		t.Fatalf("first token: %d", r.status)
+	}
+	f.as.Rotate(testutil.NewRSAKey(t, f.as.Key().KID), false)
+	if r := post(t, f.url, "Bearer "+f.as.Token(t, "alice", f.url), initBody); r.status != http.StatusOK {
+		t.Fatalf("token of the replaced key: %d %s", r.status, r.body)
+	}
+	// Forged signatures under a known kid cannot make it fetch more than once per interval.
+	before := f.as.JWKSFetches.Load()
+	forger := testutil.NewRSAKey(t, f.as.Key().KID)
+	for range 5 {
+		bad := testutil.MintWith(t, forger, "at+jwt", f.as.Claims("mallory", f.url))
+		wantChallenge(t, post(t, f.url, "Bearer "+bad, initBody), http.StatusUnauthorized, "invalid_token", f.meta)
+	}
+	if n := f.as.JWKSFetches.Load() - before; n != 0 {
+		t.Fatalf("%d fetches for forged signatures within the interval, want 0 (the replacement used it)", n)
+	}
+}

@@ -41,41 +41,53 @@ type keySet struct {
 }
 
 // candidates returns the keys that may have signed a token with this key id and algorithm,
-// fetching the set first when it is missing, stale, or lacks the key id (rate-limited).
-func (ks *keySet) candidates(ctx context.Context, kid string, alg string) ([]jose.JSONWebKey, error) {
+// fetching the set first when it is missing, stale, or lacks the key id (rate-limited), and the
+// fetch time of the set they come from.
+func (ks *keySet) candidates(ctx context.Context, kid string, alg string) ([]jose.JSONWebKey, time.Time, error) {
 	ks.mu.RLock()
 	keys, fetched := ks.keys, ks.fetched
 	ks.mu.RUnlock()
 	now := ks.now()
 	fresh := !fetched.IsZero() && now.Sub(fetched) < ks.ttl
 	if c := matchKeys(keys, kid, alg); len(c) > 0 && fresh {
-		return c, nil
+		return c, fetched, nil
 	}
-	keys, err := ks.refresh(ctx, fetched)
+	keys, fetched, err := ks.refresh(ctx, fetched)
 	if c := matchKeys(keys, kid, alg); len(c) > 0 {
-		return c, nil
+		return c, fetched, nil
 	}
 	if err != nil && len(keys) == 0 {
-		return nil, err
+		return nil, fetched, err
 	}
-	return nil, fmt.Errorf("%w: no key of the issuer matches kid %q and alg %s", ErrInvalidToken, kid, alg)
+	return nil, fetched, fmt.Errorf("%w: no key of the issuer matches kid %q and alg %s", ErrInvalidToken, kid, alg)
+}
+
+// recheck is called when no key of the set fetched at seen verified a token: the issuer may have
+// replaced a key under the same id. It fetches the set again (rate-limited, like any refresh)
+// and returns the matching keys of a newer set, or nothing when the set did not change.
+func (ks *keySet) recheck(ctx context.Context, kid, alg string, seen time.Time) []jose.JSONWebKey {
+	keys, fetched, _ := ks.refresh(ctx, seen)
+	if !fetched.After(seen) {
+		return nil
+	}
+	return matchKeys(keys, kid, alg)
 }
 
 // refresh fetches the key set unless another caller did so since seen (the fetch time the
 // caller saw) or the last attempt is more recent than minInterval. It returns the keys in the
-// cache afterwards and the error of this or the last attempt.
-func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKey, error) {
+// cache afterwards, their fetch time, and the error of this or the last attempt.
+func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKey, time.Time, error) {
 	ks.fetchMu.Lock()
 	defer ks.fetchMu.Unlock()
 	ks.mu.RLock()
 	keys, fetched := ks.keys, ks.fetched
 	ks.mu.RUnlock()
 	if fetched.After(seen) {
-		return keys, nil // fetched while we waited
+		return keys, fetched, nil // fetched while we waited
 	}
 	now := ks.now()
 	if !ks.lastAttempt.IsZero() && now.Sub(ks.lastAttempt) < ks.minInterval {
-		return keys, ks.lastErr
+		return keys, fetched, ks.lastErr
 	}
 	fresh, err := ks.load(ctx)
 	ks.lastErr = err
@@ -85,12 +97,16 @@ func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKe
 		ks.lastAttempt = now
 	}
 	if err != nil {
-		return keys, err
+		return keys, fetched, err
+	}
+	at := ks.now()
+	if !at.After(fetched) {
+		at = fetched.Add(time.Nanosecond) // a coarse clock must still tell the sets apart
 	}
 	ks.mu.Lock()
-	ks.keys, ks.fetched = fresh, ks.now()
+	ks.keys, ks.fetched = fresh, at
 	ks.mu.Unlock()
-	return fresh, nil
+	return fresh, at, nil
 }
 
 // load fetches and parses the JWKS (discovering its URL first when needed).

@@ -183,21 +183,22 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*TokenInfo, err
 	if !slices.ContainsFunc(v.types, func(t string) bool { return strings.EqualFold(t, typ) }) {
 		return nil, fmt.Errorf("%w: token type %q is not accepted", ErrInvalidToken, typ)
 	}
-	keys, err := v.keys.candidates(ctx, h.KeyID, h.Algorithm)
+	keys, fetched, err := v.keys.candidates(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
 		return nil, err
 	}
 	var reg jwt.Claims
 	var extra accessClaims
 	var all map[string]any
-	verified := false
-	for _, k := range keys {
-		if tok.Claims(k.Key, &reg, &extra, &all) == nil {
-			verified = true
-			break
+	verify := func(keys []jose.JSONWebKey) bool {
+		for _, k := range keys {
+			if tok.Claims(k.Key, &reg, &extra, &all) == nil {
+				return true
+			}
 		}
+		return false
 	}
-	if !verified {
+	if !verify(keys) && !verify(v.keys.recheck(ctx, h.KeyID, h.Algorithm, fetched)) {
 		return nil, fmt.Errorf("%w: the signature does not verify with the issuer's keys", ErrInvalidToken)
 	}
 	if err := v.checkClaims(&reg); err != nil {
