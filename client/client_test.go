@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
@@ -308,4 +309,35 @@ func TestCancellation(t *testing.T) {
 		}
 		<-f.cancelled
 	})
+}
+
+// TestInMemoryLeavesNoGoroutine closes clients mid-call and checks that nothing is left running.
+func TestInMemoryLeavesNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, lc := range []client.Lifecycle{client.Legacy, client.Modern} {
+		f := newFixture(t)
+		c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, handlers(&client.Options{Lifecycle: lc}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(context.Background(), "block", nil)
+			errc <- err
+		}()
+		<-f.started
+		if _, err := c.CallTool(context.Background(), "ask", map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; !errors.Is(err, client.ErrClosed) {
+			t.Errorf("call in flight at Close: %v", err)
+		}
+		<-f.cancelled
+		if _, err := c.CallTool(context.Background(), "add", addIn{}); !errors.Is(err, client.ErrClosed) {
+			t.Errorf("call after Close: %v", err)
+		}
+	}
 }
