@@ -227,6 +227,12 @@ run_client() {
   timeout --foreground --kill-after=10 "$run_timeout" "$alpha_bin" client --command "$client_bin" \
     --scenario json-schema-2020-12-preservation --spec-version "$revision" -o "$out" 2>&1 | strip_ansi >"$extra" || rc2=$?
   summarize "$name" "$rc" "$log"
+  local unscored
+  unscored="$(unscored_failures "$log" "$conf_dir/baseline-$revision.yml")"
+  if ((rc == 0)) && [[ -n "$unscored" ]]; then
+    echo "conformance $name: FAIL (scenarios the harness does not score failed: $unscored)"
+    return 1
+  fi
   if ((rc2 != 0)); then
     echo "conformance $name: FAIL (json-schema-2020-12-preservation; see conformance/results/$name.preservation.log)"
     tail -n 20 "$extra" | sed -e 's/^/  | /'
