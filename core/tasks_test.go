@@ -67,7 +67,7 @@ func addTaskTools(s *core.Server) *taskTools {
 		ch := make(chan answer, 2)
 		for i := range 2 {
 			go func() {
-				r, err := req.Elicit(ctx, &core.ElicitParams{Message: fmt.Sprintf("name %d?", i)})
+				r, err := req.Elicit(ctx, &core.ElicitParams{Message: fmt.Sprintf("name %d?", i), RequestedSchema: nameForm})
 				ch <- answer{r, err}
 			}()
 		}
@@ -84,7 +84,7 @@ func addTaskTools(s *core.Server) *taskTools {
 	s.AddTool(&core.Tool{Name: "need", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		r, ok := req.ElicitResponse("color")
 		if !ok {
-			return nil, core.NeedInput(map[string]core.InputRequest{"color": core.ElicitInput(core.ElicitParams{Message: "color?"})}, "st")
+			return nil, core.NeedInput(map[string]core.InputRequest{"color": core.ElicitInput(core.ElicitParams{Message: "color?", RequestedSchema: []byte(`{"type":"object","properties":{"color":{"type":"string"}}}`)})}, "st")
 		}
 		st, _ := req.RequestState()
 		return core.TextResult(fmt.Sprintf("%v/%s", r.Content["color"], st)), nil
@@ -96,7 +96,7 @@ func addTaskTools(s *core.Server) *taskTools {
 				if req.TaskID() != "" {
 					return nil, errors.New("a deferred call is a task before it asked to be one")
 				}
-				return nil, core.NeedInput(map[string]core.InputRequest{"name": core.ElicitInput(core.ElicitParams{Message: "name?"})}, "")
+				return nil, core.NeedInput(map[string]core.InputRequest{"name": core.ElicitInput(core.ElicitParams{Message: "name?", RequestedSchema: nameForm})}, "")
 			}
 			if req.RunAsTask() != (req.TaskID() != "") {
 				return nil, errors.New("RunAsTask and TaskID disagree")
@@ -105,6 +105,8 @@ func addTaskTools(s *core.Server) *taskTools {
 		})
 	return tt
 }
+
+var nameForm = []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)
 
 func sortedPair(s []string) []string {
 	if len(s) == 2 && s[0] > s[1] {

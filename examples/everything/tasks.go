@@ -37,7 +37,11 @@ type deleteIn struct {
 
 type noIn struct{}
 
-var confirmDeleteSchema = schemaOf(`"confirm":{"type":"boolean","description":"Delete the file?"}`, "confirm")
+var (
+	confirmDeleteSchema = schemaOf(`"confirm":{"type":"boolean","description":"Delete the file?"}`, "confirm")
+	// questionSchema is the form of multi_input: a name, and an optional confirmation.
+	questionSchema = schemaOf(`"name":{"type":"string"},"confirm":{"type":"boolean"}`, "name")
+)
 
 func addTaskTools(s *core.Server) {
 	core.AddTool(s, &core.Tool{Name: "greet", Description: "Greets someone, at once (never a task)."},
@@ -86,7 +90,7 @@ func addTaskTools(s *core.Server) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r, err := req.Elicit(ctx, &core.ElicitParams{Message: fmt.Sprintf("Question %d: your name?", i+1), RequestedSchema: nameSchema})
+					r, err := req.Elicit(ctx, &core.ElicitParams{Message: fmt.Sprintf("Question %d: your name?", i+1), RequestedSchema: questionSchema})
 					if err != nil {
 						errs[i] = err
 						return
