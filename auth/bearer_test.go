@@ -355,3 +355,64 @@ func TestBearerKeyReplacedUnderSameKid(t *testing.T) {
 		t.Fatalf("%d fetches for forged signatures within the interval, want 0 (the replacement used it)", n)
 	}
 }
+
+func TestBearerClientHangingUpDoesNotPoisonTheKeyFetch(t *testing.T) {
+	as := testutil.StartAuthServer(t)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		r.URL.Path = "/jwks"
+		as.ServeHTTP(w, r)
+	}))
+	defer gate.Close()
+	const res = "http://127.0.0.1/mcp"
+	v := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer, Audience: res, JWKSURL: gate.URL + "/keys", RefreshInterval: time.Hour})
+	tok := as.Token(t, "alice", res)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, tok)
+		done <- err
+	}()
+	<-entered
+	cancel() // the client hangs up while the keys are being fetched
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the first verification: %v (the fetch should finish for it)", err)
+	}
+	// The next request is served from the keys that fetch brought, without a second fetch.
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("after a hang-up: %v", err)
+	}
+	if n := as.JWKSFetches.Load(); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+func TestJWTVerifiedTokenCache(t *testing.T) {
+	f := newBearerFixture(t, auth.BearerOptions{}, auth.JWTOptions{}, http.HandlerFunc(principalEcho))
+	c := f.as.Claims("alice", f.url)
+	c["exp"] = time.Now().Add(10 * time.Second).Unix()
+	tok := f.as.Mint(t, c)
+	for range 3 {
+		if r := post(t, f.url, "Bearer "+tok, initBody); r.status != http.StatusOK {
+			t.Fatalf("%d", r.status)
+		}
+	}
+	if n := auth.JWTCacheLen(f.verifier); n != 1 {
+		t.Fatalf("%d cached tokens, want 1", n)
+	}
+	// The entry never outlives the token: past exp and the leeway, the token is refused.
+	f.clock.Advance(45 * time.Second)
+	wantChallenge(t, post(t, f.url, "Bearer "+tok, initBody), http.StatusUnauthorized, "invalid_token", f.meta)
+	// Refused tokens are not cached.
+	bad := testutil.MintUnsigned(t, f.as.Key().KID, f.as.Claims("alice", f.url))
+	wantChallenge(t, post(t, f.url, "Bearer "+bad, initBody), http.StatusUnauthorized, "invalid_token", f.meta)
+	if n := auth.JWTCacheLen(f.verifier); n != 0 {
+		t.Fatalf("%d cached tokens after expiry and a refusal, want 0", n)
+	}
+}

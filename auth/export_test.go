@@ -10,7 +10,8 @@ func SetIntrospectionClock(v *IntrospectionVerifier, now func() time.Time) { v.n
 
 // IntrospectionCacheLen returns how many answers the verifier caches (tests only).
 func IntrospectionCacheLen(v *IntrospectionVerifier) int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return len(v.cache)
+	return v.cache.len()
 }
+
+// JWTCacheLen returns how many verified tokens the verifier caches (tests only).
+func JWTCacheLen(v *JWTVerifier) int { return v.cache.len() }

@@ -8,14 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
 // Defaults of IntrospectionOptions.
 const (
 	DefaultIntrospectionCacheTTL = time.Minute
-	DefaultIntrospectionEntries  = 10000
 )
 
 // IntrospectionOptions configure NewIntrospectionVerifier.
@@ -35,7 +33,7 @@ type IntrospectionOptions struct {
 	// means DefaultIntrospectionCacheTTL (1 min); negative turns caching off. Inactive answers
 	// are never cached. Tokens are cached by their SHA-256 digest, never in clear.
 	CacheTTL time.Duration
-	// MaxCacheEntries bounds the cache. Zero means DefaultIntrospectionEntries (10000);
+	// MaxCacheEntries bounds the cache. Zero means DefaultCacheEntries (10000);
 	// negative panics.
 	MaxCacheEntries int
 	// Leeway is the clock skew allowed when checking exp and nbf. Zero means DefaultLeeway
@@ -53,19 +51,10 @@ type IntrospectionOptions struct {
 type IntrospectionVerifier struct {
 	opts     IntrospectionOptions
 	audience string
-	ttl      time.Duration
-	max      int
+	cache    *tokenCache
 	leeway   time.Duration
 	fetch    fetcher
 	now      func() time.Time
-
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]cachedToken
-}
-
-type cachedToken struct {
-	info  *TokenInfo
-	until time.Time
 }
 
 // NewIntrospectionVerifier returns a verifier that asks opts.Endpoint about each token. It
@@ -77,26 +66,13 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) *IntrospectionVerifier 
 	if _, err := checkURL("IntrospectionOptions.Audience", opts.Audience); err != nil {
 		panic(err.Error())
 	}
-	ttl := opts.CacheTTL
-	if ttl == 0 {
-		ttl = DefaultIntrospectionCacheTTL
-	}
-	if opts.MaxCacheEntries < 0 {
-		panic("auth: IntrospectionOptions.MaxCacheEntries must not be negative")
-	}
-	max := opts.MaxCacheEntries
-	if max == 0 {
-		max = DefaultIntrospectionEntries
-	}
 	return &IntrospectionVerifier{
 		opts:     opts,
 		audience: canonicalResource(opts.Audience),
-		ttl:      ttl,
-		max:      max,
+		cache:    newTokenCache(opts.CacheTTL, DefaultIntrospectionCacheTTL, opts.MaxCacheEntries, DefaultCacheEntries, "IntrospectionOptions.MaxCacheEntries"),
 		leeway:   leewayOr(opts.Leeway),
 		fetch:    newFetcher(opts.HTTPClient, opts.MaxDocumentBytes, "IntrospectionOptions.MaxDocumentBytes"),
 		now:      time.Now,
-		cache:    map[[sha256.Size]byte]cachedToken{},
 	}
 }
 
@@ -117,51 +93,15 @@ type introspection struct {
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (*TokenInfo, error) {
 	key := sha256.Sum256([]byte(token))
 	now := v.now()
-	if v.ttl > 0 {
-		v.mu.Lock()
-		c, ok := v.cache[key]
-		if ok && now.After(c.until) {
-			delete(v.cache, key)
-			ok = false
-		}
-		v.mu.Unlock()
-		if ok {
-			return c.info, nil
-		}
+	if info, ok := v.cache.get(key, now); ok {
+		return info, nil
 	}
 	info, err := v.introspect(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	if v.ttl > 0 {
-		until := now.Add(v.ttl)
-		if !info.Expiration.IsZero() && info.Expiration.Before(until) {
-			until = info.Expiration
-		}
-		v.store(key, cachedToken{info: info, until: until}, now)
-	}
+	v.cache.put(key, info, now)
 	return info, nil
-}
-
-// store caches an answer, making room when the cache is full: expired entries first, then
-// arbitrary ones.
-func (v *IntrospectionVerifier) store(key [sha256.Size]byte, c cachedToken, now time.Time) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.cache) >= v.max {
-		for k, e := range v.cache {
-			if now.After(e.until) {
-				delete(v.cache, k)
-			}
-		}
-		for k := range v.cache {
-			if len(v.cache) < v.max {
-				break
-			}
-			delete(v.cache, k)
-		}
-	}
-	v.cache[key] = c
 }
 
 func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*TokenInfo, error) {

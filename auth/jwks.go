@@ -89,7 +89,11 @@ func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKe
 	if !ks.lastAttempt.IsZero() && now.Sub(ks.lastAttempt) < ks.minInterval {
 		return keys, fetched, ks.lastErr
 	}
-	fresh, err := ks.load(ctx)
+	// The fetch outlives the request that triggered it: a client that hangs up must not turn
+	// into a failed attempt that holds every other request back for the whole interval.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultFetchTimeout)
+	fresh, err := ks.load(fctx)
+	cancel()
 	ks.lastErr = err
 	if err != nil || !fetched.IsZero() {
 		// Refreshes and failed attempts count against the interval; the first successful

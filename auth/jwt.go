@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"slices"
@@ -17,6 +18,10 @@ const (
 	DefaultLeeway          = 30 * time.Second
 	DefaultKeyCacheTTL     = time.Hour
 	DefaultRefreshInterval = 30 * time.Second
+	DefaultJWTCacheTTL     = time.Minute
+	// DefaultCacheEntries bounds the verified-token caches of the verifiers when their
+	// MaxCacheEntries option is zero.
+	DefaultCacheEntries = 10000
 )
 
 // DefaultAlgorithms are the signature algorithms a JWTVerifier accepts when
@@ -61,6 +66,15 @@ type JWTOptions struct {
 	// fetches tokens with unknown key ids can cause. Zero means DefaultRefreshInterval (30 s);
 	// negative panics.
 	RefreshInterval time.Duration
+	// CacheTTL is how long a verified token is remembered (by its SHA-256 digest, never past its
+	// expiry), so a client sending the same token on every request costs one signature check
+	// per CacheTTL rather than one per request. Zero means DefaultJWTCacheTTL (1 min);
+	// negative turns the cache off. A key removed from the JWKS stops verifying tokens at the
+	// latest CacheTTL after the set was fetched again.
+	CacheTTL time.Duration
+	// MaxCacheEntries bounds that cache. Zero means DefaultCacheEntries (10000); negative
+	// panics.
+	MaxCacheEntries int
 	// HTTPClient fetches the metadata and keys. Nil means a client with a 10 s timeout that
 	// follows at most three redirects, each to https (or http on a loopback host).
 	HTTPClient *http.Client
@@ -78,6 +92,7 @@ type JWTVerifier struct {
 	types    []string
 	leeway   time.Duration
 	keys     *keySet
+	cache    *tokenCache
 	now      func() time.Time
 }
 
@@ -125,6 +140,7 @@ func NewJWTVerifier(opts JWTOptions) *JWTVerifier {
 		algs:     algs,
 		types:    types,
 		leeway:   leeway,
+		cache:    newTokenCache(opts.CacheTTL, DefaultJWTCacheTTL, opts.MaxCacheEntries, DefaultCacheEntries, "JWTOptions.MaxCacheEntries"),
 		now:      time.Now,
 	}
 	v.keys = &keySet{
@@ -171,6 +187,20 @@ type accessClaims struct {
 // expiry, not-before and issued-at times and subject, and returns what it says. Errors wrap
 // ErrInvalidToken, or ErrUnavailable when the keys could not be fetched and none are held.
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (*TokenInfo, error) {
+	key := sha256.Sum256([]byte(token))
+	if info, ok := v.cache.get(key, v.now()); ok {
+		return info, nil
+	}
+	info, err := v.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	v.cache.put(key, info, v.now())
+	return info, nil
+}
+
+// verify does the checks of Verify.
+func (v *JWTVerifier) verify(ctx context.Context, token string) (*TokenInfo, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)

@@ -10,7 +10,8 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 )
 
-// TokenInfo is what a Verifier learned about a valid access token.
+// TokenInfo is what a Verifier learned about a valid access token. The verifiers of this package
+// cache it and hand the same value to every request presenting the token: treat it as read-only.
 type TokenInfo struct {
 	// Subject is the token's subject (the sub claim): the request's principal unless
 	// BearerOptions.Principal says otherwise. RequireBearer refuses a token without one.
