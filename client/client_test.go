@@ -341,3 +341,52 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestInputRoundsBounded: a server that keeps asking gets MaxInputRounds answers, then the call
+// fails with ErrTooManyInputRounds; a server request without a handler fails the call clearly.
+func TestInputRoundsBounded(t *testing.T) {
+	f := newFixture(t)
+	rounds := 0
+	f.server.AddTool(&core.Tool{Name: "forever", Description: "Always asks.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			rounds++
+			return nil, core.NeedInput(map[string]core.InputRequest{"r": core.RootsInput()}, fmt.Sprint(rounds))
+		})
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, handlers(&client.Options{Lifecycle: client.Modern, MaxInputRounds: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.CallTool(context.Background(), "forever", nil)
+	if !errors.Is(err, client.ErrTooManyInputRounds) || rounds != 4 {
+		t.Errorf("after %d requests: %v", rounds, err)
+	}
+
+	bare, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, &client.Options{Lifecycle: client.Modern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	// Without a roots handler the client declares no roots: the server's capability gate answers.
+	if _, err := bare.CallTool(context.Background(), "forever", nil); err == nil {
+		t.Error("a call needing roots succeeded without a roots handler")
+	}
+}
+
+func TestOptionsPanics(t *testing.T) {
+	for name, o := range map[string]*client.Options{
+		"lifecycle": {Lifecycle: client.Lifecycle(9)},
+		"version":   {ProtocolVersion: "2026-07-28"},
+		"rounds":    {MaxInputRounds: -1},
+		"url mode":  {URLElicitation: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Options.") {
+					t.Errorf("panic = %v", r)
+				}
+			}()
+			_, _ = client.Connect(context.Background(), &client.InMemoryTransport{Server: newFixture(t).server}, o)
+		})
+	}
+}

@@ -1,0 +1,293 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// recordingTransport records the requests the client sends.
+type recordingTransport struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.mu.Lock()
+	rt.reqs = append(rt.reqs, r.Clone(context.Background()))
+	rt.mu.Unlock()
+	r.Header.Set("X-Plugged", "yes")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (rt *recordingTransport) find(method string, pred func(*http.Request) bool) *http.Request {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, r := range rt.reqs {
+		if r.Method == method && (pred == nil || pred(r)) {
+			return r
+		}
+	}
+	return nil
+}
+
+func TestHTTPSessionDeletedOnClose(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
+	defer srv.Close()
+	rt := &recordingTransport{}
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, &client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := c.SessionID()
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	if _, err := c.CallTool(context.Background(), "add", addIn{A: 1, B: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if rt.find(http.MethodGet, nil) == nil {
+		t.Error("no standalone GET stream was opened")
+	}
+	post := rt.find(http.MethodPost, func(r *http.Request) bool { return r.Header.Get("Mcp-Session-Id") == sid })
+	if post == nil || post.Header.Get("MCP-Protocol-Version") != core.LatestHandshakeVersion {
+		t.Errorf("POST after initialize lacks the session or version header: %v", post)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rt.find(http.MethodDelete, func(r *http.Request) bool { return r.Header.Get("Mcp-Session-Id") == sid }) == nil {
+		t.Fatal("no DELETE on close")
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", core.LatestHandshakeVersion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the deleted session still answers: %d", resp.StatusCode)
+	}
+}
+
+// TestHTTPResumesClosedStream: a handler closes its stream early (the polling pattern); the
+// client waits the server's retry interval and resumes with Last-Event-ID.
+func TestHTTPResumesClosedStream(t *testing.T) {
+	f := newFixture(t)
+	f.server.AddTool(&core.Tool{Name: "poll", Description: "Closes its stream, then answers.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			_ = req.Progress(1, 2, "before")
+			if err := req.CloseStream(); err != nil {
+				return nil, err
+			}
+			_ = req.Progress(2, 2, "after")
+			return core.TextResult("polled"), nil
+		})
+	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true, RetryInterval: 20 * time.Millisecond}}))
+	defer srv.Close()
+	rt := &recordingTransport{}
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneStream: true}, &client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var steps []string
+	res, err := c.CallTool(context.Background(), "poll", nil, client.WithProgress(func(p client.Progress) { steps = append(steps, p.Message) }))
+	if err != nil || res.Content[0].Text != "polled" {
+		t.Fatalf("poll: %+v, %v", res, err)
+	}
+	if strings.Join(steps, ",") != "before,after" {
+		t.Errorf("progress across the resumption = %v", steps)
+	}
+	if rt.find(http.MethodGet, func(r *http.Request) bool { return r.Header.Get("Last-Event-ID") != "" }) == nil {
+		t.Error("no GET with Last-Event-ID")
+	}
+}
+
+// TestHTTPModernHeaders: on 2026-07-28 the client sends the standard headers and mirrors the
+// tool's x-mcp-header arguments, which the server's mirror layer checks (a missing or wrong
+// header would be answered 400 -32020).
+func TestHTTPModernHeaders(t *testing.T) {
+	f := newFixture(t)
+	f.server.AddTool(&core.Tool{Name: "region", Description: "Mirrors.", InputSchema: jsontext.Value(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"q":{"type":"string"}}}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult("mirrored"), nil
+		})
+	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
+	defer srv.Close()
+	rt := &recordingTransport{}
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, &client.Options{Lifecycle: client.Modern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Not listed yet: the client reads the tool list first to learn the annotations.
+	res, err := c.CallTool(context.Background(), "region", map[string]any{"region": " eu-west ", "n": 7, "q": "x"})
+	if err != nil || res.Content[0].Text != "mirrored" {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+	call := rt.find(http.MethodPost, func(r *http.Request) bool { return r.Header.Get("Mcp-Method") == "tools/call" })
+	if call == nil {
+		t.Fatal("no tools/call POST")
+	}
+	want := map[string]string{
+		"Mcp-Name": "region", "Mcp-Param-Region": "=?base64?IGV1LXdlc3Qg?=", "Mcp-Param-N": "7",
+		"Mcp-Param-Q": "", "MCP-Protocol-Version": core.Version20260728,
+	}
+	for k, v := range want {
+		if got := call.Header.Get(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if call.Header.Get("Mcp-Session-Id") != "" {
+		t.Error("a 2026-07-28 request carries a session id")
+	}
+}
+
+func TestHTTPListen(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
+	defer srv.Close()
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Modern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true, PromptsListChanged: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sub.Honored.ToolsListChanged {
+		t.Errorf("honored = %+v", sub.Honored)
+	}
+	f.server.NotifyToolsListChanged(context.Background())
+	select {
+	case n := <-sub.Notifications():
+		if n.Method != "notifications/tools/list_changed" {
+			t.Errorf("got %s", n.Method)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification")
+	}
+	cancel()
+	select {
+	case <-sub.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end with its context")
+	}
+	if err := sub.Err(); err != nil {
+		t.Errorf("Err after the client ended it: %v", err)
+	}
+	// Listen needs 2026-07-28.
+	lc, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	if _, err := lc.Listen(context.Background(), client.ListenFilter{}, nil); !errors.Is(err, client.ErrUnsupported) {
+		t.Errorf("legacy Listen: %v", err)
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="x"`)
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"nope"}}`))
+	}))
+	defer srv.Close()
+	_, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Legacy})
+	var herr *client.HTTPError
+	if !errors.As(err, &herr) || herr.StatusCode != http.StatusUnauthorized || !strings.Contains(herr.Body, "who are you") {
+		t.Errorf("401: %v", err)
+	}
+	_, err = client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}}, &client.Options{Lifecycle: client.Legacy})
+	var werr *core.Error
+	if !errors.As(err, &werr) || werr.Code != core.CodeInvalidRequest {
+		t.Errorf("JSON-RPC error body: %v", err)
+	}
+}
+
+// TestTelemetry: one CLIENT span per call, and its trace context reaches the server in _meta.
+func TestTelemetry(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := newFixture(t)
+	var parent string
+	f.server.AddTool(&core.Tool{Name: "trace", Description: "Reads the trace context.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			parent = string(req.Meta("traceparent"))
+			return core.TextResult("ok"), nil
+		})
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server},
+		&client.Options{Lifecycle: client.Modern, Telemetry: client.Telemetry{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, root := tp.Tracer("test").Start(context.Background(), "root")
+	if _, err := c.CallTool(ctx, "trace", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.CallTool(ctx, "missing", nil)
+	root.End()
+	var call, failed sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		switch s.Name() {
+		case "tools/call trace":
+			call = s
+		case "tools/call missing":
+			failed = s
+		}
+	}
+	if call == nil || failed == nil {
+		t.Fatalf("spans: %v", rec.Ended())
+	}
+	if call.SpanKind().String() != "client" || call.Parent().TraceID() != root.SpanContext().TraceID() {
+		t.Errorf("span kind %s, parent %v", call.SpanKind(), call.Parent())
+	}
+	attrs := map[string]string{}
+	for _, a := range call.Attributes() {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "trace" || attrs["mcp.protocol.version"] != core.Version20260728 || attrs["jsonrpc.request.id"] == "" {
+		t.Errorf("attributes = %v", attrs)
+	}
+	if !strings.Contains(parent, call.SpanContext().SpanID().String()) {
+		t.Errorf("traceparent at the server = %s, want the client span %s", parent, call.SpanContext().SpanID())
+	}
+	failedAttrs := map[string]string{}
+	for _, a := range failed.Attributes() {
+		failedAttrs[string(a.Key)] = a.Value.Emit()
+	}
+	if failedAttrs["error.type"] == "" {
+		t.Errorf("failed call attributes = %v", failedAttrs)
+	}
+}
