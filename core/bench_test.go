@@ -128,3 +128,26 @@ func BenchmarkToolsCallTypedModern(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResourceTemplateRead: resources/read resolved through RFC 6570 templates (the match
+// of the last of three), legacy session.
+func BenchmarkResourceTemplateRead(b *testing.B) {
+	srv := newServer(nil)
+	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "test://a/{id}", Name: "a"}, okResource)
+	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "test://b/{id}{?q}", Name: "b"}, okResource)
+	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "file:///{+path}{?rev,q}", Name: "files"}, okResource)
+	c := newClient(b, srv)
+	c.initialize("2025-11-25")
+	raw := []byte(body(b, 7, "resources/read", map[string]any{"uri": "file:///docs/guide/intro.md?q=x&rev=2"}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		msg, derr := core.DecodeMessage(raw)
+		if derr != nil {
+			b.Fatal(derr.Err)
+		}
+		if resp := c.ss.Handle(ctx, msg, nil); resp == nil || resp.Error != nil {
+			b.Fatalf("%v", resp)
+		}
+	}
+}

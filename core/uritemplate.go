@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -12,14 +13,17 @@ import (
 // uriTemplate is a resource template compiled for matching and expansion: RFC 6570 levels 1 to 3
 // (simple {var}, reserved {+var}, fragment {#var}, label {.var}, path {/var}, path-style
 // parameters {;var}, query {?var} and continuation {&var}, several variables per expression).
-// Parsing, matching of everything before the query and expansion are done by
-// github.com/yosida95/uritemplate; the query is matched here, so that its parameters may come in
-// any order and a reserved expansion before it never swallows it.
+// Parsing, expansion and the regular expression of everything before the query come from
+// github.com/yosida95/uritemplate (its own Match allocates hundreds of times per call, so the
+// variables are read from the regular expression's groups here, one group per expression); the
+// query is matched here too, so that its parameters may come in any order and a reserved
+// expansion before it never swallows it.
 type uriTemplate struct {
 	full *uritemplate.Template
-	// base is the template without its trailing query expressions (full when there are none or
-	// the query is not separable).
-	base *uritemplate.Template
+	// base matches the template without its trailing query expressions (all of it when there
+	// are none or the query is not separable); baseExprs are its expressions, one group each.
+	base      *regexp.Regexp
+	baseExprs []templateExpr
 	// query lists the variables of the trailing {?...}{&...} expressions; nil when the query is
 	// matched as part of base.
 	query []string
@@ -37,8 +41,9 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
 	}
-	t := &uriTemplate{full: full, base: full, names: full.Varnames()}
+	t := &uriTemplate{full: full, base: full.Regexp(), names: full.Varnames()}
 	exprs := templateExpressions(raw)
+	t.baseExprs = exprs
 	for i, e := range exprs {
 		for _, v := range e.vars {
 			if strings.ContainsAny(v, ":*") {
@@ -70,12 +75,17 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 		}
 	}
 	if first < n && exprs[first].op == "?" && exprs[n-1].end == len(raw) && !strings.Contains(raw[:exprs[first].start], "?") {
-		if t.base, err = uritemplate.New(raw[:exprs[first].start]); err != nil {
+		base, err := uritemplate.New(raw[:exprs[first].start])
+		if err != nil {
 			return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
 		}
+		t.base, t.baseExprs = base.Regexp(), exprs[:first]
 		for _, e := range exprs[first:] {
 			t.query = append(t.query, e.vars...)
 		}
+	}
+	if t.base.NumSubexp() != len(t.baseExprs) {
+		return nil, fmt.Errorf("mcpkit: resource template %q: cannot be matched (%d groups for %d expressions)", raw, t.base.NumSubexp(), len(t.baseExprs))
 	}
 	return t, nil
 }
@@ -85,6 +95,48 @@ type templateExpr struct {
 	op         string
 	vars       []string
 	start, end int
+}
+
+// read stores the variables of the expression's matched text (operator prefix excluded) in
+// vars, percent-decoded. Names and values are split the way the operator joins them: "," for
+// simple, reserved and fragment expansions, the operator itself for labels and path segments,
+// name=value pairs for path-style parameters and queries.
+func (e templateExpr) read(text string, vars map[string]string) bool {
+	var parts []string
+	switch e.op {
+	case "", "+", "#":
+		parts = strings.SplitN(text, ",", len(e.vars))
+	case ".", "/":
+		parts = strings.SplitN(text, e.op, len(e.vars))
+	case ";", "?", "&":
+		sep := "&"
+		if e.op == ";" {
+			sep = ";"
+		}
+		for _, pair := range strings.Split(text, sep) {
+			name, value, _ := strings.Cut(pair, "=")
+			if !slices.Contains(e.vars, name) {
+				return false
+			}
+			if _, dup := vars[name]; dup {
+				return false
+			}
+			dec, err := url.PathUnescape(value)
+			if err != nil {
+				return false
+			}
+			vars[name] = dec
+		}
+		return true
+	}
+	for i, p := range parts {
+		dec, err := url.PathUnescape(p)
+		if err != nil {
+			return false
+		}
+		vars[e.vars[i]] = dec
+	}
+	return true
 }
 
 // open reports whether the expression is simple or reserved: no prefix marks where it starts.
@@ -119,13 +171,18 @@ func (t *uriTemplate) match(uri string) (map[string]string, bool) {
 			head, query = uri[:i], uri[i+1:]
 		}
 	}
-	vals := t.base.Match(head)
-	if vals == nil {
+	m := t.base.FindStringSubmatchIndex(head)
+	if m == nil {
 		return nil, false
 	}
-	vars := make(map[string]string, len(vals))
-	for name, v := range vals {
-		vars[name] = v.String()
+	vars := make(map[string]string, len(t.names))
+	for i, e := range t.baseExprs {
+		if m[2+2*i] < 0 {
+			continue // an optional part that is absent
+		}
+		if !e.read(head[m[2+2*i]:m[3+2*i]], vars) {
+			return nil, false
+		}
 	}
 	for _, name := range t.nonEmpty {
 		if vars[name] == "" {

@@ -38,6 +38,12 @@ func TestURITemplateMatching(t *testing.T) {
 		{"x://p{#frag}", "x://p#top", "frag=top"},
 		{"x://p{;v}", "x://p;v=1", "v=1"},
 		{"x://{a}/{b}", "x://1/2", "a=1;b=2"},
+		{"x://{a,b}", "x://1,2", "a=1;b=2"},
+		{"x://p{/a,b}", "x://p/1/2", "a=1;b=2"},
+		{"x://p{.a,b}", "x://p.1.2", "a=1;b=2"},
+		{"x://p{;a,b}", "x://p;b=2;a=1", "a=1;b=2"},
+		{"x://p{;a,b}", "x://p;c=3", "-"},
+		{"x://p{#a,b}", "x://p#1,2", "a=1;b=2"},
 		{"x://{dir}/{name}.txt", "x://docs/read.me.txt", "dir=docs;name=read.me"},
 	}
 	for _, tt := range tests {
@@ -111,4 +117,33 @@ func TestURITemplateExpand(t *testing.T) {
 	if _, err := (core.ResourceTemplate{URITemplate: "x://{a:3}"}).Expand(nil); err == nil {
 		t.Error("a level 4 template expanded")
 	}
+}
+
+// TestURITemplateCompletion: completion/complete of a template's argument names the template by
+// its text, whatever the operators in it.
+func TestURITemplateCompletion(t *testing.T) {
+	var seen []string
+	srv := newServer(&core.Options{CompletionHandler: func(_ context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
+		seen = append(seen, req.Ref.URI+" "+req.Argument.Name+"="+req.Argument.Value)
+		return &core.CompleteResult{Completion: core.Completion{Values: []string{req.Argument.Value + "/readme.md"}}}, nil
+	}})
+	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "file:///{+path}{?rev}", Name: "files"}, okResource)
+	c := newClient(t, srv)
+	c.initialize("2025-11-25")
+	var r struct {
+		Completion struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	c.result("completion/complete", map[string]any{
+		"ref":      map[string]any{"type": "ref/resource", "uri": "file:///{+path}{?rev}"},
+		"argument": map[string]any{"name": "path", "value": "docs"},
+	}, "CompleteResult", &r)
+	if len(r.Completion.Values) != 1 || r.Completion.Values[0] != "docs/readme.md" || len(seen) != 1 || seen[0] != "file:///{+path}{?rev} path=docs" {
+		t.Errorf("completion %+v, handler saw %v", r, seen)
+	}
+	wantError(t, c.call("completion/complete", map[string]any{
+		"ref":      map[string]any{"type": "ref/resource", "uri": "file:///{path}"},
+		"argument": map[string]any{"name": "path", "value": "docs"},
+	}), -32602, "Resource not found: file:///{path}", map[string]any{"uri": "file:///{path}"})
 }
