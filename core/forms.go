@@ -26,7 +26,7 @@ type Form struct {
 	raw       jsontext.Value
 	props     map[string]jsontext.Value // property schemas, for their defaults
 	defaults  map[string]any
-	validator *validator.Schema // the schema, closed to members it does not name
+	validator *validator.Schema // the schema, formats asserted
 }
 
 // NewForm checks that s is an elicitation form schema and compiles it. A schema with nesting,
@@ -325,23 +325,19 @@ func parseForm(raw jsontext.Value) (*Form, error) {
 			f.defaults[name] = v
 		}
 	}
-	// Answers are checked against the schema closed to the members it names, formats asserted.
-	closed := map[string]any{}
-	if err := unmarshal(raw, &closed); err != nil {
-		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
-	}
-	closed["additionalProperties"] = false
-	cb, err := marshal(closed)
-	if err != nil {
-		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
-	}
-	if f.validator, err = compileSchema("form", jsontext.Value(cb), true); err != nil {
+	// Answers are checked against the schema as requested, formats asserted. Members it does not
+	// name are let through, as the schema lets them.
+	if f.validator, err = compileSchema("form", raw, true); err != nil {
 		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
 	}
 	if len(f.defaults) > 0 {
 		// A default its own property refuses would make every answer that relies on it wrong.
-		delete(closed, "required")
-		ob, _ := marshal(closed)
+		optionalOnly := map[string]any{}
+		if err := unmarshal(raw, &optionalOnly); err != nil {
+			return nil, fmt.Errorf("mcpkit: form schema: %w", err)
+		}
+		delete(optionalOnly, "required")
+		ob, _ := marshal(optionalOnly)
 		optional, err := compileSchema("form-defaults", jsontext.Value(ob), true)
 		if err != nil {
 			return nil, fmt.Errorf("mcpkit: form schema: %w", err)
