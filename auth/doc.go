@@ -29,7 +29,7 @@
 //	meta := auth.NewMetadataHandler(auth.Metadata{Resource: resource, AuthorizationServers: []string{issuer}})
 //	verifier := auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
 //	mcp := mcphttp.New(server, mcphttp.Options{})
-//	h := middleware.OriginGuard(middleware.OriginOptions{})(
+//	h := middleware.OriginGuard(middleware.OriginGuardOptions{})(
 //		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
 //			middleware.Decode(middleware.DecodeOptions{})(
 //				auth.RequireScopes(auth.ScopeOptions{ResourceMetadataURL: meta.URL(), Server: server,

@@ -43,7 +43,7 @@ var scopeFixtures = []struct {
 
 // scopeServer returns the core server the scope tests call.
 func scopeServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "scopes", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "scopes", Version: "1"}, core.Options{})
 	s.AddTool(&core.Tool{Name: "test_simple_text"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 		return core.TextResult("simple"), nil
 	})
@@ -57,7 +57,7 @@ func scopeServer() *core.Server {
 		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: r.URI, Text: "data " + r.Vars["id"]}}}, nil
 	})
 	s.AddPrompt(&core.Prompt{Name: "test_simple_prompt"}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
-		return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("hi")}}}, nil
+		return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("hi")}}}, nil
 	})
 	return s
 }

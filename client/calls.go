@@ -2,12 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"strings"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -53,21 +54,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 }
 
 // encodeArgs encodes tool arguments, which must be a JSON object.
-func encodeArgs(args any) (jsontext.Value, error) {
-	var raw jsontext.Value
+func encodeArgs(args any) (json.RawMessage, error) {
+	var raw json.RawMessage
 	switch a := args.(type) {
-	case jsontext.Value:
+	case json.RawMessage:
 		raw = a
 	case []byte:
-		raw = jsontext.Value(a)
+		raw = json.RawMessage(a)
 	default:
-		b, err := json.Marshal(args, json.Deterministic(true))
+		b, err := jsonv2.Marshal(args, jsonv2.Deterministic(true))
 		if err != nil {
 			return nil, fmt.Errorf("cannot encode arguments: %w", err)
 		}
 		raw = b
 	}
-	if raw.Kind() != '{' || !raw.IsValid() {
+	if v := jsontext.Value(raw); v.Kind() != '{' || !v.IsValid() {
 		return nil, errors.New("arguments must be a JSON object")
 	}
 	return raw, nil
@@ -107,7 +108,7 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 	}
 	var raw []byte
 	if res.StructuredContent != nil {
-		raw, err = json.Marshal(res.StructuredContent)
+		raw, err = jsonv2.Marshal(res.StructuredContent)
 		if err != nil {
 			return out, res, fmt.Errorf("mcpkit/client: tool %s: %w", name, err)
 		}
@@ -116,7 +117,7 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 	} else {
 		return out, res, fmt.Errorf("mcpkit/client: tool %s returned no structured output", name)
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	if err := jsonv2.Unmarshal(raw, &out); err != nil {
 		return out, res, fmt.Errorf("mcpkit/client: tool %s: structured output does not decode into %T: %w", name, out, err)
 	}
 	return out, res, nil
@@ -139,18 +140,18 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 			if cursor != "" {
 				p["cursor"] = cursor
 			}
-			var raw jsontext.Value
+			var raw json.RawMessage
 			if err := c.call(ctx, method, p, &raw, o); err != nil {
 				yield(nil, err)
 				return
 			}
-			var res map[string]jsontext.Value
-			if err := json.Unmarshal(raw, &res); err != nil {
+			var res map[string]json.RawMessage
+			if err := jsonv2.Unmarshal(raw, &res); err != nil {
 				yield(nil, fmt.Errorf("mcpkit/client: %s: malformed result: %w", method, err))
 				return
 			}
 			var items []T
-			if err := json.Unmarshal(res[member], &items); err != nil && len(res[member]) > 0 {
+			if err := jsonv2.Unmarshal(res[member], &items); err != nil && len(res[member]) > 0 {
 				yield(nil, fmt.Errorf("mcpkit/client: %s: malformed %s: %w", method, member, err))
 				return
 			}
@@ -164,7 +165,7 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 			}
 			var next string
 			if v, ok := res["nextCursor"]; ok && len(v) > 0 && string(v) != "null" {
-				if json.Unmarshal(v, &next) != nil {
+				if jsonv2.Unmarshal(v, &next) != nil {
 					yield(nil, fmt.Errorf("mcpkit/client: %s: malformed nextCursor", method))
 					return
 				}
@@ -279,8 +280,7 @@ func (c *Client) RootsChanged(ctx context.Context) error {
 }
 
 // Call sends any request (a custom method, or an extension's) with params (nil for none) and
-// decodes its result into res (a pointer; *jsontext.Value or *json.RawMessage-like byte slices
-// receive it raw).
+// decodes its result into res (a pointer; a *json.RawMessage receives it raw).
 func (c *Client) Call(ctx context.Context, method string, params map[string]any, res any, opts ...CallOption) error {
 	return c.call(ctx, method, params, res, collect(opts))
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -104,13 +104,13 @@ type Options struct {
 type LogMessage struct {
 	Level  core.LoggingLevel `json:"level"`
 	Logger string            `json:"logger,omitzero"`
-	Data   jsontext.Value    `json:"data"`
+	Data   json.RawMessage   `json:"data"`
 }
 
 // Notification is a notification from the server: its method and raw params.
 type Notification struct {
 	Method string
-	Params jsontext.Value
+	Params json.RawMessage
 }
 
 // Progress is a notifications/progress of one call.
@@ -147,7 +147,7 @@ type Client struct {
 	serverInfo   core.Implementation
 	serverCaps   core.ServerCapabilities
 	instructions string
-	extensions   map[string]jsontext.Value
+	extensions   map[string]json.RawMessage
 
 	nextID atomic.Int64
 
@@ -173,12 +173,8 @@ type pendingCall struct {
 
 // Connect opens the transport and runs the lifecycle's opening exchange: initialize (legacy) or
 // server/discover (2026-07-28, and first in Auto). It panics on invalid options.
-func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	c := newClient(o)
+func Connect(ctx context.Context, t Transport, opts Options) (*Client, error) {
+	c := newClient(opts)
 	l, err := t.open(ctx, c)
 	if err != nil {
 		c.cancelAll()
@@ -287,11 +283,11 @@ func (c *Client) start(ctx context.Context) error {
 
 // discoverResult is the result of server/discover.
 type discoverResult struct {
-	SupportedVersions []string                  `json:"supportedVersions"`
-	Capabilities      core.ServerCapabilities   `json:"capabilities"`
-	Instructions      string                    `json:"instructions,omitzero"`
-	ServerInfo        *core.Implementation      `json:"serverInfo,omitzero"`
-	Meta              map[string]jsontext.Value `json:"_meta,omitzero"`
+	SupportedVersions []string                   `json:"supportedVersions"`
+	Capabilities      core.ServerCapabilities    `json:"capabilities"`
+	Instructions      string                     `json:"instructions,omitzero"`
+	ServerInfo        *core.Implementation       `json:"serverInfo,omitzero"`
+	Meta              map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 // discover sends server/discover in the 2026-07-28 lifecycle. With fallback (Auto), a server
@@ -323,7 +319,7 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 		if res.ServerInfo != nil {
 			c.serverInfo = *res.ServerInfo
 		} else if raw, ok := res.Meta[core.MetaServerInfo]; ok {
-			_ = json.Unmarshal(raw, &c.serverInfo)
+			_ = jsonv2.Unmarshal(raw, &c.serverInfo)
 		}
 		return nil
 	}
@@ -359,11 +355,11 @@ func pickModern(v any) string {
 				}
 			}
 		}
-	case jsontext.Value:
+	case json.RawMessage:
 		var d struct {
 			Supported []string `json:"supported"`
 		}
-		if json.Unmarshal(x, &d) == nil {
+		if jsonv2.Unmarshal(x, &d) == nil {
 			list = d.Supported
 		}
 	}

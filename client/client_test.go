@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/client"
@@ -39,16 +39,16 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{cancelled: make(chan struct{}, 8), started: make(chan struct{}, 8)}
-	s := core.NewServer(core.Implementation{Name: "fixture", Version: "1.2.3"}, &core.Options{PageSize: 2, Instructions: "be nice"})
+	s := core.NewServer(core.Implementation{Name: "fixture", Version: "1.2.3"}, core.Options{PageSize: 2, Instructions: "be nice"})
 	core.AddTool(s, &core.Tool{Name: "add", Description: "Adds."},
 		func(ctx context.Context, req *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 			return nil, addOut{Sum: in.A + in.B}, nil
 		})
-	s.AddTool(&core.Tool{Name: "fail", Description: "Fails.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "fail", Description: "Fails.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.ErrorResult("it broke"), nil
 		})
-	s.AddTool(&core.Tool{Name: "progress", Description: "Reports progress.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "progress", Description: "Reports progress.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			for i := 1; i <= 3; i++ {
 				_ = req.Progress(float64(i), 3, fmt.Sprintf("step %d", i))
@@ -56,24 +56,24 @@ func newFixture(t *testing.T) *fixture {
 			_, _ = req.Log(core.LevelWarning, "fixture", "careful")
 			return core.TextResult("done"), nil
 		})
-	s.AddTool(&core.Tool{Name: "block", Description: "Waits for cancellation.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "block", Description: "Waits for cancellation.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			f.started <- struct{}{}
 			<-ctx.Done()
 			f.cancelled <- struct{}{}
 			return nil, ctx.Err()
 		})
-	s.AddTool(&core.Tool{Name: "ask", Description: "Asks for a name.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "ask", Description: "Asks for a name.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			if r, ok := req.ElicitResponse("who"); ok {
 				return core.TextResult(fmt.Sprintf("%s/%v/%v", r.Action, r.Content["name"], r.Content["age"])), nil
 			}
 			return nil, core.NeedInput(map[string]core.InputRequest{"who": core.ElicitInput(core.ElicitParams{
 				Message:         "Your name?",
-				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer","default":36}}}`),
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer","default":36}}}`),
 			})}, "asked")
 		})
-	s.AddTool(&core.Tool{Name: "sample", Description: "Samples.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "sample", Description: "Samples.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			if r, ok := req.SamplingResponse("s"); ok {
 				if roots, ok := req.RootsResponse("r"); ok {
@@ -81,13 +81,13 @@ func newFixture(t *testing.T) *fixture {
 				}
 			}
 			return nil, core.NeedInput(map[string]core.InputRequest{
-				"s": core.SamplingInput(core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("hi")}}}}),
+				"s": core.SamplingInput(core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("hi")}}}}),
 				"r": core.RootsInput(),
 			}, "")
 		})
 	s.AddPrompt(&core.Prompt{Name: "greet", Description: "Greets.", Arguments: []core.PromptArgument{{Name: "who", Required: true}}},
 		func(ctx context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
-			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("Hello " + req.Arguments["who"])}}}, nil
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("Hello " + req.Arguments["who"])}}}, nil
 		})
 	s.AddResource(&core.Resource{URI: "test://a", Name: "a"}, func(ctx context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://a", Text: "A"}}}, nil
@@ -102,7 +102,7 @@ func handlers(o *client.Options) *client.Options {
 		return &core.ElicitResult{Action: "accept", Content: map[string]any{"age": 7}}, nil
 	}
 	o.Sampling = func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error) {
-		return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.TextContent("sampled")}, Model: "m"}, nil
+		return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.Text("sampled")}, Model: "m"}, nil
 	}
 	o.Roots = func(ctx context.Context) ([]core.Root, error) {
 		return []core.Root{{URI: "file:///a"}, {URI: "file:///b"}}, nil
@@ -144,7 +144,7 @@ func eachCombination(t *testing.T, fn func(t *testing.T, f *fixture, c *client.C
 				tr := transports(t, f)[name]()
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
-				c, err := client.Connect(ctx, tr, handlers(&client.Options{Lifecycle: lc, Info: core.Implementation{Name: "tester", Version: "9"}}))
+				c, err := client.Connect(ctx, tr, *handlers(&client.Options{Lifecycle: lc, Info: core.Implementation{Name: "tester", Version: "9"}}))
 				if err != nil {
 					t.Fatalf("Connect: %v", err)
 				}
@@ -251,7 +251,7 @@ func TestProgressAndLogs(t *testing.T) {
 				f := newFixture(t)
 				var mu sync.Mutex
 				var logs []string
-				c, err := client.Connect(context.Background(), transports(t, f)[name](), &client.Options{Lifecycle: lc,
+				c, err := client.Connect(context.Background(), transports(t, f)[name](), client.Options{Lifecycle: lc,
 					OnLog: func(ctx context.Context, m client.LogMessage) {
 						mu.Lock()
 						logs = append(logs, string(m.Level)+":"+string(m.Data))
@@ -316,7 +316,7 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	for _, lc := range []client.Lifecycle{client.Legacy, client.Modern} {
 		f := newFixture(t)
-		c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, handlers(&client.Options{Lifecycle: lc}))
+		c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, *handlers(&client.Options{Lifecycle: lc}))
 		if err != nil {
 			t.Fatal(err)
 		}

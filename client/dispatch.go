@@ -2,14 +2,14 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"strconv"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -72,7 +72,7 @@ const (
 	resultTask          = "task"
 )
 
-// call sends one request and decodes its result into res (a pointer, or *jsontext.Value for the
+// call sends one request and decodes its result into res (a pointer, or *json.RawMessage for the
 // raw result). In the 2026-07-28 lifecycle it answers input_required results by itself.
 func (c *Client) call(ctx context.Context, method string, params map[string]any, res any, o *callOpts) error {
 	if o == nil {
@@ -131,32 +131,32 @@ func (c *Client) rounds(ctx context.Context, method string, params map[string]an
 }
 
 // resultKind returns a result's resultType ("" when absent, which means complete).
-func resultKind(raw jsontext.Value) string {
+func resultKind(raw json.RawMessage) string {
 	var r struct {
 		ResultType string `json:"resultType"`
 	}
-	if json.Unmarshal(raw, &r) != nil {
+	if jsonv2.Unmarshal(raw, &r) != nil {
 		return ""
 	}
 	return r.ResultType
 }
 
-func decodeResult(method string, raw jsontext.Value, res any) error {
+func decodeResult(method string, raw json.RawMessage, res any) error {
 	switch r := res.(type) {
 	case nil:
 		return nil
-	case *jsontext.Value:
-		*r = append(jsontext.Value(nil), raw...)
+	case *json.RawMessage:
+		*r = append(json.RawMessage(nil), raw...)
 		return nil
 	}
-	if err := json.Unmarshal(raw, res); err != nil {
+	if err := jsonv2.Unmarshal(raw, res); err != nil {
 		return fmt.Errorf("mcpkit/client: %s: malformed result: %w", method, err)
 	}
 	return nil
 }
 
 // roundTrip sends one request (a fresh id every time) and returns its raw result.
-func (c *Client) roundTrip(ctx context.Context, method string, params map[string]any, o *callOpts) (jsontext.Value, error) {
+func (c *Client) roundTrip(ctx context.Context, method string, params map[string]any, o *callOpts) (json.RawMessage, error) {
 	id := core.IntID(c.nextID.Add(1))
 	requestID(ctx, id)
 	msg, tok, err := c.buildRequest(ctx, id, method, params, o)
@@ -195,7 +195,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 	}
 }
 
-func answerOf(m *core.Message, ok bool, c *Client) (jsontext.Value, error) {
+func answerOf(m *core.Message, ok bool, c *Client) (json.RawMessage, error) {
 	if !ok {
 		return nil, c.lostErr()
 	}
@@ -248,7 +248,7 @@ func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, pa
 	tok := ""
 	if o.progress != nil {
 		tok = strconv.Quote("p" + id.String())
-		meta["progressToken"] = jsontext.Value(tok)
+		meta["progressToken"] = json.RawMessage(tok)
 	}
 	c.tel.inject(ctx, meta)
 	if c.modern {
@@ -372,10 +372,10 @@ func (c *Client) onNotification(m *core.Message) {
 	switch m.Method {
 	case "notifications/progress":
 		var p struct {
-			Token jsontext.Value `json:"progressToken"`
+			Token json.RawMessage `json:"progressToken"`
 			Progress
 		}
-		if json.Unmarshal(m.Params, &p) != nil {
+		if jsonv2.Unmarshal(m.Params, &p) != nil {
 			return
 		}
 		c.mu.Lock()
@@ -388,20 +388,20 @@ func (c *Client) onNotification(m *core.Message) {
 	case "notifications/message":
 		if c.opts.OnLog != nil {
 			var lm LogMessage
-			if json.Unmarshal(m.Params, &lm) == nil {
+			if jsonv2.Unmarshal(m.Params, &lm) == nil {
 				c.opts.OnLog(ctx, lm)
 			}
 		}
 		return
 	case "notifications/cancelled":
 		var p struct {
-			RequestID jsontext.Value `json:"requestId"`
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(m.Params, &p) != nil {
+		if jsonv2.Unmarshal(m.Params, &p) != nil {
 			return
 		}
 		var id core.ID
-		if json.Unmarshal(p.RequestID, &id) != nil {
+		if jsonv2.Unmarshal(p.RequestID, &id) != nil {
 			return
 		}
 		c.mu.Lock()

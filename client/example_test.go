@@ -21,7 +21,7 @@ type greetOut struct {
 
 // exampleServer is a server with one typed tool.
 func exampleServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "example", Version: "1.0.0"}, nil)
+	s := core.NewServer(core.Implementation{Name: "example", Version: "1.0.0"}, core.Options{})
 	core.AddTool(s, &core.Tool{Name: "greet", Description: "Greets someone."},
 		func(ctx context.Context, req *core.ToolRequest, in greetIn) (*core.CallToolResult, greetOut, error) {
 			return nil, greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
@@ -36,7 +36,7 @@ func ExampleConnect() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	c, err := client.Connect(ctx, &client.HTTPTransport{URL: srv.URL}, &client.Options{
+	c, err := client.Connect(ctx, &client.HTTPTransport{URL: srv.URL}, client.Options{
 		Info: core.Implementation{Name: "example-client", Version: "1.0.0"},
 	})
 	if err != nil {
@@ -50,7 +50,7 @@ func ExampleConnect() {
 // Call a tool and read its text, or decode its structured output with CallToolAs.
 func ExampleClient_CallTool() {
 	ctx := context.Background()
-	c, err := client.Connect(ctx, &client.InMemoryTransport{Server: exampleServer()}, nil)
+	c, err := client.Connect(ctx, &client.InMemoryTransport{Server: exampleServer()}, client.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func ExampleInMemoryTransport() {
 	ctx := context.Background()
 	s := exampleServer()
 	for _, lc := range []client.Lifecycle{client.Legacy, client.Modern} {
-		c, err := client.Connect(ctx, &client.InMemoryTransport{Server: s}, &client.Options{Lifecycle: lc})
+		c, err := client.Connect(ctx, &client.InMemoryTransport{Server: s}, client.Options{Lifecycle: lc})
 		if err != nil {
 			log.Fatal(err)
 		}

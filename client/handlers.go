@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -40,7 +40,7 @@ func (c *Client) serveRequest(m *core.Message) {
 		if err != nil {
 			body = core.EncodeError(m.ID, wireError(err))
 		} else {
-			enc, merr := json.Marshal(res)
+			enc, merr := jsonv2.Marshal(res)
 			if merr != nil {
 				body = core.EncodeError(m.ID, core.InternalError("cannot encode the client's result: "+merr.Error()))
 			} else {
@@ -64,7 +64,7 @@ func wireError(err error) *core.Error {
 
 // answer runs the handler of a server request (or of one input request of an input_required
 // result) and returns its result.
-func (c *Client) answer(ctx context.Context, method string, params jsontext.Value) (any, error) {
+func (c *Client) answer(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "ping":
 		return struct{}{}, nil
@@ -119,11 +119,11 @@ func (c *Client) answer(ctx context.Context, method string, params jsontext.Valu
 	return nil, core.NewError(core.CodeMethodNotFound, "Method not found: "+method)
 }
 
-func decodeParams(params jsontext.Value, v any) error {
+func decodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 {
 		return core.InvalidParams("missing params")
 	}
-	if err := json.Unmarshal(params, v); err != nil {
+	if err := jsonv2.Unmarshal(params, v); err != nil {
 		return core.InvalidParams(err.Error())
 	}
 	return nil
@@ -131,14 +131,14 @@ func decodeParams(params jsontext.Value, v any) error {
 
 // applyDefaults fills the default of every top-level property of a requested schema that the
 // accepted content leaves out (SEP-1034).
-func applyDefaults(schema jsontext.Value, content map[string]any) map[string]any {
+func applyDefaults(schema json.RawMessage, content map[string]any) map[string]any {
 	if len(schema) == 0 {
 		return content
 	}
 	var s struct {
-		Properties map[string]map[string]jsontext.Value `json:"properties"`
+		Properties map[string]map[string]json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(schema, &s) != nil {
+	if jsonv2.Unmarshal(schema, &s) != nil {
 		return content
 	}
 	for name, prop := range s.Properties {
@@ -150,7 +150,7 @@ func applyDefaults(schema jsontext.Value, content map[string]any) map[string]any
 			continue
 		}
 		var v any
-		if json.Unmarshal(def, &v) != nil {
+		if jsonv2.Unmarshal(def, &v) != nil {
 			continue
 		}
 		if content == nil {
@@ -164,8 +164,8 @@ func applyDefaults(schema jsontext.Value, content map[string]any) map[string]any
 // inputRequired is the body of an input_required result.
 type inputRequired struct {
 	InputRequests map[string]struct {
-		Method string         `json:"method"`
-		Params jsontext.Value `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	} `json:"inputRequests"`
 	RequestState *string `json:"requestState"`
 }
@@ -173,9 +173,9 @@ type inputRequired struct {
 // answerInputs fulfils the input requests of an input_required result with the client's
 // handlers and prepares the retry's params: the responses, and the request state echoed exactly
 // (or left out when the server sent none).
-func (c *Client) answerInputs(ctx context.Context, raw jsontext.Value, p map[string]any) error {
+func (c *Client) answerInputs(ctx context.Context, raw json.RawMessage, p map[string]any) error {
 	var ir inputRequired
-	if err := json.Unmarshal(raw, &ir); err != nil {
+	if err := jsonv2.Unmarshal(raw, &ir); err != nil {
 		return fmt.Errorf("malformed input_required result: %w", err)
 	}
 	if len(ir.InputRequests) == 0 && ir.RequestState == nil {

@@ -2,10 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -21,7 +22,7 @@ type toolInfo struct {
 // noteTool records a listed tool and reports whether it may be used: a tool whose x-mcp-header
 // annotations break the rules is left out of the list.
 func (c *Client) noteTool(t *core.Tool) bool {
-	hs, err := toolHeaders(jsontext.Value(t.InputSchema))
+	hs, err := toolHeaders(json.RawMessage(t.InputSchema))
 	c.mu.Lock()
 	c.tools[t.Name] = &toolInfo{headers: hs, invalid: err}
 	c.mu.Unlock()
@@ -59,9 +60,9 @@ func (c *Client) paramHeadersFor(tool string, args any) [][2]string {
 	if ti == nil || len(ti.headers) == 0 {
 		return nil
 	}
-	raw, _ := args.(jsontext.Value)
-	var vals map[string]jsontext.Value
-	if len(raw) == 0 || json.Unmarshal(raw, &vals) != nil {
+	raw, _ := args.(json.RawMessage)
+	var vals map[string]json.RawMessage
+	if len(raw) == 0 || jsonv2.Unmarshal(raw, &vals) != nil {
 		return nil
 	}
 	var out [][2]string
@@ -79,11 +80,11 @@ func (c *Client) paramHeadersFor(tool string, args any) [][2]string {
 
 // paramValue encodes one argument for its header: strings (base64 when not plain visible
 // ASCII), integers and booleans as their JSON text. Null and other kinds send no header.
-func paramValue(v jsontext.Value) (string, bool) {
-	switch v.Kind() {
+func paramValue(v json.RawMessage) (string, bool) {
+	switch jsontext.Value(v).Kind() {
 	case '"':
 		var s string
-		if json.Unmarshal(v, &s) != nil {
+		if jsonv2.Unmarshal(v, &s) != nil {
 			return "", false
 		}
 		return headerValue(s), true
@@ -96,14 +97,14 @@ func paramValue(v jsontext.Value) (string, bool) {
 // toolHeaders reads and checks the x-mcp-header annotations of an input schema's top-level
 // properties: a non-empty HTTP token, unique ignoring case, on a string, integer or boolean
 // property.
-func toolHeaders(schema jsontext.Value) ([][2]string, error) {
+func toolHeaders(schema json.RawMessage) ([][2]string, error) {
 	if len(schema) == 0 {
 		return nil, nil
 	}
 	var s struct {
-		Properties map[string]map[string]jsontext.Value `json:"properties"`
+		Properties map[string]map[string]json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(schema, &s) != nil {
+	if jsonv2.Unmarshal(schema, &s) != nil {
 		return nil, nil
 	}
 	var out [][2]string
@@ -114,7 +115,7 @@ func toolHeaders(schema jsontext.Value) ([][2]string, error) {
 			continue
 		}
 		var name string
-		if json.Unmarshal(rawName, &name) != nil {
+		if jsonv2.Unmarshal(rawName, &name) != nil {
 			return nil, fmt.Errorf("x-mcp-header of %q is not a string", arg)
 		}
 		if name == "" {
@@ -138,17 +139,17 @@ func toolHeaders(schema jsontext.Value) ([][2]string, error) {
 
 // primitiveType reports whether a property's type allows a header: string, integer or boolean
 // (with null besides, when the type is a list). An absent type is accepted.
-func primitiveType(t jsontext.Value) bool {
+func primitiveType(t json.RawMessage) bool {
 	if len(t) == 0 {
 		return true
 	}
 	ok := func(s string) bool { return s == "string" || s == "integer" || s == "boolean" }
 	var one string
-	if json.Unmarshal(t, &one) == nil {
+	if jsonv2.Unmarshal(t, &one) == nil {
 		return ok(one)
 	}
 	var many []string
-	if json.Unmarshal(t, &many) != nil {
+	if jsonv2.Unmarshal(t, &many) != nil {
 		return false
 	}
 	some := false

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -204,9 +205,9 @@ func describe(m *outMsg) string {
 
 // deliverBody hands a JSON body (one message or a batch) to the sink.
 func (l *httpLink) deliverBody(body []byte) {
-	if v := jsontext.Value(body); v.Kind() == '[' {
-		var items []jsontext.Value
-		if json.Unmarshal(body, &items) == nil {
+	if jsontext.Value(body).Kind() == '[' {
+		var items []json.RawMessage
+		if jsonv2.Unmarshal(body, &items) == nil {
 			for _, it := range items {
 				l.sink.deliver(it)
 			}
@@ -223,7 +224,7 @@ func (l *httpLink) statusError(resp *http.Response, m *outMsg) error {
 	var e struct {
 		Error *core.Error `json:"error"`
 	}
-	if json.Unmarshal(body, &e) == nil && e.Error != nil {
+	if jsonv2.Unmarshal(body, &e) == nil && e.Error != nil {
 		if resp.StatusCode == http.StatusNotFound && l.sessionID() != "" && !m.modern {
 			return fmt.Errorf("%w: %w", ErrSessionExpired, e.Error)
 		}

@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -146,14 +146,14 @@ func (s *Subscription) deliver(m *core.Message) {
 		var p struct {
 			Notifications ListenFilter `json:"notifications"`
 		}
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonv2.Unmarshal(m.Params, &p)
 		s.ackOnce.Do(func() {
 			s.Honored = p.Notifications
 			close(s.acked)
 		})
 		return
 	}
-	n := Notification{Method: m.Method, Params: append(jsontext.Value(nil), m.Params...)}
+	n := Notification{Method: m.Method, Params: append(json.RawMessage(nil), m.Params...)}
 	if s.fn != nil {
 		s.fn(n)
 		return

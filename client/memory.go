@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -49,9 +50,13 @@ func (l *memLink) toClient(ctx context.Context, msg []byte) error {
 }
 
 func (l *memLink) send(ctx context.Context, m *outMsg) error {
-	msg, derr := core.DecodeMessage(m.body)
-	if derr != nil {
-		return derr.Err
+	msg, err := core.DecodeMessage(m.body)
+	if err != nil {
+		var derr *core.DecodeError
+		if errors.As(err, &derr) {
+			return derr.Err
+		}
+		return err
 	}
 	l.mu.Lock()
 	if l.closed {

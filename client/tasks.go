@@ -2,13 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -46,13 +46,13 @@ type TaskState struct {
 	TTLMs          *int64 `json:"ttlMs"`
 	PollIntervalMs *int64 `json:"pollIntervalMs,omitzero"`
 	// Result is the final result (completed).
-	Result jsontext.Value `json:"result,omitzero"`
+	Result json.RawMessage `json:"result,omitzero"`
 	// Error is the JSON-RPC error (failed).
 	Error *core.Error `json:"error,omitzero"`
 	// InputRequests are the server's outstanding requests (input_required).
 	InputRequests map[string]struct {
-		Method string         `json:"method"`
-		Params jsontext.Value `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	} `json:"inputRequests,omitzero"`
 }
 
@@ -90,9 +90,9 @@ func (c *Client) tasksDeclared() bool {
 	return ok
 }
 
-func newTask(c *Client, method string, raw jsontext.Value) (*Task, error) {
+func newTask(c *Client, method string, raw json.RawMessage) (*Task, error) {
 	t := &Task{c: c, method: method, answered: map[string]bool{}}
-	if err := json.Unmarshal(raw, &t.state); err != nil {
+	if err := jsonv2.Unmarshal(raw, &t.state); err != nil {
 		return nil, fmt.Errorf("mcpkit/client: %s: malformed task result: %w", method, err)
 	}
 	if t.state.TaskID == "" {
@@ -102,7 +102,7 @@ func newTask(c *Client, method string, raw jsontext.Value) (*Task, error) {
 }
 
 // taskHandle hands a task result to the caller that asked for it.
-func (c *Client) taskHandle(_ context.Context, raw jsontext.Value, o *callOpts) error {
+func (c *Client) taskHandle(_ context.Context, raw json.RawMessage, o *callOpts) error {
 	t, err := newTask(c, "tools/call", raw)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (c *Client) taskHandle(_ context.Context, raw jsontext.Value, o *callOpts) 
 }
 
 // awaitTask drives a task to its end and decodes the final result into res.
-func (c *Client) awaitTask(ctx context.Context, method string, raw jsontext.Value, res any, _ *callOpts) error {
+func (c *Client) awaitTask(ctx context.Context, method string, raw json.RawMessage, res any, _ *callOpts) error {
 	if method != "tools/call" {
 		return fmt.Errorf("mcpkit/client: %s: a task result is not valid for this method", method)
 	}
@@ -186,7 +186,7 @@ func (t *Task) answer(ctx context.Context, st TaskState) error {
 
 // Wait polls the task until it ends, honouring the server's pollIntervalMs, and returns the raw
 // final result. When ctx ends first the task is cancelled (tasks/cancel).
-func (t *Task) Wait(ctx context.Context) (jsontext.Value, error) {
+func (t *Task) Wait(ctx context.Context) (json.RawMessage, error) {
 	st := t.State()
 	for {
 		switch st.Status {

@@ -32,7 +32,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 }
 
 func BenchmarkToolsCallTyped(b *testing.B) {
-	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
@@ -82,12 +82,12 @@ func BenchmarkEncodeError(b *testing.B) {
 // again: the work an input_required round adds to a request (AES-256-GCM both ways, the
 // canonical arguments digest twice).
 func BenchmarkRequestStateSealOpen(b *testing.B) {
-	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.Options{
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{
 		RequestState: core.RequestStateOptions{Key: make([]byte, 32)},
 	})
 	msg, derr := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"book","arguments":{"city":"Paris","nights":3,"guests":{"adults":2,"children":[4,9]}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
 	if derr != nil {
-		b.Fatal(derr.Err)
+		b.Fatal(derr)
 	}
 	roundTrip, done := core.RequestStateRoundTrip(s, msg)
 	defer done()
@@ -106,7 +106,7 @@ func BenchmarkRequestStateSealOpen(b *testing.B) {
 var modernToolsCallBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40,"note":"sum these two numbers"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 
 func BenchmarkToolsCallTypedModern(b *testing.B) {
-	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,7 @@ type Call struct {
 	msg     *Message
 	id      ID
 	method  string
-	params  jsontext.Value
+	params  json.RawMessage
 	out     Sender
 
 	// handler serves the method; early, when set, is the error that answers the call instead.
@@ -44,12 +45,12 @@ type Call struct {
 
 	// inputResponses and requestState are what a retry of an input_required result brought
 	// (or, on the legacy lifecycle, what the shim collected).
-	inputResponses map[string]jsontext.Value
+	inputResponses map[string]json.RawMessage
 	requestState   string
 	hasState       bool
 
 	metaOnce sync.Once
-	meta     map[string]jsontext.Value
+	meta     map[string]json.RawMessage
 
 	// task is set on the call a task's handler sees (and on a deferred call that may become one).
 	task *taskRun
@@ -79,7 +80,7 @@ func (c *Call) ID() ID { return c.id }
 func (c *Call) Method() string { return c.method }
 
 // Params returns the request's raw params (nil when absent).
-func (c *Call) Params() jsontext.Value { return c.params }
+func (c *Call) Params() json.RawMessage { return c.params }
 
 // ProtocolVersion returns the protocol version of the request: the envelope's on a 2026-07-28
 // request, the one initialize negotiated otherwise.
@@ -109,7 +110,7 @@ func (c *Call) ClientCapabilities() ClientCapabilities {
 }
 
 // Meta returns the raw value of a key of the request's params._meta, or nil.
-func (c *Call) Meta(key string) jsontext.Value {
+func (c *Call) Meta(key string) json.RawMessage {
 	c.metaOnce.Do(func() {
 		if c.msg.Parsed {
 			c.meta = c.msg.Meta
@@ -121,9 +122,9 @@ func (c *Call) Meta(key string) jsontext.Value {
 }
 
 // ProgressToken returns the request's progress token as sent (a JSON string or number), or nil.
-func (c *Call) ProgressToken() jsontext.Value {
+func (c *Call) ProgressToken() json.RawMessage {
 	t := c.Meta("progressToken")
-	if len(t) == 0 || (t.Kind() != '"' && t.Kind() != '0') {
+	if k := jsontext.Value(t).Kind(); k != '"' && k != '0' {
 		return nil
 	}
 	return t
@@ -171,10 +172,10 @@ func (c *Call) sendWith(ctx context.Context, msg []byte) error {
 }
 
 type progressParams struct {
-	ProgressToken jsontext.Value `json:"progressToken"`
-	Progress      float64        `json:"progress"`
-	Total         float64        `json:"total,omitzero"`
-	Message       string         `json:"message,omitzero"`
+	ProgressToken json.RawMessage `json:"progressToken"`
+	Progress      float64         `json:"progress"`
+	Total         float64         `json:"total,omitzero"`
+	Message       string          `json:"message,omitzero"`
 }
 
 // Progress reports progress on the request: done so far, the total when known (zero or less

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -53,7 +54,7 @@ type ClientError struct {
 	Code    int64
 	Message string
 	// Data is the client's error data as sent, or nil.
-	Data jsontext.Value
+	Data json.RawMessage
 }
 
 func (e *ClientError) Error() string {
@@ -353,7 +354,7 @@ func isDone(ch <-chan struct{}) bool {
 func decodeAnswer(method string, ans *Message, result any) error {
 	if ans.Error != nil {
 		ce := &ClientError{Method: method, Code: ans.Error.Code, Message: ans.Error.Message}
-		if d, ok := ans.Error.Data.(jsontext.Value); ok {
+		if d, ok := ans.Error.Data.(json.RawMessage); ok {
 			ce.Data = d
 		}
 		return ce
@@ -485,11 +486,11 @@ type ElicitParams struct {
 	// Form is the typed form of the schema (FormOf, NewForm); when set it is sent as
 	// requestedSchema, which must then be empty. Either way the schema must be a flat object of
 	// primitive properties, and an accepted answer is checked against it (defaults applied).
-	Form            *Form          `json:"-"`
-	RequestedSchema jsontext.Value `json:"requestedSchema,omitzero"`
-	URL             string         `json:"url,omitzero"`
-	ElicitationID   string         `json:"elicitationId,omitzero"`
-	Meta            Meta           `json:"_meta,omitzero"`
+	Form            *Form           `json:"-"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitzero"`
+	URL             string          `json:"url,omitzero"`
+	ElicitationID   string          `json:"elicitationId,omitzero"`
+	Meta            Meta            `json:"_meta,omitzero"`
 }
 
 // ElicitResult is the client's answer: Action is "accept", "decline" or "cancel"; Content holds

@@ -2,13 +2,14 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
@@ -73,7 +74,7 @@ func (c *client) callAsyncOn(path core.Sender, id any, method string, params any
 			return
 		}
 		var w wire
-		if err := json.Unmarshal(raw, &w); err != nil {
+		if err := jsonv2.Unmarshal(raw, &w); err != nil {
 			ch <- &wire{raw: raw}
 			return
 		}
@@ -95,12 +96,12 @@ func (s strictSink) Send(ctx context.Context, msg []byte) error {
 
 // answer delivers a client's JSON-RPC response (result or error, given as raw JSON members) to
 // the session, as a transport does with a response it read.
-func answer(t testing.TB, ss *core.Session, id jsontext.Value, members string) {
+func answer(t testing.TB, ss *core.Session, id json.RawMessage, members string) {
 	t.Helper()
 	raw := `{"jsonrpc":"2.0","id":` + string(id) + `,` + members + `}`
 	msg, derr := core.DecodeMessage([]byte(raw))
 	if derr != nil {
-		t.Fatalf("the test's answer %s does not decode: %v", raw, derr.Err)
+		t.Fatalf("the test's answer %s does not decode: %v", raw, derr)
 	}
 	if resp := ss.Handle(context.Background(), msg, nil); resp != nil {
 		t.Fatalf("a response from the client was answered: %s", resp.Encode())
@@ -112,7 +113,7 @@ func answer(t testing.TB, ss *core.Session, id jsontext.Value, members string) {
 func nextRequest(t testing.TB, path *sink, method, def string) *wire {
 	t.Helper()
 	w := path.next(t)
-	if w.Method != method || w.ID.Kind() != '"' {
+	if w.Method != method || jsontext.Value(w.ID).Kind() != '"' {
 		t.Fatalf("want a %s request with a string id, got %s", method, w)
 	}
 	testSchema(t, "JSONRPCRequest", w.raw)
@@ -123,7 +124,7 @@ func nextRequest(t testing.TB, path *sink, method, def string) *wire {
 }
 
 // wantCancelled waits for notifications/cancelled for the request id on path.
-func wantCancelled(t testing.TB, path *sink, id jsontext.Value, reason string) {
+func wantCancelled(t testing.TB, path *sink, id json.RawMessage, reason string) {
 	t.Helper()
 	w := path.next(t)
 	if w.Method != "notifications/cancelled" || w.ID != nil {
@@ -131,10 +132,10 @@ func wantCancelled(t testing.TB, path *sink, id jsontext.Value, reason string) {
 	}
 	testSchema(t, "CancelledNotification", w.raw)
 	var p struct {
-		RequestID jsontext.Value `json:"requestId"`
-		Reason    string         `json:"reason"`
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
 	}
-	if err := json.Unmarshal(w.Params, &p); err != nil {
+	if err := jsonv2.Unmarshal(w.Params, &p); err != nil {
 		t.Fatal(err)
 	}
 	if string(p.RequestID) != string(id) {
@@ -162,8 +163,8 @@ func TestCreateMessageRoundTrip(t *testing.T) {
 	temp := 0.5
 	params := &core.CreateMessageParams{
 		Messages: []core.SamplingMessage{
-			{Role: "user", Content: core.ContentList{core.TextContent("weather?")}},
-			{Role: "user", Content: core.ContentList{core.TextContent("in Paris"), core.ImageContent("aGk=", "image/png")}},
+			{Role: "user", Content: core.ContentList{core.Text("weather?")}},
+			{Role: "user", Content: core.ContentList{core.Text("in Paris"), core.Image("aGk=", "image/png")}},
 		},
 		MaxTokens:        100,
 		SystemPrompt:     "be brief",
@@ -172,7 +173,7 @@ func TestCreateMessageRoundTrip(t *testing.T) {
 		Temperature:      &temp,
 		StopSequences:    []string{"\n\n"},
 		Metadata:         map[string]any{"k": "v"},
-		Tools:            []core.Tool{{Name: "get_weather", InputSchema: jsontext.Value(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+		Tools:            []core.Tool{{Name: "get_weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
 		ToolChoice:       map[string]any{"mode": "auto"},
 	}
 	srv, got := askServer(nil, func(ctx context.Context, req *core.ToolRequest) (any, error) {
@@ -192,17 +193,17 @@ func TestCreateMessageRoundTrip(t *testing.T) {
 			req := nextRequest(t, path, "sampling/createMessage", "CreateMessageRequest")
 			var p struct {
 				Messages []struct {
-					Content jsontext.Value `json:"content"`
+					Content json.RawMessage `json:"content"`
 				} `json:"messages"`
 				MaxTokens    int            `json:"maxTokens"`
 				SystemPrompt string         `json:"systemPrompt"`
 				Tools        []core.Tool    `json:"tools"`
 				ToolChoice   map[string]any `json:"toolChoice"`
 			}
-			if err := json.Unmarshal(req.Params, &p); err != nil {
+			if err := jsonv2.Unmarshal(req.Params, &p); err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Messages) != 2 || p.Messages[0].Content.Kind() != '{' || p.Messages[1].Content.Kind() != '[' {
+			if len(p.Messages) != 2 || jsontext.Value(p.Messages[0].Content).Kind() != '{' || jsontext.Value(p.Messages[1].Content).Kind() != '[' {
 				t.Errorf("one block must go as an object, several as an array: %s", req.Params)
 			}
 			if p.MaxTokens != 100 || p.SystemPrompt != "be brief" || len(p.Tools) != 1 || p.ToolChoice["mode"] != "auto" {
@@ -313,7 +314,7 @@ func TestElicitForm(t *testing.T) {
 			// A stray url-mode member is not sent with a form.
 			p := &core.ElicitParams{Message: "Tell me more", URL: "https://stray.example", ElicitationID: "stray"}
 			if tt.schema != "" {
-				p.RequestedSchema = jsontext.Value(tt.schema)
+				p.RequestedSchema = json.RawMessage(tt.schema)
 			}
 			srv, got := askServer(nil, func(ctx context.Context, req *core.ToolRequest) (any, error) {
 				return req.Elicit(ctx, p)
@@ -323,13 +324,13 @@ func TestElicitForm(t *testing.T) {
 			path, reply := c.callAsync("e1", "tools/call", map[string]any{"name": "ask"})
 			req := nextRequest(t, path, "elicitation/create", "ElicitRequest")
 			var sent struct {
-				Mode            *string        `json:"mode"`
-				Message         string         `json:"message"`
-				RequestedSchema jsontext.Value `json:"requestedSchema"`
-				URL             *string        `json:"url"`
-				ElicitationID   *string        `json:"elicitationId"`
+				Mode            *string         `json:"mode"`
+				Message         string          `json:"message"`
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+				URL             *string         `json:"url"`
+				ElicitationID   *string         `json:"elicitationId"`
 			}
-			if err := json.Unmarshal(req.Params, &sent); err != nil {
+			if err := jsonv2.Unmarshal(req.Params, &sent); err != nil {
 				t.Fatal(err)
 			}
 			switch {
@@ -338,7 +339,7 @@ func TestElicitForm(t *testing.T) {
 			case tt.wantMode != "" && (sent.Mode == nil || *sent.Mode != tt.wantMode):
 				t.Errorf("mode %v, want %q", sent.Mode, tt.wantMode)
 			}
-			if sent.Message != "Tell me more" || canon(t, sent.RequestedSchema) != canon(t, jsontext.Value(tt.wantSent)) || sent.URL != nil || sent.ElicitationID != nil {
+			if sent.Message != "Tell me more" || canon(t, sent.RequestedSchema) != canon(t, json.RawMessage(tt.wantSent)) || sent.URL != nil || sent.ElicitationID != nil {
 				t.Errorf("params %s", req.Params)
 			}
 			if p.Mode != "" || (tt.schema == "" && p.RequestedSchema != nil) {
@@ -372,7 +373,7 @@ func TestElicitURL(t *testing.T) {
 	for _, id := range []string{"", "given-id"} {
 		t.Run("id="+id, func(t *testing.T) {
 			p := &core.ElicitParams{Mode: "url", Message: "Please log in", URL: "https://example.com/login?x=1", ElicitationID: id,
-				RequestedSchema: jsontext.Value(`{"type":"object","properties":{}}`)} // a form member, not sent
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)} // a form member, not sent
 			srv, got := askServer(nil, func(ctx context.Context, req *core.ToolRequest) (any, error) {
 				return req.Elicit(ctx, p)
 			})
@@ -382,7 +383,7 @@ func TestElicitURL(t *testing.T) {
 			req := nextRequest(t, path, "elicitation/create", "ElicitRequest")
 			testutil.ValidateDef(t, specVersion, "ElicitRequestURLParams", req.Params)
 			var sent map[string]any
-			if err := json.Unmarshal(req.Params, &sent); err != nil {
+			if err := jsonv2.Unmarshal(req.Params, &sent); err != nil {
 				t.Fatal(err)
 			}
 			eid, _ := sent["elicitationId"].(string)
@@ -584,7 +585,7 @@ func TestClientRequestTimeoutOverrides(t *testing.T) {
 func TestNestedCancellation(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv, got := askServer(nil, func(ctx context.Context, req *core.ToolRequest) (any, error) {
-		return req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("hi")}}}})
+		return req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("hi")}}}})
 	})
 	c := newClient(t, srv)
 	c.initWith("2025-11-25", map[string]any{"sampling": map[string]any{}})
@@ -638,7 +639,7 @@ func TestCloseWhileWaiting(t *testing.T) {
 
 func TestClientErrorAnswer(t *testing.T) {
 	srv, got := askServer(nil, func(ctx context.Context, req *core.ToolRequest) (any, error) {
-		return req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("hi")}}}})
+		return req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("hi")}}}})
 	})
 	c := newClient(t, srv)
 	c.initWith("2025-11-25", map[string]any{"sampling": map[string]any{}})
@@ -672,9 +673,9 @@ func TestAnswerRouting(t *testing.T) {
 	}
 	path, reply := a.callAsync(1, "tools/call", map[string]any{"name": "ask"})
 	req := nextRequest(t, path, "roots/list", "")
-	answer(t, b.ss, req.ID, `"result":{"roots":[{"uri":"file:///from-b"}]}`)                    // right id, wrong session
-	answer(t, a.ss, jsontext.Value(`"no-such-id"`), `"result":{"roots":[{"uri":"file:///x"}]}`) // unknown id
-	answer(t, a.ss, jsontext.Value(`7`), `"error":{"code":-1,"message":"x"}`)
+	answer(t, b.ss, req.ID, `"result":{"roots":[{"uri":"file:///from-b"}]}`)                     // right id, wrong session
+	answer(t, a.ss, json.RawMessage(`"no-such-id"`), `"result":{"roots":[{"uri":"file:///x"}]}`) // unknown id
+	answer(t, a.ss, json.RawMessage(`7`), `"error":{"code":-1,"message":"x"}`)
 	answer(t, a.ss, req.ID, `"result":{"roots":[{"uri":"file:///from-a"}]}`)
 	o := await(t, got, "the answer")
 	if o.err != nil || o.v.(*core.ListRootsResult).Roots[0].URI != "file:///from-a" {
@@ -792,7 +793,7 @@ func TestURLElicitationRequired(t *testing.T) {
 		var data struct {
 			Elicitations []map[string]any `json:"elicitations"`
 		}
-		if err := json.Unmarshal(w.Error.Data, &data); err != nil || len(data.Elicitations) != 2 {
+		if err := jsonv2.Unmarshal(w.Error.Data, &data); err != nil || len(data.Elicitations) != 2 {
 			t.Fatalf("data %s", w.Error.Data)
 		}
 		if e := data.Elicitations[0]; e["mode"] != "url" || e["url"] != "https://example.com/auth" || e["elicitationId"] == "" || e["elicitationId"] == nil {

@@ -138,7 +138,7 @@ func (c *Call) Run() *Response {
 	defer c.cancelFn(nil)
 	defer c.over.Store(true)
 	result, err := c.dispatch()
-	var ir *InputRequired
+	var ir *InputRequiredError
 	if errors.As(err, &ir) {
 		result, err = c.answerInputRequired(ir)
 	}

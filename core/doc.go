@@ -58,7 +58,7 @@
 // # Multi round-trip results (input_required)
 //
 // A tools/call, prompts/get or resources/read handler that needs something from the client
-// returns NeedInput (an *InputRequired) as its error: embedded requests built with ElicitInput,
+// returns NeedInput (an *InputRequiredError) as its error: embedded requests built with ElicitInput,
 // SamplingInput and RootsInput under keys it chooses, and/or a state string. At least one is
 // required, only those three methods may be embedded and their params must be objects; a
 // handler breaking a rule, or any other method returning it, gets -32603. On a 2026-07-28

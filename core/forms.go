@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -23,7 +24,7 @@ import (
 // user left out, then the content is validated against the schema. A Form is immutable and
 // safe for concurrent use.
 type Form struct {
-	raw       jsontext.Value
+	raw       json.RawMessage
 	props     map[string]jsontext.Value // property schemas, for their defaults
 	defaults  map[string]any
 	validator *validator.Schema // the schema, formats asserted
@@ -292,7 +293,7 @@ var formMeta = sync.OnceValue(func() *validator.Schema {
 })
 
 // parseForm checks a raw requestedSchema against the subset and compiles it for answers.
-func parseForm(raw jsontext.Value) (*Form, error) {
+func parseForm(raw []byte) (*Form, error) {
 	inst, err := validator.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
@@ -312,7 +313,7 @@ func parseForm(raw jsontext.Value) (*Form, error) {
 			return nil, fmt.Errorf("mcpkit: form schema: required %q is not a property", r)
 		}
 	}
-	f := &Form{raw: raw.Clone(), props: top.Properties, defaults: map[string]any{}}
+	f := &Form{raw: bytes.Clone(raw), props: top.Properties, defaults: map[string]any{}}
 	for name, p := range top.Properties {
 		var d struct {
 			Default jsontext.Value `json:"default"`

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -29,7 +28,7 @@ func TestFormOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"type":"object","required":["name","news"],"properties":{"age":{"type":"integer"},"email":{"type":"string"},"name":{"type":"string","description":"your name"},"news":{"type":"boolean"},"score":{"type":"number"}}}`
-	if canon(t, got) != canon(t, jsontext.Value(want)) {
+	if canon(t, got) != canon(t, json.RawMessage(want)) {
 		t.Errorf("FormOf[signup]\n got %s\nwant %s", got, want)
 	}
 	if core.FormOf[signup]() != core.FormOf[*signup]() && core.FormOf[signup]() != core.FormOf[signup]() {
@@ -160,12 +159,12 @@ func TestElicitFormLegacy(t *testing.T) {
 		return core.TextResult("ok"), nil, nil
 	})
 	srv.AddTool(&core.Tool{Name: "both"}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-		_, err := req.Elicit(ctx, &core.ElicitParams{Message: "?", Form: form, RequestedSchema: jsontext.Value(`{"type":"object","properties":{}}`)})
+		_, err := req.Elicit(ctx, &core.ElicitParams{Message: "?", Form: form, RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
 		got <- outcomeT{err: err}
 		return core.TextResult("ok"), nil
 	})
 	srv.AddTool(&core.Tool{Name: "nested"}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-		_, err := req.Elicit(ctx, &core.ElicitParams{Message: "?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"object"}}}`)})
+		_, err := req.Elicit(ctx, &core.ElicitParams{Message: "?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"object"}}}`)})
 		got <- outcomeT{err: err}
 		return core.TextResult("ok"), nil
 	})
@@ -308,7 +307,7 @@ func TestElicitInputFormRefused(t *testing.T) {
 	srv := newServer(&core.Options{Logger: elog.logger()})
 	srv.AddTool(&core.Tool{Name: "bad"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 		return nil, core.NeedInput(map[string]core.InputRequest{"x": core.ElicitInput(core.ElicitParams{
-			Message: "?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"deep":{"type":"object"}}}`),
+			Message: "?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"deep":{"type":"object"}}}`),
 		})}, "")
 	})
 	c := newClient(t, srv)

@@ -3,6 +3,8 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -79,19 +81,19 @@ func (s *sink) next(t testing.TB) *wire {
 
 // wire is a JSON-RPC message as a client reads it.
 type wire struct {
-	JSONRPC string         `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  string         `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
-	Error   *wireError     `json:"error"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *wireError      `json:"error"`
 	raw     []byte
 }
 
 type wireError struct {
-	Code    int64          `json:"code"`
-	Message string         `json:"message"`
-	Data    jsontext.Value `json:"data"`
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
 }
 
 func (w *wire) String() string { return string(w.raw) }
@@ -99,7 +101,7 @@ func (w *wire) String() string { return string(w.raw) }
 func parseWire(t testing.TB, b []byte) *wire {
 	t.Helper()
 	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonv2.Unmarshal(b, &w); err != nil {
 		t.Fatalf("the server sent invalid JSON %q: %v", b, err)
 	}
 	if w.JSONRPC != "2.0" {
@@ -132,8 +134,12 @@ func (c *client) reply(body string) []byte {
 }
 
 func replyOn(ss *core.Session, body string, path core.Sender) []byte {
-	msg, derr := core.DecodeMessage([]byte(body))
-	if derr != nil {
+	msg, err := core.DecodeMessage([]byte(body))
+	if err != nil {
+		var derr *core.DecodeError
+		if !errors.As(err, &derr) {
+			panic("DecodeMessage failed with a " + fmt.Sprintf("%T", err))
+		}
 		if derr.Notification {
 			return nil
 		}
@@ -166,7 +172,7 @@ func body(t testing.TB, id any, method string, params any) string {
 	if params != nil {
 		m["params"] = params
 	}
-	b, err := json.Marshal(m, json.Deterministic(true))
+	b, err := jsonv2.Marshal(m, jsonv2.Deterministic(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +203,7 @@ func (c *client) result(method string, params any, def string, into any) *wire {
 		testutil.ValidateDef(c.t, specVersion, "JSONRPCResultResponse", w.raw)
 	}
 	if into != nil {
-		if err := json.Unmarshal(w.Result, into); err != nil {
+		if err := jsonv2.Unmarshal(w.Result, into); err != nil {
 			c.t.Fatalf("decoding the %s result %s: %v", method, w.Result, err)
 		}
 	}
@@ -240,18 +246,18 @@ func wantError(t testing.TB, w *wire, code int64, message string, data any) {
 	} else {
 		// An unreadable id is answered with id null (JSON-RPC 2.0); the error object itself
 		// still follows the schema.
-		raw, _ := json.Marshal(w.Error)
+		raw, _ := jsonv2.Marshal(w.Error)
 		testutil.ValidateDef(t, specVersion, "Error", raw)
 	}
 }
 
-func canon(t testing.TB, v jsontext.Value) string {
+func canon(t testing.TB, v json.RawMessage) string {
 	t.Helper()
 	if v == nil {
 		return "<absent>"
 	}
 	v = bytes.Clone(v)
-	if err := v.Canonicalize(); err != nil {
+	if err := (*jsontext.Value)(&v).Canonicalize(); err != nil {
 		t.Fatalf("canonicalizing %s: %v", v, err)
 	}
 	return string(v)
@@ -260,9 +266,9 @@ func canon(t testing.TB, v jsontext.Value) string {
 func canonOf(t testing.TB, x any) string {
 	t.Helper()
 	if raw, ok := x.(string); ok && strings.HasPrefix(raw, "json:") {
-		return canon(t, jsontext.Value(strings.TrimPrefix(raw, "json:")))
+		return canon(t, json.RawMessage(strings.TrimPrefix(raw, "json:")))
 	}
-	b, err := json.Marshal(x)
+	b, err := jsonv2.Marshal(x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +281,8 @@ type toolResult struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
-	StructuredContent jsontext.Value `json:"structuredContent"`
-	IsError           *bool          `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           *bool           `json:"isError"`
 }
 
 func (r *toolResult) text() string {
@@ -304,13 +310,11 @@ func (c *client) callTool(name string, args any) *toolResult {
 
 // newServer makes a server whose log is silent unless the test sets Options.Logger.
 func newServer(opts *core.Options) *core.Server {
-	if opts == nil {
-		opts = &core.Options{}
+	o := optionsOf(opts)
+	if o.Logger == nil {
+		o.Logger = quietLog
 	}
-	if opts.Logger == nil {
-		opts.Logger = quietLog
-	}
-	return core.NewServer(core.Implementation{Name: "test-server", Version: "1.0.0"}, opts)
+	return core.NewServer(core.Implementation{Name: "test-server", Version: "1.0.0"}, o)
 }
 
 // await waits for a channel to be closed or to deliver.
@@ -331,7 +335,7 @@ func okTool(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 }
 
 func okPrompt(_ context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
-	return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("hello " + req.Arguments["who"])}}}, nil
+	return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("hello " + req.Arguments["who"])}}}, nil
 }
 
 func okResource(_ context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
@@ -345,3 +349,11 @@ func testSchema(t testing.TB, def string, raw []byte) {
 }
 
 func sprint(v any) string { return fmt.Sprint(v) }
+
+// optionsOf lets the test helpers take nil for the default options.
+func optionsOf(opts *core.Options) core.Options {
+	if opts == nil {
+		return core.Options{}
+	}
+	return *opts
+}

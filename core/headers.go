@@ -3,8 +3,6 @@ package core
 import (
 	"fmt"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ParamHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
@@ -16,7 +14,7 @@ type ParamHeader struct {
 
 // paramHeaders reads the x-mcp-header annotations of the top-level properties of an input
 // schema, once, at registration. Header names must be HTTP token characters and unique.
-func paramHeaders(schema jsontext.Value) ([]ParamHeader, error) {
+func paramHeaders(schema []byte) ([]ParamHeader, error) {
 	var s struct {
 		Properties map[string]struct {
 			Header *string `json:"x-mcp-header"`

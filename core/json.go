@@ -31,4 +31,4 @@ func marshalWith(v any, key, raw string) ([]byte, error) {
 }
 
 // rawObject reports whether v is a JSON object value.
-func rawObject(v jsontext.Value) bool { return len(v) > 0 && v.Kind() == '{' }
+func rawObject(v []byte) bool { return len(v) > 0 && jsontext.Value(v).Kind() == '{' }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -42,7 +43,7 @@ const MaxNesting = 64
 type Error struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`
-	// Data is optional detail. Errors received from a client carry it as jsontext.Value.
+	// Data is optional detail. Errors received from a client carry it as json.RawMessage.
 	Data any `json:"data,omitzero"`
 }
 
@@ -202,7 +203,7 @@ func parseID(raw []byte) (ID, bool) {
 			return StringID(string(raw[1 : len(raw)-1])), true
 		}
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := jsonv2.Unmarshal(raw, &s); err != nil {
 			return ID{}, false
 		}
 		id := StringID(s)
@@ -237,9 +238,9 @@ type Message struct {
 	ID     ID
 	Method string
 	// Params is the raw params value, nil when absent.
-	Params jsontext.Value
+	Params json.RawMessage
 	// Result is the raw result of a response.
-	Result jsontext.Value
+	Result json.RawMessage
 	// Error is the error of an error response.
 	Error *Error
 
@@ -247,7 +248,7 @@ type Message struct {
 	// pass, so nobody parses params again to find them.
 	Parsed bool
 	// Meta holds the members of params._meta (nil when absent), as sent.
-	Meta map[string]jsontext.Value
+	Meta map[string]json.RawMessage
 	// Name is params.name when it is a string (the target of tools/call and prompts/get).
 	Name string
 	// URI is params.uri when it is a string (the target of resources/read).
@@ -263,7 +264,7 @@ type Message struct {
 
 // MetaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
 // did not produce, it reads params.
-func (m *Message) MetaValue(key string) jsontext.Value {
+func (m *Message) MetaValue(key string) json.RawMessage {
 	if m.Parsed {
 		return m.Meta[key]
 	}
@@ -271,12 +272,12 @@ func (m *Message) MetaValue(key string) jsontext.Value {
 }
 
 // paramsMeta reads params._meta.
-func paramsMeta(params jsontext.Value) map[string]jsontext.Value {
+func paramsMeta(params []byte) map[string]json.RawMessage {
 	if !rawObject(params) {
 		return nil
 	}
 	var p struct {
-		Meta map[string]jsontext.Value `json:"_meta"`
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	if unmarshal(params, &p) != nil {
 		return nil
@@ -389,8 +390,17 @@ func nestingOK(data []byte) bool {
 
 // DecodeMessage decodes one JSON-RPC message (a single object) strictly: exact member names, no
 // duplicate members anywhere, nesting at most MaxNesting, and the framing rules of JSON-RPC 2.0.
-// The message does not retain data.
-func DecodeMessage(data []byte) (*Message, *DecodeError) {
+// The message does not retain data. A non-nil error is always a *DecodeError (reach it with
+// errors.As): it carries the error response to send and the request id to echo.
+func DecodeMessage(data []byte) (*Message, error) {
+	m, derr := decodeMessage(data)
+	if derr != nil {
+		return nil, derr
+	}
+	return m, nil
+}
+
+func decodeMessage(data []byte) (*Message, *DecodeError) {
 	if !nestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
 	}
@@ -502,7 +512,7 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 }
 
 // readParamsFields picks _meta, name and uri out of a params object already known to be valid.
-func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
+func (md *msgDecoder) readParamsFields(m *Message, params []byte) bool {
 	md.pbuf = *bytes.NewBuffer(params)
 	d := &md.pdec
 	d.Reset(&md.pbuf)
@@ -542,7 +552,7 @@ func (md *msgDecoder) readParamsFields(m *Message, params jsontext.Value) bool {
 			if _, err := d.ReadToken(); err != nil {
 				return false
 			}
-			m.Meta = map[string]jsontext.Value{}
+			m.Meta = map[string]json.RawMessage{}
 			for d.PeekKind() == '"' {
 				tok, err := d.ReadToken()
 				if err != nil {
@@ -634,11 +644,11 @@ func (env *envelope) checkResponse(m *Message, errRaw jsontext.Value) (*Message,
 		return m, nil
 	}
 	var raw struct {
-		Code    int64          `json:"code"`
-		Message string         `json:"message"`
-		Data    jsontext.Value `json:"data"`
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
-	if errRaw.Kind() != '{' || json.Unmarshal(errRaw, &raw) != nil {
+	if errRaw.Kind() != '{' || jsonv2.Unmarshal(errRaw, &raw) != nil {
 		return nil, &DecodeError{ID: m.ID, Err: errBadResponse}
 	}
 	m.Error = &Error{Code: raw.Code, Message: raw.Message}
@@ -651,8 +661,16 @@ func (env *envelope) checkResponse(m *Message, errRaw jsontext.Value) (*Message,
 // DecodeBatch splits a JSON array body into its elements, each decoded like DecodeMessage. The
 // result holds, per element, either a message or a decode error. A body that is not valid JSON
 // is a parse error, one that is not an array is "Request must be an array or a hash", and an
-// empty array is "Request is an empty array".
-func DecodeBatch(data []byte) ([]BatchItem, *DecodeError) {
+// empty array is "Request is an empty array". A non-nil error is always a *DecodeError.
+func DecodeBatch(data []byte) ([]BatchItem, error) {
+	items, derr := decodeBatch(data)
+	if derr != nil {
+		return nil, derr
+	}
+	return items, nil
+}
+
+func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 	switch BodyKind(data) {
 	case BodyInvalid:
 		return nil, &DecodeError{Err: errParse}
@@ -663,7 +681,7 @@ func DecodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 		return nil, &DecodeError{Err: errNotObject}
 	}
 	var elems []jsontext.Value
-	if err := json.Unmarshal(data, &elems); err != nil {
+	if err := jsonv2.Unmarshal(data, &elems); err != nil {
 		return nil, &DecodeError{Err: errParse}
 	}
 	if len(elems) == 0 {

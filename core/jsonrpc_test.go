@@ -2,11 +2,12 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -183,7 +184,7 @@ func TestDecodeMessageShapes(t *testing.T) {
 		t.Errorf("response decoded as %+v, %v", m, derr)
 	}
 	m, derr = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"nope","data":{"k":1}}}`))
-	if derr != nil || m.Error == nil || m.Error.Code != -32000 || m.Error.Message != "nope" || string(m.Error.Data.(jsontext.Value)) != `{"k":1}` {
+	if derr != nil || m.Error == nil || m.Error.Code != -32000 || m.Error.Message != "nope" || string(m.Error.Data.(json.RawMessage)) != `{"k":1}` {
 		t.Errorf("error response decoded as %+v, %v", m, derr)
 	}
 	// The message does not alias the input: transports reuse their buffers.
@@ -224,9 +225,10 @@ func TestDecodeBatch(t *testing.T) {
 		`"x"`:             "Request must be an array or a hash",
 		`[{"a":1,"a":1}]`: "Invalid JSON",
 	} {
-		_, derr := core.DecodeBatch([]byte(body))
-		if derr == nil || derr.Err.Data != want || derr.ID.IsValid() {
-			t.Errorf("DecodeBatch(%s) = %+v, want %q", body, derr, want)
+		_, err := core.DecodeBatch([]byte(body))
+		var derr *core.DecodeError
+		if !errors.As(err, &derr) || derr.Err.Data != want || derr.ID.IsValid() {
+			t.Errorf("DecodeBatch(%s) = %+v, want %q", body, err, want)
 		}
 	}
 }
@@ -269,7 +271,7 @@ func TestEncoding(t *testing.T) {
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`},
 		{"error with object data", core.EncodeError(core.IntID(1), core.ResourceNotFound("file:///a<b>")),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found: file:///a<b>","data":{"uri":"file:///a<b>"}}}`},
-		{"error with raw data", core.EncodeError(core.IntID(1), &core.Error{Code: 1, Message: "m", Data: jsontext.Value(`[1,2]`)}),
+		{"error with raw data", core.EncodeError(core.IntID(1), &core.Error{Code: 1, Message: "m", Data: json.RawMessage(`[1,2]`)}),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1,2]}}`},
 		{"odd string id is still JSON", core.EncodeResponse(core.StringID("a\x7f\"b"), []byte(`{}`)), `{"jsonrpc":"2.0","id":"a\u007f\"b","result":{}}`},
 	}
@@ -329,5 +331,34 @@ func TestIDString(t *testing.T) {
 	}
 	if err := id.UnmarshalJSON([]byte(`12`)); err != nil || id != core.IntID(12) || id.Raw() != int64(12) {
 		t.Errorf("UnmarshalJSON(12) = %v, %v", id, err)
+	}
+}
+
+// The decoders return a plain error: nil on success (never a typed nil pointer that compares
+// unequal to nil), a *DecodeError or *Error reached with errors.As otherwise.
+func TestDecodersReturnUntypedNilOnSuccess(t *testing.T) {
+	var err error
+	_, err = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatalf("DecodeMessage: err = %#v, want nil", err)
+	}
+	_, err = core.DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`))
+	if err != nil {
+		t.Fatalf("DecodeBatch: err = %#v, want nil", err)
+	}
+	m, _ := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	if _, err = core.ParseEnvelope(m); err != nil {
+		t.Fatalf("ParseEnvelope: err = %#v, want nil", err)
+	}
+	m, _ = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
+	var e *core.Error
+	if _, err = core.ParseEnvelope(m); !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
+		t.Fatalf("ParseEnvelope without an envelope: err = %v, want a *core.Error -32602", err)
+	}
+	_, err = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":1}`))
+	var derr *core.DecodeError
+	if !errors.As(err, &derr) || derr.ID != core.IntID(7) {
+		t.Fatalf("DecodeMessage of a bad message: err = %v, want a *core.DecodeError echoing id 7", err)
 	}
 }

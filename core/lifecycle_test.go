@@ -88,7 +88,7 @@ func TestInitializeFieldsByVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
-			srv := core.NewServer(impl, &core.Options{Instructions: "call the tools"})
+			srv := core.NewServer(impl, core.Options{Instructions: "call the tools"})
 			c := newClient(t, srv)
 			var r initResult
 			if err := json.Unmarshal(c.initialize(tt.version).Result, &r); err != nil {

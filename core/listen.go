@@ -2,10 +2,14 @@ package core
 
 // ParseEnvelope validates the 2026-07-28 envelope of a message outside of dispatch (a transport
 // serving subscriptions/listen itself): -32602 naming the missing or invalid keys, -32022 for a
-// version the server does not serve.
-func ParseEnvelope(m *Message) (*Envelope, *Error) {
+// version the server does not serve. A non-nil error is always a *Error.
+func ParseEnvelope(m *Message) (*Envelope, error) {
 	c := &Call{msg: m, params: m.Params, method: m.Method}
-	return c.parseEnvelope()
+	env, e := c.parseEnvelope()
+	if e != nil {
+		return nil, e
+	}
+	return env, nil
 }
 
 // SubscriptionFilter is what a subscriptions/listen request asks for; each type is opt-in.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMatchResourceResolvesLikeDispatch(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "m", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "m", Version: "1"}, core.Options{})
 	h := func(context.Context, *core.ResourceRequest) (*core.ReadResourceResult, error) { return nil, nil }
 	s.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "notes://{owner}/{id}", Name: "note"}, h)
 	s.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "notes://{any}", Name: "any"}, h)

@@ -61,8 +61,8 @@ func (c *Call) claimsModern() bool {
 	return len(v) > 0 && string(v) != "null"
 }
 
-// UnsupportedVersionError returns -32022 with the supported versions and the requested one.
-func UnsupportedVersionError(requested string) *Error {
+// UnsupportedVersion returns -32022 with the supported versions and the requested one.
+func UnsupportedVersion(requested string) *Error {
 	if requested == "" {
 		requested = "unknown"
 	}
@@ -76,7 +76,7 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 	env := &Envelope{}
 	var bad []string
 	pv := c.Meta(MetaProtocolVersion)
-	if pv.Kind() != '"' || unmarshal(pv, &env.ProtocolVersion) != nil {
+	if jsontext.Value(pv).Kind() != '"' || unmarshal(pv, &env.ProtocolVersion) != nil {
 		bad = append(bad, MetaProtocolVersion)
 	}
 	caps := c.Meta(MetaClientCapabilities)
@@ -92,7 +92,7 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		}
 	}
 	if lvl := c.Meta(MetaLogLevel); len(lvl) > 0 {
-		if lvl.Kind() != '"' || unmarshal(lvl, &env.LogLevel) != nil || !env.LogLevel.Valid() {
+		if jsontext.Value(lvl).Kind() != '"' || unmarshal(lvl, &env.LogLevel) != nil || !env.LogLevel.Valid() {
 			bad = append(bad, MetaLogLevel)
 		}
 	}
@@ -100,7 +100,7 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		return nil, NewError(CodeInvalidParams, "Invalid params: missing or invalid `"+strings.Join(bad, "`, `")+"` in `_meta`")
 	}
 	if !IsModernVersion(env.ProtocolVersion) {
-		return nil, UnsupportedVersionError(env.ProtocolVersion)
+		return nil, UnsupportedVersion(env.ProtocolVersion)
 	}
 	if env.ClientCapabilities == nil {
 		env.ClientCapabilities = ClientCapabilities{}

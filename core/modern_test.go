@@ -2,11 +2,11 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -58,19 +58,19 @@ func withMeta(params map[string]any, meta map[string]any) map[string]any {
 // modernResult sends a 2026-07-28 request that must succeed and checks what every modern result
 // carries: the result and the response valid against the 2026-07-28 definitions, resultType
 // "complete" and the server's identity in _meta.
-func (c *client) modernResult(method string, params map[string]any, def string) map[string]jsontext.Value {
+func (c *client) modernResult(method string, params map[string]any, def string) map[string]json.RawMessage {
 	c.t.Helper()
 	w := c.call(method, withMeta(params, modernMeta(nil)))
 	return checkModernResult(c.t, w, def)
 }
 
-func checkModernResult(t testing.TB, w *wire, def string) map[string]jsontext.Value {
+func checkModernResult(t testing.TB, w *wire, def string) map[string]json.RawMessage {
 	t.Helper()
 	if w.Error != nil || w.Result == nil {
 		t.Fatalf("want a result, got %s", w)
 	}
-	var members map[string]jsontext.Value // duplicate names fail here
-	if err := json.Unmarshal(w.Result, &members); err != nil {
+	var members map[string]json.RawMessage // duplicate names fail here
+	if err := jsonv2.Unmarshal(w.Result, &members); err != nil {
 		t.Fatalf("result %s: %v", w.Result, err)
 	}
 	if def != "" {
@@ -84,8 +84,8 @@ func checkModernResult(t testing.TB, w *wire, def string) map[string]jsontext.Va
 	if string(members["resultType"]) != `"complete"` {
 		t.Errorf("resultType %s, want \"complete\": %s", members["resultType"], w.Result)
 	}
-	var meta map[string]jsontext.Value
-	if err := json.Unmarshal(members["_meta"], &meta); err != nil {
+	var meta map[string]json.RawMessage
+	if err := jsonv2.Unmarshal(members["_meta"], &meta); err != nil {
 		t.Fatalf("_meta %s: %v", members["_meta"], err)
 	}
 	if got := canon(t, meta[core.MetaServerInfo]); got != `{"name":"test-server","version":"1.0.0"}` {
@@ -191,8 +191,8 @@ func TestClassification(t *testing.T) {
 			if w.Error != nil {
 				t.Fatalf("a legacy request failed: %s", w)
 			}
-			var r map[string]jsontext.Value
-			json.Unmarshal(w.Result, &r)
+			var r map[string]json.RawMessage
+			jsonv2.Unmarshal(w.Result, &r)
 			if r["resultType"] != nil || r["_meta"] != nil || r["ttlMs"] != nil {
 				t.Errorf("a legacy result was stamped: %s", w.Result)
 			}
@@ -417,15 +417,15 @@ func TestDiscover(t *testing.T) {
 	t.Run("serverInfo is not filtered, no instructions when unset", func(t *testing.T) {
 		full := core.Implementation{Name: "test-server", Version: "1.0.0", Title: "T", Description: "D", WebsiteURL: "https://example.com",
 			Icons: []core.Icon{{Src: "https://example.com/i.png", MimeType: "image/png"}}}
-		srv := core.NewServer(full, nil)
+		srv := core.NewServer(full, core.Options{})
 		c := newClient(t, srv)
 		w := c.call("server/discover", withMeta(nil, modernMeta(nil)))
 		testutil.ValidateDef(t, modernVersion, "DiscoverResult", w.Result)
 		var r struct {
-			Instructions *string                   `json:"instructions"`
-			Meta         map[string]jsontext.Value `json:"_meta"`
+			Instructions *string                    `json:"instructions"`
+			Meta         map[string]json.RawMessage `json:"_meta"`
 		}
-		if err := json.Unmarshal(w.Result, &r); err != nil {
+		if err := jsonv2.Unmarshal(w.Result, &r); err != nil {
 			t.Fatal(err)
 		}
 		if r.Instructions != nil || canon(t, r.Meta[core.MetaServerInfo]) != canonOf(t, full) {
@@ -478,8 +478,8 @@ func TestModernStamping(t *testing.T) {
 		c.initWith("2025-11-25", map[string]any{})
 		for _, m := range []string{"tools/list", "resources/list", "x/nil", "ping"} {
 			w := c.call(m, nil)
-			var r map[string]jsontext.Value
-			if err := json.Unmarshal(w.Result, &r); err != nil {
+			var r map[string]json.RawMessage
+			if err := jsonv2.Unmarshal(w.Result, &r); err != nil {
 				t.Fatal(err)
 			}
 			if r["resultType"] != nil || r["_meta"] != nil || r["ttlMs"] != nil || r["cacheScope"] != nil {
@@ -491,7 +491,7 @@ func TestModernStamping(t *testing.T) {
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
-	b, err := json.Marshal(v)
+	b, err := jsonv2.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func TestServerInfoMerge(t *testing.T) {
 		"x/empty":     map[string]any{"_meta": map[string]any{}},
 		"x/null-meta": map[string]any{"_meta": nil, "a": 1},
 		"x/input":     map[string]any{"resultType": "input_required", "requestState": "s"},
-		"x/raw":       jsontext.Value(`{ "_meta" : { "k" : [1, {"a":{}}] } , "b" : {} }`),
+		"x/raw":       json.RawMessage(`{ "_meta" : { "k" : [1, {"a":{}}] } , "b" : {} }`),
 	} {
 		srv.HandleMethod(name, func(context.Context, *core.Call) (any, error) { return res, nil })
 	}
@@ -540,8 +540,8 @@ func TestServerInfoMerge(t *testing.T) {
 			if w.Error != nil {
 				t.Fatalf("%s", w)
 			}
-			var members map[string]jsontext.Value
-			if err := json.Unmarshal(w.Result, &members); err != nil {
+			var members map[string]json.RawMessage
+			if err := jsonv2.Unmarshal(w.Result, &members); err != nil {
 				t.Fatalf("result %s is not one JSON object with unique members: %v", w.Result, err)
 			}
 			if got := canon(t, w.Result); got != tt.want {
@@ -593,8 +593,8 @@ func TestCacheHints(t *testing.T) {
 				params["uri"] = tt.uri
 			}
 			w := c.call(tt.method, withMeta(params, modernMeta(nil)))
-			var r map[string]jsontext.Value
-			if w.Error != nil || json.Unmarshal(w.Result, &r) != nil {
+			var r map[string]json.RawMessage
+			if w.Error != nil || jsonv2.Unmarshal(w.Result, &r) != nil {
 				t.Fatalf("%s", w)
 			}
 			if string(r["ttlMs"]) != tt.wantTTL || string(r["cacheScope"]) != tt.wantScop {
@@ -610,13 +610,13 @@ func TestCacheHints(t *testing.T) {
 	t.Run("legacy read keeps the handler's hints only", func(t *testing.T) {
 		c := newClient(t, build(&core.Options{CacheTTLMs: 60000, CacheScope: "public"}))
 		c.initWith("2025-11-25", map[string]any{})
-		var r map[string]jsontext.Value
-		json.Unmarshal(c.call("resources/read", map[string]any{"uri": "test://own"}).Result, &r)
+		var r map[string]json.RawMessage
+		jsonv2.Unmarshal(c.call("resources/read", map[string]any{"uri": "test://own"}).Result, &r)
 		if string(r["ttlMs"]) != "5" || string(r["cacheScope"]) != `"private"` || r["resultType"] != nil {
 			t.Errorf("legacy read %v", r)
 		}
 		r = nil
-		json.Unmarshal(c.call("tools/list", nil).Result, &r)
+		jsonv2.Unmarshal(c.call("tools/list", nil).Result, &r)
 		if r["ttlMs"] != nil {
 			t.Errorf("legacy list stamped: %v", r)
 		}
@@ -688,7 +688,7 @@ func TestModernAccessors(t *testing.T) {
 		t.Helper()
 		w := c.call("x/who", withMeta(nil, meta))
 		var s seen
-		if w.Error != nil || json.Unmarshal(w.Result, &s) != nil {
+		if w.Error != nil || jsonv2.Unmarshal(w.Result, &s) != nil {
 			t.Fatalf("%s", w)
 		}
 		return s
@@ -767,7 +767,7 @@ func TestModernLogging(t *testing.T) {
 				var p struct {
 					Level string `json:"level"`
 				}
-				json.Unmarshal(m.Params, &p)
+				jsonv2.Unmarshal(m.Params, &p)
 				levels = append(levels, p.Level)
 			}
 			if got := sprint(levels); got != tt.want {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,13 +15,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
 
 // Multi round-trip results (SEP-2322). A tools/call, prompts/get or resources/read handler that
-// needs something from the client returns an *InputRequired (as its error): embedded requests
+// needs something from the client returns an *InputRequiredError (as its error): embedded requests
 // (elicitation, sampling, roots) under keys it chooses, and/or a state string. On the 2026-07-28
 // lifecycle the client fulfils them and retries the same request with inputResponses and the
 // echoed requestState; the handler reads them with InputResponse and RequestState. On the legacy
@@ -42,7 +43,7 @@ func ElicitInput(p ElicitParams) InputRequest {
 		if p.Form != nil && p.RequestedSchema == nil {
 			p.RequestedSchema, p.Form = p.Form.raw, nil
 		} else if p.RequestedSchema == nil {
-			p.RequestedSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+			p.RequestedSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 	}
 	return InputRequest{Method: "elicitation/create", Params: p}
@@ -58,9 +59,9 @@ func RootsInput() InputRequest {
 	return InputRequest{Method: "roots/list", Params: map[string]any{}}
 }
 
-// InputRequired is the result a handler returns, as its error, when it needs input from the
+// InputRequiredError is the result a handler returns, as its error, when it needs input from the
 // client before it can complete. At least one of Requests and State must be set.
-type InputRequired struct {
+type InputRequiredError struct {
 	// Requests are the requests the client must fulfil, by key.
 	Requests map[string]InputRequest
 	// State is the handler's own state, returned to it on the retry. It leaves the server
@@ -68,18 +69,18 @@ type InputRequired struct {
 	State string
 }
 
-// NeedInput returns an *InputRequired with the given requests and state.
-func NeedInput(requests map[string]InputRequest, state string) *InputRequired {
-	return &InputRequired{Requests: requests, State: state}
+// NeedInput returns an *InputRequiredError with the given requests and state.
+func NeedInput(requests map[string]InputRequest, state string) *InputRequiredError {
+	return &InputRequiredError{Requests: requests, State: state}
 }
 
-func (e *InputRequired) Error() string { return "mcpkit: input required" }
+func (e *InputRequiredError) Error() string { return "mcpkit: input required" }
 
 // validate enforces the construction rules: something to send, only the three methods, params
 // that encode as an object (optional for roots/list only, as the schema has it).
-func (e *InputRequired) validate() error {
+func (e *InputRequiredError) validate() error {
 	if e == nil {
-		return errors.New("nil *InputRequired")
+		return errors.New("nil *InputRequiredError")
 	}
 	if len(e.Requests) == 0 && e.State == "" {
 		return errors.New("at least one of input requests or request state is required")
@@ -365,7 +366,7 @@ func (c *Call) prepareRetry() *Error {
 		c.requestState, c.hasState = state, true
 	}
 	if p.InputResponses != nil {
-		var responses map[string]jsontext.Value
+		var responses map[string]json.RawMessage
 		if !rawObject(p.InputResponses) || unmarshal(p.InputResponses, &responses) != nil {
 			return NewError(CodeInvalidParams, "Invalid params: inputResponses must be an object of results")
 		}
@@ -380,7 +381,7 @@ func (c *Call) prepareRetry() *Error {
 }
 
 // validInputResponse reports whether v has the shape of one of the three results.
-func validInputResponse(v jsontext.Value) bool {
+func validInputResponse(v []byte) bool {
 	if !rawObject(v) {
 		return false
 	}
@@ -410,7 +411,7 @@ func validInputResponse(v jsontext.Value) bool {
 }
 
 // InputResponses returns the client's responses of a retry, by key (nil on a first call).
-func (c *Call) InputResponses() map[string]jsontext.Value { return c.inputResponses }
+func (c *Call) InputResponses() map[string]json.RawMessage { return c.inputResponses }
 
 // InputResponse decodes the response under key into v. It reports false when there is none or it
 // does not decode into v (for example a response of another kind): ask for it again then.
@@ -446,7 +447,7 @@ func (c *Call) RootsResponse(key string) (*ListRootsResult, bool) {
 	return &r, true
 }
 
-// RequestState returns the plaintext state the handler put in its last InputRequired, and
+// RequestState returns the plaintext state the handler put in its last InputRequiredError, and
 // whether the request carried one. A state that fails verification never reaches a handler.
 func (c *Call) RequestState() (string, bool) { return c.requestState, c.hasState }
 
@@ -561,7 +562,7 @@ func missingElicitation(need map[string]any, caps ClientCapabilities) map[string
 	return miss
 }
 
-// inputRequiredResult is the wire form of InputRequired.
+// inputRequiredResult is the wire form of InputRequiredError.
 type inputRequiredResult struct {
 	ResultType    string                  `json:"resultType"`
 	InputRequests map[string]InputRequest `json:"inputRequests,omitzero"`
@@ -572,9 +573,9 @@ type inputRequiredResult struct {
 // before it gives up.
 const MaxLegacyInputRounds = 8
 
-// answerInputRequired turns an InputRequired from a handler into the response: the modern wire
+// answerInputRequired turns an InputRequiredError from a handler into the response: the modern wire
 // form (after the capability gate and sealing), or, on the legacy lifecycle, the legacy shim.
-func (c *Call) answerInputRequired(ir *InputRequired) (result any, err error) {
+func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err error) {
 	s := c.session.server
 	defer func() {
 		// Options.RequestState.Audience is the server's own code, as is a handler the shim reruns.
@@ -612,7 +613,7 @@ var errNeedsModern = InternalError("input_required results require the 2026-07-2
 
 // legacyShim fulfils input requests of a legacy call as real server-to-client requests on the
 // call's own path, then runs the handler again with the responses and the plaintext state.
-func (c *Call) legacyShim(ir *InputRequired) (any, error) {
+func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 	s := c.session.server
 	if s.opts.DisableInputShim || c.requestsAllowed("") != nil {
 		return nil, errNeedsModern
@@ -622,10 +623,10 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 			return nil, NewError(CodeInternalError, fmt.Sprintf("Handler still returned `input_required` after %d legacy shim rounds (SEP-2322)", MaxLegacyInputRounds))
 		}
 		if miss := missingCapabilities(requiredCapabilities(ir.Requests), c.session.ClientCapabilities()); miss != nil {
-			b, _ := json.Marshal(miss, json.Deterministic(true))
+			b, _ := jsonv2.Marshal(miss, jsonv2.Deterministic(true))
 			return nil, NewError(CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
 		}
-		responses := map[string]jsontext.Value{}
+		responses := map[string]json.RawMessage{}
 		keys := make([]string, 0, len(ir.Requests))
 		for k := range ir.Requests {
 			keys = append(keys, k)
@@ -637,7 +638,7 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 			if r.Method == "elicitation/create" {
 				params = legacyElicitParams(params)
 			}
-			var raw jsontext.Value
+			var raw json.RawMessage
 			if err := c.Request(c.ctx, r.Method, params, &raw); err != nil {
 				var te *RequestTimeoutError
 				if errors.As(err, &te) {
@@ -657,7 +658,7 @@ func (c *Call) legacyShim(ir *InputRequired) (any, error) {
 		}
 		c.requestState, c.hasState = ir.State, ir.State != ""
 		result, err := c.rerun()
-		var next *InputRequired
+		var next *InputRequiredError
 		if !errors.As(err, &next) {
 			return result, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -51,7 +51,7 @@ func newMRTR(t testing.TB, opts *core.Options, step func(c *core.Call) (string, 
 	}
 	opts.Logger = h.log.logger()
 	h.srv = newServer(opts)
-	schema := jsontext.Value(`{"type":"object","properties":{"a":{"type":"number"},"b":{}}}`)
+	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{}}}`)
 	for _, name := range []string{"t", "t2"} {
 		h.srv.AddTool(&core.Tool{Name: name, InputSchema: schema}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			text, err := h.run(req.Call)
@@ -67,7 +67,7 @@ func newMRTR(t testing.TB, opts *core.Options, step func(c *core.Call) (string, 
 			if err != nil {
 				return nil, err
 			}
-			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent(text)}}}, nil
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text(text)}}}, nil
 		})
 	}
 	resource := func(_ context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
@@ -176,7 +176,7 @@ func (c *client) sendCtx(ctx context.Context, raw string) *wire {
 	c.t.Helper()
 	msg, derr := core.DecodeMessage([]byte(raw))
 	if derr != nil {
-		c.t.Fatalf("the test's request %s does not decode: %v", raw, derr.Err)
+		c.t.Fatalf("the test's request %s does not decode: %v", raw, derr)
 	}
 	resp := c.ss.Handle(ctx, msg, nil)
 	if resp == nil {
@@ -189,8 +189,8 @@ func (c *client) sendCtx(ctx context.Context, raw string) *wire {
 type inputRequired struct {
 	ResultType    string `json:"resultType"`
 	InputRequests map[string]struct {
-		Method string         `json:"method"`
-		Params jsontext.Value `json:"params"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	} `json:"inputRequests"`
 	RequestState *string `json:"requestState"`
 }
@@ -213,8 +213,8 @@ func wantInputRequired(t testing.TB, w *wire, def string) *inputRequired {
 	}
 	testutil.ValidateDef(t, modernVersion, "InputRequiredResult", w.Result)
 	testutil.ValidateDef(t, modernVersion, def+"Response", w.raw)
-	var members map[string]jsontext.Value
-	if err := json.Unmarshal(w.Result, &members); err != nil {
+	var members map[string]json.RawMessage
+	if err := jsonv2.Unmarshal(w.Result, &members); err != nil {
 		t.Fatalf("result %s: %v", w.Result, err)
 	}
 	for _, k := range []string{"ttlMs", "cacheScope", "content", "messages", "contents"} {
@@ -222,12 +222,12 @@ func wantInputRequired(t testing.TB, w *wire, def string) *inputRequired {
 			t.Errorf("input_required result carries %s: %s", k, w.Result)
 		}
 	}
-	var meta map[string]jsontext.Value
-	if err := json.Unmarshal(members["_meta"], &meta); err != nil || canon(t, meta[core.MetaServerInfo]) != `{"name":"test-server","version":"1.0.0"}` {
+	var meta map[string]json.RawMessage
+	if err := jsonv2.Unmarshal(members["_meta"], &meta); err != nil || canon(t, meta[core.MetaServerInfo]) != `{"name":"test-server","version":"1.0.0"}` {
 		t.Errorf("input_required result without the server's identity: %s", w.Result)
 	}
 	var ir inputRequired
-	if err := json.Unmarshal(w.Result, &ir); err != nil {
+	if err := jsonv2.Unmarshal(w.Result, &ir); err != nil {
 		t.Fatalf("result %s: %v", w.Result, err)
 	}
 	if ir.ResultType != "input_required" {
@@ -237,8 +237,8 @@ func wantInputRequired(t testing.TB, w *wire, def string) *inputRequired {
 		t.Errorf("input_required with neither inputRequests nor requestState: %s", w.Result)
 	}
 	if members["inputRequests"] != nil {
-		var raw map[string]jsontext.Value
-		if err := json.Unmarshal(members["inputRequests"], &raw); err != nil {
+		var raw map[string]json.RawMessage
+		if err := jsonv2.Unmarshal(members["inputRequests"], &raw); err != nil {
 			t.Fatal(err)
 		}
 		for k, v := range raw {
@@ -259,7 +259,7 @@ func complete(t testing.TB, w *wire, def string) string {
 }
 
 // resultText returns the text of a tool, prompt, resource or x/ask result of the harness.
-func resultText(t testing.TB, result jsontext.Value) string {
+func resultText(t testing.TB, result json.RawMessage) string {
 	t.Helper()
 	var r struct {
 		Content []struct {
@@ -275,7 +275,7 @@ func resultText(t testing.TB, result jsontext.Value) string {
 		} `json:"contents"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(result, &r); err != nil {
+	if err := jsonv2.Unmarshal(result, &r); err != nil {
 		t.Fatalf("result %s: %v", result, err)
 	}
 	switch {
@@ -289,7 +289,7 @@ func resultText(t testing.TB, result jsontext.Value) string {
 	return r.Text
 }
 
-var nameSchema = jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+var nameSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
 
 func askName() core.InputRequest {
 	return core.ElicitInput(core.ElicitParams{Message: "name?", RequestedSchema: nameSchema})
@@ -301,11 +301,11 @@ func askURL() core.InputRequest {
 
 func askModel(withTools bool) core.InputRequest {
 	p := core.CreateMessageParams{
-		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("capital of France?")}}},
+		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("capital of France?")}}},
 		MaxTokens: 20,
 	}
 	if withTools {
-		p.Tools = []core.Tool{{Name: "lookup", InputSchema: jsontext.Value(`{"type":"object"}`)}}
+		p.Tools = []core.Tool{{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 	}
 	return core.SamplingInput(p)
 }
@@ -317,7 +317,7 @@ const (
 	rootsList    = `{"roots":[{"uri":"file:///work","name":"work"}]}`
 )
 
-func raw(s string) jsontext.Value { return jsontext.Value(s) }
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 // TestInputRequiredShapes: what a handler returns is what the client reads, for each method
 // and each of the three shapes; the plaintext state never leaves the server.
@@ -325,14 +325,14 @@ func TestInputRequiredShapes(t *testing.T) {
 	const plaintext = "the-handlers-own-secret-state"
 	shapes := []struct {
 		name     string
-		ir       *core.InputRequired
+		ir       *core.InputRequiredError
 		requests map[string]string // method and canonical params by key
 	}{
 		{"requests only", core.NeedInput(map[string]core.InputRequest{"q": askName()}, ""), map[string]string{
 			"q": `elicitation/create {"message":"name?","requestedSchema":{"properties":{"name":{"type":"string"}},"required":["name"],"type":"object"}}`,
 		}},
 		{"state only", core.NeedInput(nil, plaintext), nil},
-		{"both", &core.InputRequired{Requests: map[string]core.InputRequest{
+		{"both", &core.InputRequiredError{Requests: map[string]core.InputRequest{
 			"who":   askName(),
 			"model": askModel(false),
 			"roots": core.RootsInput(),
@@ -435,7 +435,7 @@ func TestInputRequiredMultiRound(t *testing.T) {
 					Names []string `json:"names"`
 				}
 				if state != "" {
-					if err := json.Unmarshal([]byte(state), &st); err != nil {
+					if err := jsonv2.Unmarshal([]byte(state), &st); err != nil {
 						return "", err
 					}
 					r, ok := c.ElicitResponse(fmt.Sprint("step", st.Round))
@@ -448,7 +448,7 @@ func TestInputRequiredMultiRound(t *testing.T) {
 					return strings.Join(st.Names, ","), nil
 				}
 				st.Round++
-				next, _ := json.Marshal(st)
+				next, _ := jsonv2.Marshal(st)
 				return "", core.NeedInput(map[string]core.InputRequest{fmt.Sprint("step", st.Round): askName()}, string(next))
 			})
 			c := newClient(t, h.srv)
@@ -500,9 +500,9 @@ func TestInputRequiredConstructionRules(t *testing.T) {
 		err  error
 		log  string
 	}{
-		{"empty", &core.InputRequired{}, "at least one of input requests or request state is required"},
+		{"empty", &core.InputRequiredError{}, "at least one of input requests or request state is required"},
 		{"empty requests", core.NeedInput(map[string]core.InputRequest{}, ""), "at least one of"},
-		{"typed nil", (*core.InputRequired)(nil), "nil *InputRequired"},
+		{"typed nil", (*core.InputRequiredError)(nil), "nil *InputRequiredError"},
 		{"tools/call as input", core.NeedInput(map[string]core.InputRequest{"x": {Method: "tools/call"}}, "s"), `method "tools/call" cannot be an input request`},
 		{"ping as input", core.NeedInput(map[string]core.InputRequest{"x": {Method: "ping"}}, ""), `method "ping" cannot be an input request`},
 		{"no method", core.NeedInput(map[string]core.InputRequest{"x": {}}, ""), `method "" cannot be an input request`},
@@ -512,7 +512,7 @@ func TestInputRequiredConstructionRules(t *testing.T) {
 		{"sampling with nil params", core.NeedInput(map[string]core.InputRequest{"x": {Method: "sampling/createMessage", Params: (*core.CreateMessageParams)(nil)}}, ""), "sampling/createMessage needs params"},
 		{"elicitation with nil params", core.NeedInput(map[string]core.InputRequest{"x": {Method: "elicitation/create", Params: (*core.ElicitParams)(nil)}}, ""), "elicitation/create needs params"},
 		{"params that do not encode", core.NeedInput(map[string]core.InputRequest{"x": {Method: "roots/list", Params: map[string]any{"c": make(chan int)}}}, ""), "encoding params"},
-		{"wrapped", fmt.Errorf("ctx: %w", &core.InputRequired{}), "at least one of"},
+		{"wrapped", fmt.Errorf("ctx: %w", &core.InputRequiredError{}), "at least one of"},
 	} {
 		for _, tg := range mrtrTargets[:3] {
 			for _, era := range []string{"modern", "legacy"} {
@@ -569,7 +569,7 @@ func TestInputRequiredConstructionRules(t *testing.T) {
 // exactly the missing part of the merged requirements; nothing is sealed or sent.
 func TestInputRequiredCapabilityGate(t *testing.T) {
 	samplingWithChoice := core.SamplingInput(core.CreateMessageParams{
-		Messages:   []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("x")}}},
+		Messages:   []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("x")}}},
 		MaxTokens:  5,
 		ToolChoice: map[string]any{"mode": "auto"},
 	})
@@ -1200,8 +1200,8 @@ func legacyComplete(t testing.TB, w *wire, def string) string {
 	}
 	testSchema(t, def, w.Result)
 	testSchema(t, "JSONRPCResultResponse", w.raw)
-	var members map[string]jsontext.Value
-	if err := json.Unmarshal(w.Result, &members); err != nil {
+	var members map[string]json.RawMessage
+	if err := jsonv2.Unmarshal(w.Result, &members); err != nil {
 		t.Fatal(err)
 	}
 	if members["resultType"] != nil || members["inputRequests"] != nil || members["requestState"] != nil {
@@ -1364,9 +1364,9 @@ func TestLegacyShim(t *testing.T) {
 			t.Fatalf("legs %v, notifications %v", reqs, notes)
 		}
 		var p struct {
-			RequestID jsontext.Value `json:"requestId"`
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		json.Unmarshal(notes[0].Params, &p)
+		jsonv2.Unmarshal(notes[0].Params, &p)
 		if string(p.RequestID) != string(reqs[0].ID) {
 			t.Errorf("cancelled %s, want the timed-out leg %s", p.RequestID, reqs[0].ID)
 		}
@@ -1399,7 +1399,7 @@ func TestLegacyShim(t *testing.T) {
 				Mode          string `json:"mode"`
 				ElicitationID string `json:"elicitationId"`
 			}
-			json.Unmarshal(r.Params, &p)
+			jsonv2.Unmarshal(r.Params, &p)
 			if p.Mode != "url" || p.ElicitationID == "" {
 				t.Errorf("leg %d without an elicitationId: %s", i, r.Params)
 			}

@@ -1,12 +1,12 @@
 package core_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -42,10 +42,10 @@ func TestPagination(t *testing.T) {
 				if page > 5 {
 					t.Fatal("the cursor chain does not end")
 				}
-				var r map[string]jsontext.Value
+				var r map[string]json.RawMessage
 				c.result(tt.method, params, tt.def, &r)
 				var items []map[string]any
-				if err := json.Unmarshal(r[tt.key], &items); err != nil {
+				if err := jsonv2.Unmarshal(r[tt.key], &items); err != nil {
 					t.Fatal(err)
 				}
 				sizes = append(sizes, len(items))
@@ -57,7 +57,7 @@ func TestPagination(t *testing.T) {
 					break
 				}
 				var cursor string
-				if err := json.Unmarshal(next, &cursor); err != nil || cursor == "" {
+				if err := jsonv2.Unmarshal(next, &cursor); err != nil || cursor == "" {
 					t.Fatalf("nextCursor %s", next)
 				}
 				params = map[string]any{"cursor": cursor}

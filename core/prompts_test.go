@@ -15,9 +15,9 @@ func promptServer() *core.Server {
 	}}, okPrompt)
 	srv.AddPrompt(&core.Prompt{Name: "simple", Description: "no arguments"}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
 		return &core.GetPromptResult{Description: "d", Messages: []core.PromptMessage{
-			{Role: "user", Content: core.TextContent("")},
-			{Role: "assistant", Content: core.ImageContent("iVBORw0KGgo=", "image/png")},
-			{Role: "user", Content: core.EmbeddedResource(core.ResourceContents{URI: "test://r", Text: "x"})},
+			{Role: "user", Content: core.Text("")},
+			{Role: "assistant", Content: core.Image("iVBORw0KGgo=", "image/png")},
+			{Role: "user", Content: core.Embedded(core.ResourceContents{URI: "test://r", Text: "x"})},
 		}}, nil
 	})
 	srv.AddPrompt(&core.Prompt{Name: "fails"}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {

@@ -9,7 +9,7 @@ import (
 // A state sealed for one large integer argument must not open for its float64 neighbour: ids
 // above 2^53 are common and handlers decode them exactly.
 func TestRequestStateBindsLargeIntegersExactly(t *testing.T) {
-	s := NewServer(Implementation{Name: "x", Version: "1"}, nil)
+	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{})
 	ss := s.NewSession(SessionOptions{})
 	defer ss.Close()
 	call := func(args string) *Call {
@@ -40,7 +40,7 @@ func TestSharedCompletionResultUnchanged(t *testing.T) {
 		values[i] = "v"
 	}
 	shared := &CompleteResult{Completion: Completion{Values: values}}
-	s := NewServer(Implementation{Name: "x", Version: "1"}, &Options{
+	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{
 		CompletionHandler: func(context.Context, *CompleteRequest) (*CompleteResult, error) { return shared, nil },
 	})
 	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*GetPromptResult, error) { return nil, nil })
@@ -61,7 +61,7 @@ func TestSharedCompletionResultUnchanged(t *testing.T) {
 
 // Nothing of a request follows its response: a goroutine the handler left behind is refused.
 func TestNothingAfterTheResponse(t *testing.T) {
-	s := NewServer(Implementation{Name: "x", Version: "1"}, nil)
+	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{})
 	leaked := make(chan *Call, 1)
 	s.AddTool(&Tool{Name: "bg"}, func(_ context.Context, req *ToolRequest) (*CallToolResult, error) {
 		leaked <- req.Call
@@ -95,7 +95,7 @@ func TestNothingAfterTheResponse(t *testing.T) {
 
 // A session cannot grow its subscriptions without bound.
 func TestSubscriptionCap(t *testing.T) {
-	s := NewServer(Implementation{Name: "x", Version: "1"}, &Options{SubscribeHandler: AcceptSubscription, MaxSubscriptions: 2})
+	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{SubscribeHandler: AcceptSubscription, MaxSubscriptions: 2})
 	ss := s.NewSession(SessionOptions{})
 	defer ss.Close()
 	sub := func(id int, uri string) *Response {

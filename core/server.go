@@ -127,12 +127,10 @@ type Server struct {
 	sealer      *sealer
 }
 
-// NewServer returns a server that introduces itself as impl. opts may be nil.
-func NewServer(impl Implementation, opts *Options) *Server {
-	s := &Server{impl: impl, methods: map[string]MethodHandler{}, sessions: map[*Session]struct{}{}}
-	if opts != nil {
-		s.opts = *opts
-	}
+// NewServer returns a server that introduces itself as impl, configured by opts (the zero
+// Options is the documented default). It panics when an option is invalid, naming it.
+func NewServer(impl Implementation, opts Options) *Server {
+	s := &Server{impl: impl, opts: opts, methods: map[string]MethodHandler{}, sessions: map[*Session]struct{}{}}
 	if v := s.opts.ProtocolVersion; v != "" && !IsHandshakeVersion(v) {
 		panic(fmt.Sprintf("mcpkit: Options.ProtocolVersion %q is not a handshake version (%v)", v, handshakeVersions))
 	}

@@ -2,13 +2,13 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -138,7 +138,7 @@ func TestCancellation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBlocker()
 			srv := newServer(nil)
-			srv.AddTool(&core.Tool{Name: "slow", InputSchema: jsontext.Value(`{"type":"object"}`)}, b.handler)
+			srv.AddTool(&core.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)}, b.handler)
 			c := newClient(t, srv)
 			reply := c.handleAsync(`{"jsonrpc":"2.0","id":` + tt.id + `,"method":"tools/call","params":{"name":"slow","arguments":` + tt.args + `}}`)
 			await(t, b.started, "the slow tool")
@@ -283,7 +283,7 @@ func TestProgress(t *testing.T) {
 			}
 			for i, w := range got {
 				testSchema(t, "ProgressNotification", w.raw)
-				if w.Method != "notifications/progress" || w.ID != nil || canon(t, w.Params) != canon(t, jsontext.Value(want[i])) {
+				if w.Method != "notifications/progress" || w.ID != nil || canon(t, w.Params) != canon(t, json.RawMessage(want[i])) {
 					t.Errorf("notification %d: %s, want params %s", i, w, want[i])
 				}
 				// The token is echoed byte for byte.
@@ -358,7 +358,7 @@ func TestCustomMethods(t *testing.T) {
 		Method string         `json:"method"`
 		ID     int            `json:"id"`
 	}
-	if err := json.Unmarshal(w.Result, &r); err != nil || r.Method != "x/echo" || r.Params["a"] != 1.0 || r.ID == 0 {
+	if err := jsonv2.Unmarshal(w.Result, &r); err != nil || r.Method != "x/echo" || r.Params["a"] != 1.0 || r.ID == 0 {
 		t.Errorf("x/echo: %s", w)
 	}
 	w = c.call("x/fail", nil)

@@ -57,7 +57,7 @@ func TestRequestStateOldKeyLength(t *testing.T) {
 			t.Fatalf("panic %v, want the bad old key named", r)
 		}
 	}()
-	core.NewServer(core.Implementation{Name: "x", Version: "1"}, &core.Options{
+	core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{
 		RequestState: core.RequestStateOptions{OldKeys: [][]byte{key(1), make([]byte, 5)}},
 	})
 }
@@ -161,7 +161,7 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	srv := newServer(nil)
 	asked := make(chan string, 1)
 	srv.AddTool(&core.Tool{Name: "ask", InputSchema: []byte(`{"type":"object"}`)}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-		res, err := req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("hi")}}}})
+		res, err := req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 5, Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("hi")}}}})
 		if err != nil {
 			return nil, err
 		}

@@ -2,11 +2,10 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -34,7 +33,7 @@ func TestStructuredOutputRules(t *testing.T) {
 		case "plain-error":
 			return nil, &weatherOut{Temp: 1}, errors.New("service down")
 		case "error-with-details":
-			return &core.CallToolResult{IsError: true, Content: []core.Content{core.TextContent("partial")}, StructuredContent: map[string]any{"temp": 3, "sky": "?"}}, nil, nil
+			return &core.CallToolResult{IsError: true, Content: []core.Content{core.Text("partial")}, StructuredContent: map[string]any{"temp": 3, "sky": "?"}}, nil, nil
 		case "nil-output":
 			return nil, nil, nil
 		case "nil-output-with-text":
@@ -42,7 +41,7 @@ func TestStructuredOutputRules(t *testing.T) {
 		}
 		return nil, &weatherOut{Temp: 21, Sky: "clear"}, nil
 	})
-	obj := jsontext.Value(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	obj := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
 	srv.AddTool(&core.Tool{Name: "raw", OutputSchema: obj}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		switch string(req.Arguments) {
 		case `{"mode":"nil"}`:
@@ -86,7 +85,7 @@ func TestStructuredOutputRules(t *testing.T) {
 				return
 			}
 			w := legacy.result("tools/call", params, "CallToolResult", nil)
-			if got := canon(t, w.Result); got != canon(t, jsontext.Value(tt.want.body)) {
+			if got := canon(t, w.Result); got != canon(t, json.RawMessage(tt.want.body)) {
 				t.Errorf("legacy result\n got %s\nwant %s", got, tt.want.body)
 			}
 			members := checkModernResult(t, modern.call("tools/call", withMeta(params, modernMeta(nil))), "CallToolResult")

@@ -18,7 +18,7 @@ import (
 // server answers with a task handle (resultType "task") and runs the same handler in the
 // background. The client polls tasks/get, answers input requests with tasks/update and may
 // cancel with tasks/cancel. Inside a task, Elicit, CreateMessage and ListRoots (and an
-// InputRequired returned by the handler) move the task to input_required until the client
+// InputRequiredError returned by the handler) move the task to input_required until the client
 // answers through tasks/update; progress and log messages are not sent.
 
 // TasksExtension is the extension identifier of tasks.
@@ -73,7 +73,7 @@ const (
 	DefaultMaxTasksPerPrincipal = 100
 )
 
-// maxTaskInputRounds bounds how often a task's handler may return InputRequired.
+// maxTaskInputRounds bounds how often a task's handler may return InputRequiredError.
 const maxTaskInputRounds = 64
 
 // ErrTaskCancelled is the cause of a task's context cancelled by tasks/cancel.
@@ -230,7 +230,7 @@ func (c *Call) taskEligible(e *toolEntry) (bool, error) {
 }
 
 // callAsTask serves a tools/call that may become a task.
-func (c *Call) callAsTask(e *toolEntry, name string, args jsontext.Value) (any, error) {
+func (c *Call) callAsTask(e *toolEntry, name string, args json.RawMessage) (any, error) {
 	m := c.session.server.tasks
 	run := &taskRun{m: m, id: uuid.NewString(), waiting: map[string]chan json.RawMessage{}}
 	c.detach(run)
@@ -273,7 +273,7 @@ func (c *Call) callAsTask(e *toolEntry, name string, args jsontext.Value) (any, 
 		case o := <-done:
 			run.call.cancelFn(nil)
 			run.call.over.Store(true)
-			// An InputRequired goes back to the client as the request's own round trip; the
+			// An InputRequiredError goes back to the client as the request's own round trip; the
 			// retry will bring the answers to a fresh call.
 			return o.res, o.err
 		case reply := <-run.startReq:
@@ -342,12 +342,12 @@ func (run *taskRun) execute(exec func() (any, error)) {
 	run.settleFrom(exec, res, err)
 }
 
-// settleFrom takes the handler's outcome: an InputRequired becomes input requests of the task and
+// settleFrom takes the handler's outcome: an InputRequiredError becomes input requests of the task and
 // the handler runs again with the answers; anything else is the task's final state.
 func (run *taskRun) settleFrom(exec func() (any, error), res any, err error) {
 	tc := run.call
 	for round := 0; ; round++ {
-		var ir *InputRequired
+		var ir *InputRequiredError
 		if !errors.As(err, &ir) {
 			break
 		}
@@ -428,12 +428,12 @@ func (run *taskRun) ask(ctx context.Context, method string, params any, result a
 	if err != nil {
 		return err
 	}
-	return decodeAnswer(method, &Message{Result: jsontext.Value(got[""])}, result)
+	return decodeAnswer(method, &Message{Result: json.RawMessage(got[""])}, result)
 }
 
 // askAll adds requests to the task's input requests under keys unique over the task's life,
 // and waits for the answers to all of them. The answers come back under the caller's keys.
-func (run *taskRun) askAll(ctx context.Context, reqs map[string]InputRequest) (map[string]jsontext.Value, error) {
+func (run *taskRun) askAll(ctx context.Context, reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
 	tc := run.call
 	keyOf := make(map[string]string, len(reqs)) // task key -> caller key
 	encoded := make(map[string]json.RawMessage, len(reqs))
@@ -483,11 +483,11 @@ func (run *taskRun) askAll(ctx context.Context, reqs map[string]InputRequest) (m
 		return nil, fmt.Errorf("mcpkit: task %s: asking for input: %w", run.id, err)
 	}
 	m.notify(t)
-	out := make(map[string]jsontext.Value, len(reqs))
+	out := make(map[string]json.RawMessage, len(reqs))
 	for tk, ch := range chans {
 		select {
 		case v := <-ch:
-			out[keyOf[tk]] = jsontext.Value(v)
+			out[keyOf[tk]] = json.RawMessage(v)
 		case <-tc.ctx.Done():
 			return nil, fmt.Errorf("input request of task %s ended: %w", run.id, context.Cause(tc.ctx))
 		case <-ctx.Done():
@@ -554,18 +554,18 @@ func taskTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0
 // taskWire is a task on the wire: CreateTaskResult, the result of tasks/get and the params of
 // notifications/tasks (DetailedTask).
 type taskWire struct {
-	ResultType     string                    `json:"resultType,omitzero"`
-	TaskID         string                    `json:"taskId"`
-	Status         TaskStatus                `json:"status"`
-	StatusMessage  string                    `json:"statusMessage,omitzero"`
-	CreatedAt      string                    `json:"createdAt"`
-	LastUpdatedAt  string                    `json:"lastUpdatedAt"`
-	TTLMs          *int64                    `json:"ttlMs"`
-	PollIntervalMs int64                     `json:"pollIntervalMs,omitzero"`
-	InputRequests  map[string]jsontext.Value `json:"inputRequests,omitzero"`
-	Result         jsontext.Value            `json:"result,omitzero"`
-	Error          *Error                    `json:"error,omitzero"`
-	Meta           map[string]jsontext.Value `json:"_meta,omitzero"`
+	ResultType     string                     `json:"resultType,omitzero"`
+	TaskID         string                     `json:"taskId"`
+	Status         TaskStatus                 `json:"status"`
+	StatusMessage  string                     `json:"statusMessage,omitzero"`
+	CreatedAt      string                     `json:"createdAt"`
+	LastUpdatedAt  string                     `json:"lastUpdatedAt"`
+	TTLMs          *int64                     `json:"ttlMs"`
+	PollIntervalMs int64                      `json:"pollIntervalMs,omitzero"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests,omitzero"`
+	Result         json.RawMessage            `json:"result,omitzero"`
+	Error          *Error                     `json:"error,omitzero"`
+	Meta           map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 func wireTask(t *Task, detailed bool) taskWire {
@@ -583,12 +583,12 @@ func wireTask(t *Task, detailed bool) taskWire {
 	}
 	switch t.Status {
 	case TaskInputRequired:
-		w.InputRequests = make(map[string]jsontext.Value, len(t.InputRequests))
+		w.InputRequests = make(map[string]json.RawMessage, len(t.InputRequests))
 		for k, v := range t.InputRequests {
-			w.InputRequests[k] = jsontext.Value(v)
+			w.InputRequests[k] = json.RawMessage(v)
 		}
 	case TaskCompleted:
-		w.Result = jsontext.Value(t.Result)
+		w.Result = json.RawMessage(t.Result)
 	case TaskFailed:
 		w.Error = t.Error
 	}
@@ -603,8 +603,8 @@ func createTaskResult(t *Task) taskWire {
 
 // taskParams are the params of tasks/get, tasks/update and tasks/cancel.
 type taskParams struct {
-	TaskID         jsontext.Value `json:"taskId"`
-	InputResponses jsontext.Value `json:"inputResponses"`
+	TaskID         json.RawMessage `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses"`
 }
 
 // lookupTask reads the params of a tasks/* request and finds its task: -32021 first when the
@@ -619,7 +619,7 @@ func lookupTask(c *Call) (*Task, *taskParams, error) {
 		return nil, nil, InvalidParams("Invalid params")
 	}
 	var id string
-	if p.TaskID.Kind() != '"' || unmarshal(p.TaskID, &id) != nil || id == "" {
+	if jsontext.Value(p.TaskID).Kind() != '"' || unmarshal(p.TaskID, &id) != nil || id == "" {
 		return nil, nil, InvalidParams("Missing or invalid taskId")
 	}
 	t, err := c.session.server.tasks.opts.Store.Get(c.ctx, id)
@@ -656,7 +656,7 @@ func handleUpdateTask(c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var responses map[string]jsontext.Value
+	var responses map[string]json.RawMessage
 	if p.InputResponses != nil && (!rawObject(p.InputResponses) || unmarshal(p.InputResponses, &responses) != nil) {
 		return nil, InvalidParams("inputResponses must be an object")
 	}

@@ -23,8 +23,8 @@ import (
 //   - boom: optional; panics;
 //   - fail: optional; returns a protocol error -32602 "bad input";
 //   - ask: optional; elicits twice at once and answers with both names;
-//   - need: optional; returns InputRequired until the retry brings "color", then answers it;
-//   - later: optional and deferred; returns InputRequired until it has "name", then becomes a
+//   - need: optional; returns InputRequiredError until the retry brings "color", then answers it;
+//   - later: optional and deferred; returns InputRequiredError until it has "name", then becomes a
 //     task and answers "hello <name>".
 type taskTools struct {
 	release chan struct{}
@@ -137,7 +137,7 @@ func (c *taskClient) send(method string, params map[string]any) *wire {
 	b := body(c.t, id, method, withMeta(params, modernMeta(map[string]any{metaCaps: caps})))
 	msg, derr := core.DecodeMessage([]byte(b))
 	if derr != nil {
-		c.t.Fatalf("decoding %s: %v", b, derr.Err)
+		c.t.Fatalf("decoding %s: %v", b, derr)
 	}
 	ss := c.srv.NewSession(core.SessionOptions{Ephemeral: true})
 	defer ss.Close()
@@ -200,7 +200,7 @@ func newTaskServer(t *testing.T, opts *core.Options) (*core.Server, *taskTools) 
 	if opts == nil {
 		opts = &core.Options{}
 	}
-	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, opts)
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, *opts)
 	return s, addTaskTools(s)
 }
 
@@ -311,7 +311,7 @@ func TestTaskDispatchRules(t *testing.T) {
 }
 
 func TestTaskNotOfferedWithoutTaskTools(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{})
 	s.AddTool(&core.Tool{Name: "plain"}, okTool)
 	c := &taskClient{t: t, srv: s}
 	w := c.send("tasks/get", map[string]any{"taskId": "x"})

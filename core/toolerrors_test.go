@@ -64,7 +64,7 @@ func TestToolLoggerDefaultsToZerologGlobal(t *testing.T) {
 	t.Cleanup(func() { log.Logger = saved })
 
 	build := func(opts *core.Options) *core.Server {
-		srv := core.NewServer(core.Implementation{Name: "t", Version: "1"}, opts)
+		srv := core.NewServer(core.Implementation{Name: "t", Version: "1"}, optionsOf(opts))
 		srv.AddTool(&core.Tool{Name: "fails"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return nil, errors.New("disk full")
 		})

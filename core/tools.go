@@ -3,13 +3,14 @@ package core
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"runtime/debug"
 	"strings"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -38,7 +39,7 @@ type ToolRequest struct {
 	Name string
 	// Arguments is the arguments object as sent ({} when absent), already validated against the
 	// input schema.
-	Arguments jsontext.Value
+	Arguments json.RawMessage
 }
 
 type toolEntry struct {
@@ -161,7 +162,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 
 // decodeProblem describes why arguments did not decode, without Go type names.
 func decodeProblem(err error) string {
-	var se *json.SemanticError
+	var se *jsonv2.SemanticError
 	if errors.As(err, &se) && se.JSONPointer != "" {
 		return "unexpected value at " + string(se.JSONPointer)
 	}
@@ -169,7 +170,7 @@ func decodeProblem(err error) string {
 }
 
 // objectSchema reports whether a schema's top level says "type": "object".
-func objectSchema(schema jsontext.Value) bool {
+func objectSchema(schema []byte) bool {
 	var top struct {
 		Type jsontext.Value `json:"type"`
 	}
@@ -194,7 +195,7 @@ func (s *Server) RemoveTools(names ...string) {
 
 // schemaFor derives a JSON Schema (2020-12) for T. A pointer type gets the schema of the type it
 // points to: the kit never sends or accepts null for it.
-func schemaFor[T any]() (jsontext.Value, error) {
+func schemaFor[T any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[T]()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -213,7 +214,7 @@ func schemaFor[T any]() (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jsontext.Value(b), nil
+	return json.RawMessage(b), nil
 }
 
 func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
@@ -221,7 +222,7 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		return nil, fmt.Errorf("mcpkit: invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 _ - .", t.Name)
 	}
 	if t.InputSchema == nil {
-		t.InputSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+		t.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	var top struct {
 		Type     jsontext.Value `json:"type"`
@@ -267,7 +268,7 @@ func (refuseLoader) Load(url string) (any, error) {
 
 // compileSchema compiles a self-contained schema; assertFormat makes "format" a check rather
 // than an annotation.
-func compileSchema(kind string, schema jsontext.Value, assertFormat bool) (*validator.Schema, error) {
+func compileSchema(kind string, schema []byte, assertFormat bool) (*validator.Schema, error) {
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, err
@@ -286,7 +287,7 @@ func compileSchema(kind string, schema jsontext.Value, assertFormat bool) (*vali
 }
 
 // validate checks data against a compiled schema and returns the violations as one line.
-func validate(sch *validator.Schema, data jsontext.Value) string {
+func validate(sch *validator.Schema, data []byte) string {
 	inst, err := validator.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return err.Error()
@@ -381,9 +382,9 @@ func handleCallTool(c *Call) (any, error) {
 		}
 	}
 	if asTask {
-		return c.callAsTask(e, name, args)
+		return c.callAsTask(e, name, json.RawMessage(args))
 	}
-	res, err := runTool(c, e, name, args)
+	res, err := runTool(c, e, name, json.RawMessage(args))
 	if err != nil {
 		return nil, err
 	}
@@ -440,16 +441,16 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 	}
 	if len(out.Content) == 0 {
 		// A client that does not read structuredContent still sees the value.
-		out.Content = []Content{TextContent(string(sc))}
+		out.Content = []Content{Text(string(sc))}
 	}
 	return &out, nil
 }
 
 // runTool runs a tool handler and sorts out what it returned: a protocol error (a *Error, even
-// wrapped, or an InputRequired) goes on as a JSON-RPC error; any other error is a tool execution
+// wrapped, or an InputRequiredError) goes on as a JSON-RPC error; any other error is a tool execution
 // error, answered as an isError result with the error's text so the model can read it; a panic
 // is -32603 without its value. Both of the latter are logged.
-func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *CallToolResult, err error) {
+func runTool(c *Call, e *toolEntry, name string, args json.RawMessage) (res *CallToolResult, err error) {
 	s := c.session.server
 	defer func() {
 		if v := recover(); v != nil {
@@ -462,7 +463,7 @@ func runTool(c *Call, e *toolEntry, name string, args jsontext.Value) (res *Call
 		return res, nil
 	}
 	var we *Error
-	var ir *InputRequired
+	var ir *InputRequiredError
 	var ni *NeedInputError
 	switch {
 	case errors.As(err, &we), errors.As(err, &ir):

@@ -3,14 +3,14 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -94,7 +94,7 @@ func toolServer(t *testing.T, opts *core.Options) (*core.Server, *errorLog) {
 	})
 	srv.AddTool(&core.Tool{
 		Name:        "need",
-		InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},"required":["a","b","c"]}`),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},"required":["a","b","c"]}`),
 	}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		return core.TextResult("args " + string(req.Arguments)), nil
 	})
@@ -122,9 +122,9 @@ func TestToolsList(t *testing.T) {
 	c.initialize("2025-11-25")
 	var r struct {
 		Tools []struct {
-			Name         string         `json:"name"`
-			InputSchema  jsontext.Value `json:"inputSchema"`
-			OutputSchema jsontext.Value `json:"outputSchema"`
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
 		} `json:"tools"`
 		NextCursor *string `json:"nextCursor"`
 	}
@@ -145,7 +145,7 @@ func TestToolsList(t *testing.T) {
 		Properties map[string]any `json:"properties"`
 		Required   []string       `json:"required"`
 	}
-	if err := json.Unmarshal(greet.InputSchema, &in); err != nil || in.Type != "object" || in.Properties["name"] == nil || sprint(in.Required) != "[name]" {
+	if err := jsonv2.Unmarshal(greet.InputSchema, &in); err != nil || in.Type != "object" || in.Properties["name"] == nil || sprint(in.Required) != "[name]" {
 		t.Errorf("derived input schema %s", greet.InputSchema)
 	}
 	if !strings.Contains(string(greet.OutputSchema), `"greeting"`) {
@@ -231,7 +231,7 @@ func TestToolsCallResults(t *testing.T) {
 			}
 			w := c.result("tools/call", params, "CallToolResult", nil)
 			var r toolResult
-			if err := json.Unmarshal(w.Result, &r); err != nil {
+			if err := jsonv2.Unmarshal(w.Result, &r); err != nil {
 				t.Fatal(err)
 			}
 			if r.IsError == nil || *r.IsError != tt.isError {
@@ -272,7 +272,7 @@ func TestTypedToolDecodesCaseSensitively(t *testing.T) {
 		t.Errorf("wrong type: %+v", r)
 	}
 	// Missing required arguments are reported even when validation is off.
-	srv.AddTool(&core.Tool{Name: "need", InputSchema: jsontext.Value(`{"type":"object","required":["x"]}`)}, okTool)
+	srv.AddTool(&core.Tool{Name: "need", InputSchema: json.RawMessage(`{"type":"object","required":["x"]}`)}, okTool)
 	if r := c.callTool("need", nil); r.text() != "Missing required arguments: x" {
 		t.Errorf("required without validation: %q", r.text())
 	}
@@ -287,20 +287,20 @@ func TestStructuredOutput(t *testing.T) {
 	// A declared output schema the value can violate.
 	core.AddTool(srv, &core.Tool{
 		Name:         "sum",
-		OutputSchema: jsontext.Value(`{"type":"object","properties":{"sum":{"type":"integer","minimum":0}},"required":["sum"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer","minimum":0}},"required":["sum"]}`),
 	}, func(_ context.Context, _ *core.ToolRequest, in struct {
 		A int `json:"a"`
 	}) (*core.CallToolResult, sumOut, error) {
 		return nil, sumOut{Sum: in.A}, nil
 	})
 	// A raw tool whose structured content violates its schema, also when it is an error.
-	srv.AddTool(&core.Tool{Name: "raw-bad", OutputSchema: jsontext.Value(`{"type":"object","required":["x"]}`)},
+	srv.AddTool(&core.Tool{Name: "raw-bad", OutputSchema: json.RawMessage(`{"type":"object","required":["x"]}`)},
 		func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return &core.CallToolResult{StructuredContent: map[string]any{"y": 1}, IsError: string(req.Arguments) == `{"fail":true}`}, nil
 		})
 	// Explicit content is kept; no mirror is added.
 	srv.AddTool(&core.Tool{Name: "explicit"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
-		return &core.CallToolResult{Content: []core.Content{core.TextContent("see structured")}, StructuredContent: map[string]int{"n": 1}}, nil
+		return &core.CallToolResult{Content: []core.Content{core.Text("see structured")}, StructuredContent: map[string]int{"n": 1}}, nil
 	})
 	// Structured content must be an object: a list is sent as text only.
 	core.AddTool(srv, &core.Tool{Name: "list"}, func(context.Context, *core.ToolRequest, struct{}) (*core.CallToolResult, []string, error) {
@@ -341,8 +341,8 @@ func TestStructuredOutput(t *testing.T) {
 	}
 	var lr struct {
 		Tools []struct {
-			Name         string         `json:"name"`
-			OutputSchema jsontext.Value `json:"outputSchema"`
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
 		} `json:"tools"`
 	}
 	c.result("tools/list", nil, "ListToolsResult", &lr)
@@ -385,12 +385,12 @@ func TestAddToolRejects(t *testing.T) {
 		"empty name":          {Name: ""},
 		"bad name":            {Name: "has space"},
 		"long name":           {Name: strings.Repeat("x", 129)},
-		"array input":         {Name: "a", InputSchema: jsontext.Value(`{"type":"array"}`)},
-		"input not object":    {Name: "a", InputSchema: jsontext.Value(`[]`)},
-		"invalid schema":      {Name: "a", InputSchema: jsontext.Value(`{"type":"object","properties":{"x":{"type":5}}}`)},
-		"external ref":        {Name: "a", InputSchema: jsontext.Value(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`)},
-		"string output":       {Name: "a", OutputSchema: jsontext.Value(`{"type":"string"}`)},
-		"output without type": {Name: "a", OutputSchema: jsontext.Value(`{}`)},
+		"array input":         {Name: "a", InputSchema: json.RawMessage(`{"type":"array"}`)},
+		"input not object":    {Name: "a", InputSchema: json.RawMessage(`[]`)},
+		"invalid schema":      {Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":5}}}`)},
+		"external ref":        {Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`)},
+		"string output":       {Name: "a", OutputSchema: json.RawMessage(`{"type":"string"}`)},
+		"output without type": {Name: "a", OutputSchema: json.RawMessage(`{}`)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

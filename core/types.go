@@ -1,7 +1,8 @@
 package core
 
 import (
-	"github.com/go-json-experiment/json"
+	"encoding/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -79,7 +80,7 @@ type Annotations struct {
 
 // Content is one content block of a tool result, prompt message or sampling message. Type is
 // "text", "image", "audio", "resource_link" or "resource"; build one with the constructors
-// (TextContent, ImageContent, ...).
+// (Text, Image, Audio, Link, Embedded).
 type Content struct {
 	Type        string            `json:"type"`
 	Text        string            `json:"text,omitzero"`
@@ -96,29 +97,29 @@ type Content struct {
 	Meta        Meta              `json:"_meta,omitzero"`
 }
 
-// TextContent returns a text block.
-func TextContent(text string) Content {
+// Text returns a text content block (the specification's TextContent).
+func Text(text string) Content {
 	// A text block always carries its text, even when empty.
 	return Content{Type: "text", Text: text}
 }
 
-// ImageContent returns an image block with base64 data.
-func ImageContent(base64Data, mimeType string) Content {
+// Image returns an image content block with base64 data (ImageContent).
+func Image(base64Data, mimeType string) Content {
 	return Content{Type: "image", Data: base64Data, MimeType: mimeType}
 }
 
-// AudioContent returns an audio block with base64 data.
-func AudioContent(base64Data, mimeType string) Content {
+// Audio returns an audio content block with base64 data (AudioContent).
+func Audio(base64Data, mimeType string) Content {
 	return Content{Type: "audio", Data: base64Data, MimeType: mimeType}
 }
 
-// EmbeddedResource returns a block that embeds resource contents.
-func EmbeddedResource(r ResourceContents) Content {
+// Embedded returns a content block that embeds resource contents (EmbeddedResource).
+func Embedded(r ResourceContents) Content {
 	return Content{Type: "resource", Resource: &r}
 }
 
-// ResourceLink returns a block that links to a resource by URI.
-func ResourceLink(uri, name string) Content {
+// Link returns a content block that links to a resource by URI (ResourceLink).
+func Link(uri, name string) Content {
 	return Content{Type: "resource_link", URI: uri, Name: name}
 }
 
@@ -142,7 +143,7 @@ func (c *Content) MarshalJSONTo(enc *jsontext.Encoder) error {
 		}
 		return enc.WriteValue(b)
 	}
-	return json.MarshalEncode(enc, (*contentPlain)(c))
+	return jsonv2.MarshalEncode(enc, (*contentPlain)(c))
 }
 
 // ResourceContents is the contents of a resource: text or a base64 blob.
@@ -174,7 +175,7 @@ func (r *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 		}
 		return enc.WriteValue(b)
 	}
-	return json.MarshalEncode(enc, (*resourceContentsPlain)(r))
+	return jsonv2.MarshalEncode(enc, (*resourceContentsPlain)(r))
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Nil hints are left to the client's defaults.
@@ -193,8 +194,8 @@ type Tool struct {
 	Title        string           `json:"title,omitzero"`
 	Description  string           `json:"description,omitzero"`
 	Icons        []Icon           `json:"icons,omitzero"`
-	InputSchema  jsontext.Value   `json:"inputSchema"`
-	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
 	// Execution declares how the tool runs (its task support); nil means a plain call.
 	Execution *ToolExecution `json:"execution,omitzero"`
@@ -213,12 +214,12 @@ type CallToolResult struct {
 
 // ErrorResult returns a tool result with IsError set and one text block: a tool-level failure.
 func ErrorResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{TextContent(text)}, IsError: true}
+	return &CallToolResult{Content: []Content{Text(text)}, IsError: true}
 }
 
 // TextResult returns a tool result with one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{TextContent(text)}}
+	return &CallToolResult{Content: []Content{Text(text)}}
 }
 
 // PromptArgument describes one argument of a prompt.

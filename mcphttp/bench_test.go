@@ -244,7 +244,7 @@ func heapAndStacks() (heap, stacks uint64) {
 func BenchmarkListenIdleMemory(b *testing.B) {
 	const n = 1000
 	for b.Loop() {
-		h := mcphttp.New(newServer(newTools()), mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreams: n, KeepAlive: -1}})
+		h := mcphttp.New(newServer(newTools()), mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
 		srv := httptest.NewServer(h)
 		addr := srv.Listener.Addr().String()
 		// Warm up: one stream opened and closed, so lazily built state is not counted.
@@ -278,7 +278,7 @@ func BenchmarkListenIdleMemory(b *testing.B) {
 func BenchmarkListenFanout(b *testing.B) {
 	const n = 1000
 	s := newServer(newTools())
-	h := mcphttp.New(s, mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreams: n, KeepAlive: -1}})
+	h := mcphttp.New(s, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()

@@ -16,12 +16,6 @@ import (
 	"github.com/mcpkit/mcpkit/session"
 )
 
-// Headers of the Streamable HTTP transport.
-const (
-	HeaderSessionID       = middleware.HeaderSessionID
-	HeaderProtocolVersion = "MCP-Protocol-Version"
-)
-
 const msgShuttingDown = "Service unavailable: the server is shutting down"
 
 // DefaultKeepAlive is the interval of keepalive comments on SSE streams when
@@ -54,7 +48,7 @@ type EndpointOptions struct {
 	// keeps them off. Ignored when Stateless or JSONResponse is set.
 	Resumability ResumabilityOptions
 	// Owner, when set, is called at initialize to record who owns the new session (for example
-	// the authenticated principal); the value lands in session.Session.Owner for Authorize hooks.
+	// the authenticated principal); the value lands in session.Entry.Owner for Authorize hooks.
 	Owner func(r *http.Request) any
 }
 
@@ -64,7 +58,7 @@ type EndpointOptions struct {
 type Endpoint struct {
 	server *core.Server
 	opts   EndpointOptions
-	sse    middleware.SSEOptions
+	sse    middleware.SSEWriterOptions
 	decode http.Handler
 	res    *resumer // nil: resumability off
 
@@ -90,7 +84,7 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	case ka < 0:
 		ka = 0
 	}
-	e.sse = middleware.SSEOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
+	e.sse = middleware.SSEWriterOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
 	if !opts.Stateless && !opts.JSONResponse {
 		e.res = newResumer(opts.Resumability)
 	}
@@ -104,12 +98,12 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 
 // newRecord wraps a protocol session in the record the store keeps, with the endpoint's
 // per-session transport state.
-func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *session.Session {
+func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *session.Entry {
 	st := &streams{}
 	if e.res != nil {
 		st.shared = e.res.shared != nil
 	}
-	rec := &session.Session{ID: id, Core: cs, Origin: origin, Local: st}
+	rec := &session.Entry{ID: id, Core: cs, Origin: origin, Local: st}
 	if e.res != nil {
 		rec.OnClose(func() { st.endSession(e.res, id) })
 	}
@@ -118,7 +112,7 @@ func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *sessio
 
 // rebuild is the session.Builder of a shared store: the in-process session of a record that
 // another replica created.
-func (e *Endpoint) rebuild(id string, r session.Record) *session.Session {
+func (e *Endpoint) rebuild(id string, r session.Record) *session.Entry {
 	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State})
 	rec := e.newRecord(id, cs, r.Origin)
 	if r.Owner != "" {
@@ -246,7 +240,7 @@ func modernByHeaders(r *http.Request) bool {
 	if !middleware.RoutesModern(r) {
 		return false
 	}
-	if v := r.Header.Get(HeaderProtocolVersion); !core.IsModernVersion(v) {
+	if v := r.Header.Get(middleware.HeaderProtocolVersion); !core.IsModernVersion(v) {
 		return true // unknown version: modern whatever the body
 	}
 	m := r.Header.Get(middleware.HeaderMethod)
@@ -259,7 +253,7 @@ func modernByHeaders(r *http.Request) bool {
 // Decode and the session validator; the endpoint repeats the check for other stacks.
 func versionGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get(HeaderSessionID) != "" {
+		if r.Method == http.MethodPost && r.Header.Get(middleware.HeaderSessionID) != "" {
 			if msg, ok := middleware.MessageFrom(r.Context()); ok && versionChecked(msg) && !checkVersionHeader(w, r, msg.ID) {
 				return
 			}
@@ -341,7 +335,7 @@ func notAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
 // checkVersionHeader enforces MCP-Protocol-Version on legacy requests after initialize: absent
 // means 2025-03-26; anything else must be a version the kit speaks.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id core.ID) bool {
-	vals, present := r.Header[http.CanonicalHeaderKey(HeaderProtocolVersion)]
+	vals, present := r.Header[http.CanonicalHeaderKey(middleware.HeaderProtocolVersion)]
 	if !present {
 		return true
 	}
@@ -432,7 +426,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	if resp == nil || resp.Error != nil {
 		e.opts.Store.Delete(r.Context(), id)
 	} else {
-		w.Header().Set(HeaderSessionID, id)
+		w.Header().Set(middleware.HeaderSessionID, id)
 		if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
 			ex.SetSessionID(id)
 		}
@@ -651,7 +645,7 @@ func (q *streamQueue) end() { close(q.done) }
 
 // sessionOf returns the session a GET or DELETE names (resolved by the session layer), after the
 // version-header check; it answers the request itself and returns nil when either fails.
-func sessionOf(w http.ResponseWriter, r *http.Request) *session.Session {
+func sessionOf(w http.ResponseWriter, r *http.Request) *session.Entry {
 	rec := middleware.SessionFrom(r.Context())
 	if rec == nil {
 		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")

@@ -12,22 +12,22 @@ import (
 // A hand-assembled stack: the team's own authentication sits in front of the MCP layers, and
 // sessions belong to the principal that created them.
 func ExampleNewEndpoint() {
-	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, nil)
+	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, core.Options{})
 	myAuth := func(next http.Handler) http.Handler { return next } // the team's own layer
 	principal := func(r *http.Request) any { return r.Header.Get("X-User") }
 
 	store := session.NewMemory(session.MemoryOptions{})
 	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store, Owner: principal})
-	modern := legacy.Track(middleware.MirrorHeaders(middleware.MirrorOptions{Server: server})(
+	modern := legacy.Track(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(
 		mcphttp.NewModern(server, mcphttp.ModernOptions{})))
-	ownsSession := func(r *http.Request, s *session.Session) bool { return s.Owner == principal(r) }
+	ownsSession := func(r *http.Request, s *session.Entry) bool { return s.Owner == principal(r) }
 
 	h := middleware.Recover(middleware.RecoverOptions{})(
-		middleware.OriginGuard(middleware.OriginOptions{AllowedHosts: []string{"mcp.example.com"}})(
+		middleware.OriginGuard(middleware.OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}})(
 			myAuth(
 				middleware.Decode(middleware.DecodeOptions{})(
-					middleware.EraRouter(modern)(
-						middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: ownsSession})(legacy))))))
+					middleware.EraRouter(middleware.EraRouterOptions{Modern: modern})(
+						middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: ownsSession})(legacy))))))
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -38,7 +38,7 @@ func ExampleNewEndpoint() {
 // The session validator swapped for the team's own layer: it resolves the session itself, ties
 // it to the authenticated user, and hands it to the endpoint with middleware.WithSession.
 func ExampleNewEndpoint_ownSessionLayer() {
-	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, nil)
+	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, core.Options{})
 	user := func(r *http.Request) string { return r.Header.Get("X-User") } // set by the team's auth
 	store := session.NewMemory(session.MemoryOptions{})
 	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{
@@ -48,7 +48,7 @@ func ExampleNewEndpoint_ownSessionLayer() {
 
 	ownSessions := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id := r.Header.Get(mcphttp.HeaderSessionID)
+			id := r.Header.Get(middleware.HeaderSessionID)
 			if id == "" { // initialize (or a request the endpoint refuses itself)
 				next.ServeHTTP(w, r)
 				return

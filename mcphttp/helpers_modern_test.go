@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
@@ -45,7 +43,7 @@ const headersSchema = `{"type":"object","properties":{` +
 //     notification when the request has a progress token);
 //   - the prompt "greet", the prompt "grüße" and the resources test://doc and test://dóc.
 func addModernTools(s *core.Server, tl *tools) {
-	obj := jsontext.Value(`{"type":"object"}`)
+	obj := json.RawMessage(`{"type":"object"}`)
 	s.AddTool(&core.Tool{Name: "stream", InputSchema: obj}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		if err := req.Progress(1, 2, "first"); err != nil {
 			return nil, err
@@ -90,7 +88,7 @@ func addModernTools(s *core.Server, tl *tools) {
 		}
 		return core.TextResult("sampled"), nil
 	})
-	s.AddTool(&core.Tool{Name: "headers", InputSchema: jsontext.Value(headersSchema)}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+	s.AddTool(&core.Tool{Name: "headers", InputSchema: json.RawMessage(headersSchema)}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		return core.TextResult(string(req.Arguments)), nil
 	})
 	s.HandleMethod("test/fail", func(ctx context.Context, c *core.Call) (any, error) {
@@ -103,7 +101,7 @@ func addModernTools(s *core.Server, tl *tools) {
 	})
 	for _, name := range []string{"greet", "grüße"} {
 		s.AddPrompt(&core.Prompt{Name: name, Description: "Says hello."}, func(ctx context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
-			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("hello")}}}, nil
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("hello")}}}, nil
 		})
 	}
 	for _, uri := range []string{"test://doc", "test://dóc"} {

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -64,8 +62,8 @@ func newServerWith(tl *tools, opts *core.Options) *core.Server {
 	if opts == nil {
 		opts = &core.Options{SubscribeHandler: core.AcceptSubscription}
 	}
-	s := core.NewServer(core.Implementation{Name: "mcphttp-test", Version: "1.0.0"}, opts)
-	obj := jsontext.Value(`{"type":"object"}`)
+	s := core.NewServer(core.Implementation{Name: "mcphttp-test", Version: "1.0.0"}, optionsOf(opts))
+	obj := json.RawMessage(`{"type":"object"}`)
 	s.AddTool(&core.Tool{Name: "echo", InputSchema: obj}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		var in struct {
 			Text string `json:"text"`
@@ -335,4 +333,12 @@ func wantSSEHeaders(t *testing.T, resp *http.Response) {
 	if v := resp.Header.Get("Cache-Control"); v != "no-cache" {
 		t.Fatalf("Cache-Control = %q, want no-cache", v)
 	}
+}
+
+// optionsOf lets the test helpers take nil for the default options.
+func optionsOf(opts *core.Options) core.Options {
+	if opts == nil {
+		return core.Options{}
+	}
+	return *opts
 }

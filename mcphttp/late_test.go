@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -26,7 +24,7 @@ import (
 //
 // Both stop at the first refused notification once their context ended.
 func addLateTools(s *core.Server) {
-	obj := jsontext.Value(`{"type":"object"}`)
+	obj := json.RawMessage(`{"type":"object"}`)
 	spam := func(ctx context.Context, req *core.ToolRequest) {
 		for i := range 50 {
 			if err := req.Progress(float64(i), 0, "late"); err != nil && ctx.Err() != nil {

@@ -15,21 +15,21 @@ import (
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
-// Defaults of ListenOptions.
+// Defaults of ListenersOptions.
 const (
 	DefaultMaxListenStreams = 1000
 	DefaultListenKeepAlive  = 15 * time.Second
 	// DefaultListenCloseTimeout bounds the final frames of each stream on Close when
-	// ListenOptions.CloseTimeout is zero.
+	// ListenersOptions.CloseTimeout is zero.
 	DefaultListenCloseTimeout = 10 * time.Second
 	// listenQueue is how many change notifications may wait for one slow stream; a stream that
 	// falls further behind is closed (its client reconnects and lists again).
 	listenQueue = 256
 )
 
-// ListenOptions configure subscriptions/listen, the long-lived stream through which 2026-07-28
+// ListenersOptions configure subscriptions/listen, the long-lived stream through which 2026-07-28
 // clients receive the change notifications they ask for.
-type ListenOptions struct {
+type ListenersOptions struct {
 	// MaxStreams caps the open listen streams. Zero means DefaultMaxListenStreams (1000); past
 	// the cap a new listen gets 503.
 	MaxStreams int
@@ -80,7 +80,7 @@ type Listeners struct {
 	server    *core.Server
 	max       int64
 	keepAlive time.Duration
-	sse       middleware.SSEOptions
+	sse       middleware.SSEWriterOptions
 	info      []byte        // the server's Implementation, for the _meta of the final result
 	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
 	clientKey func(*http.Request) string
@@ -99,7 +99,7 @@ type Listeners struct {
 }
 
 // listenKey names a listen stream among the open ones: the client it belongs to
-// (ListenOptions.ClientKey, "" without one) and the listen request's id.
+// (ListenersOptions.ClientKey, "" without one) and the listen request's id.
 type listenKey struct {
 	client string
 	id     core.ID
@@ -152,7 +152,7 @@ func (st *listenStream) take(spare []core.Change) ([]core.Change, bool) {
 }
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
-func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
+func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	l := &Listeners{server: s, byID: map[listenKey]*listenStream{}, closing: make(chan struct{}), clientKey: opts.ClientKey}
 	l.max = int64(opts.MaxStreams)
 	if l.max <= 0 {
@@ -166,7 +166,7 @@ func NewListeners(s *core.Server, opts ListenOptions) *Listeners {
 	}
 	// The handler writes its own keepalive comments (see ServeHTTP): the SSE writer's timer
 	// stays off, so nothing can be written after the final frame.
-	l.sse = middleware.SSEOptions{WriteTimeout: opts.WriteTimeout}
+	l.sse = middleware.SSEWriterOptions{WriteTimeout: opts.WriteTimeout}
 	if opts.WriteTimeout < 0 {
 		switch ct := opts.CloseTimeout; {
 		case ct == 0:
@@ -299,7 +299,11 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
 		return
 	}
-	if _, e := core.ParseEnvelope(msg); e != nil {
+	if _, err := core.ParseEnvelope(msg); err != nil {
+		var e *core.Error
+		if !errors.As(err, &e) {
+			e = core.InternalError("Internal error handling subscriptions/listen request")
+		}
 		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
 		return
 	}

@@ -265,7 +265,7 @@ func TestListenConcurrentStreams(t *testing.T) {
 // a client closing its stream frees its slot.
 func TestListenCap(t *testing.T) {
 	const msgFull = "Service unavailable: maximum concurrent subscriptions/listen streams (%d) reached"
-	f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreams: 1}})
+	f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: 1}})
 	first, _ := f.listen(t, "first", toolsOnly)
 	rep := f.modern(t, listenBody("second", toolsOnly))
 	rep.WantError(t, http.StatusServiceUnavailable, -32603, fmt.Sprintf(msgFull, 1), `"second"`)
@@ -283,7 +283,7 @@ func TestListenCap(t *testing.T) {
 
 	t.Run("concurrent", func(t *testing.T) {
 		const max, tries = 3, 12
-		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreams: max}})
+		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: max}})
 		var ok, full atomic.Int32
 		var wg sync.WaitGroup
 		for i := range tries {
@@ -360,7 +360,7 @@ func (l *killableListener) killAll() {
 // A keepalive write finds a dead peer and frees its slot.
 func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 	var kl *killableListener
-	f := newFixtureWith(t, mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreams: 1, KeepAlive: 5 * time.Millisecond}}, nil,
+	f := newFixtureWith(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: 1, KeepAlive: 5 * time.Millisecond}}, nil,
 		func(l net.Listener) net.Listener {
 			kl = &killableListener{Listener: l}
 			return kl
@@ -395,7 +395,7 @@ func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 func TestListenNoKeepAlive(t *testing.T) {
 	leakCheck := goleak.IgnoreCurrent()
 	server := newServer(newTools())
-	h := mcphttp.New(server, mcphttp.Options{Listen: mcphttp.ListenOptions{KeepAlive: -1}})
+	h := mcphttp.New(server, mcphttp.Options{Listen: mcphttp.ListenersOptions{KeepAlive: -1}})
 	ls := &liveServer{h: h, srv: httptest.NewServer(h), tr: &http.Transport{}}
 	c := ls.client()
 	resp := openStream(t, c, c.NewModernPost(context.Background(), listenBody("q", toolsOnly)))
@@ -505,7 +505,7 @@ func TestListenAckFirstUnderPublishing(t *testing.T) {
 // naming the listen request, then the complete result as the very last frame (no comment after
 // it either), and new listens get 503.
 func TestListenGracefulClose(t *testing.T) {
-	f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenOptions{KeepAlive: time.Millisecond}})
+	f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{KeepAlive: time.Millisecond}})
 	ids := []any{"g1", 2, "g-3", 40}
 	type item struct {
 		ev  testutil.Event
@@ -699,7 +699,7 @@ func stalledListen(t *testing.T, addr string, id any) net.Conn {
 // A listen stream whose client stopped reading holds up nobody: publishing goes on, other streams
 // get every change, and the stalled stream is dropped (its writer gives up after WriteTimeout).
 func TestListenStalledReader(t *testing.T) {
-	f := newFixtureOn(t, mcphttp.Options{WriteTimeout: 300 * time.Millisecond, Listen: mcphttp.ListenOptions{KeepAlive: -1}},
+	f := newFixtureOn(t, mcphttp.Options{WriteTimeout: 300 * time.Millisecond, Listen: mcphttp.ListenersOptions{KeepAlive: -1}},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 	stalledListen(t, f.srv.Listener.Addr().String(), "stalled")
 	healthy, _ := f.listen(t, "healthy", toolsOnly)
@@ -726,7 +726,7 @@ func TestListenStalledReader(t *testing.T) {
 // streams gracefully on Close.
 func TestListenersStandalone(t *testing.T) {
 	s := newServer(newTools())
-	l := mcphttp.NewListeners(s, mcphttp.ListenOptions{KeepAlive: -1})
+	l := mcphttp.NewListeners(s, mcphttp.ListenersOptions{KeepAlive: -1})
 	srv := httptest.NewServer(l)
 	t.Cleanup(srv.Close)
 	t.Cleanup(l.Close)
@@ -764,7 +764,7 @@ func TestListenersStandalone(t *testing.T) {
 // healthy stream still ends gracefully.
 func TestListenCloseBoundedWithoutWriteTimeout(t *testing.T) {
 	const closeTimeout = 300 * time.Millisecond
-	f := newFixtureOn(t, mcphttp.Options{WriteTimeout: -1, Listen: mcphttp.ListenOptions{KeepAlive: -1, CloseTimeout: closeTimeout}},
+	f := newFixtureOn(t, mcphttp.Options{WriteTimeout: -1, Listen: mcphttp.ListenersOptions{KeepAlive: -1, CloseTimeout: closeTimeout}},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 	// Big frames (a long resource URI), so that the stalled client's socket buffers fill up
 	// long before its queue could overflow (which would drop the stream instead).
@@ -837,7 +837,7 @@ func TestListenIDScope(t *testing.T) {
 	}
 
 	t.Run("per client", func(t *testing.T) {
-		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenOptions{ClientKey: clientKey}})
+		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{ClientKey: clientKey}})
 		alice := as(f, t, "alice")
 		defer alice.close()
 		bob := as(f, t, "bob")
@@ -874,7 +874,7 @@ func TestListenIDScope(t *testing.T) {
 // Mounted by hand, Listeners and Modern decode bodies themselves within their MaxRequestBytes.
 func TestStandaloneMaxRequestBytes(t *testing.T) {
 	s := newServer(newTools())
-	l := mcphttp.NewListeners(s, mcphttp.ListenOptions{KeepAlive: -1, MaxRequestBytes: 256})
+	l := mcphttp.NewListeners(s, mcphttp.ListenersOptions{KeepAlive: -1, MaxRequestBytes: 256})
 	t.Cleanup(l.Close)
 	m := mcphttp.NewModern(s, mcphttp.ModernOptions{MaxRequestBytes: 256})
 	for name, h := range map[string]http.Handler{"listen": l, "modern": m} {

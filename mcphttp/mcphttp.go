@@ -28,10 +28,10 @@
 //	store := session.NewMemory(session.MemoryOptions{})
 //	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
 //	h := middleware.Recover(middleware.RecoverOptions{})(
-//		middleware.OriginGuard(middleware.OriginOptions{})(
+//		middleware.OriginGuard(middleware.OriginGuardOptions{})(
 //			myAuth( // the team's own authentication
 //				middleware.Decode(middleware.DecodeOptions{})(
-//					middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: owns})(ep)))))
+//					middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: owns})(ep)))))
 //
 // The endpoint never holds a lock shared with other sessions while it writes to a client, and
 // every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,
@@ -82,7 +82,7 @@ type Options struct {
 	BodyReadTimeout time.Duration
 	// Origin configures the Host and Origin checks (AllowedHosts, AllowedOrigins). The zero value
 	// allows loopback hosts and same-origin requests only.
-	Origin middleware.OriginOptions
+	Origin middleware.OriginGuardOptions
 
 	// Store holds sessions. Nil means an in-memory store built from Sessions. Close and Shutdown
 	// close it. Ignored in stateless mode.
@@ -93,8 +93,8 @@ type Options struct {
 	// Authorize is the ownership check of every request naming a session, given the session
 	// once it was found (its Owner is what Owner recorded); false answers 403. Nil allows any
 	// request that knows the session id.
-	Authorize func(r *http.Request, s *session.Session) bool
-	// Owner records, at initialize, who owns the new session (see session.Session.Owner).
+	Authorize func(r *http.Request, s *session.Entry) bool
+	// Owner records, at initialize, who owns the new session (see session.Entry.Owner).
 	Owner func(r *http.Request) any
 
 	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
@@ -130,24 +130,45 @@ type Options struct {
 	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout, the scope
 	// of listen ids through Listen.ClientKey). A zero Listen.WriteTimeout takes WriteTimeout, a
 	// zero Listen.MaxRequestBytes takes MaxRequestBytes.
-	Listen ListenOptions
+	Listen ListenersOptions
 	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
 	// then answers 404 -32601, and server/discover stops advertising listChanged and subscribe
 	// to 2026-07-28 clients.
 	DisableListen bool
 }
 
-// Handler is the composed endpoint. It implements http.Handler.
+// Handler is the composed endpoint: an http.Handler that owns goroutines (the session reaper,
+// stream writers) and state (sessions, listen streams). Keep the value New returns and call
+// Close or Shutdown when the server stops:
+//
+//	h := mcphttp.New(server, mcphttp.Options{})
+//	defer h.Close()
+//	mux.Handle("/mcp", h)
+//
+// Only New makes a usable Handler: the methods of a zero Handler panic with a message saying so.
 type Handler struct {
-	http.Handler
+	stack     http.Handler
 	endpoint  *Endpoint
 	store     session.Store
 	listeners *Listeners
 }
 
+const msgZeroHandler = "mcphttp: Handler used without New (build it with mcphttp.New)"
+
+// built panics when h was not made by New.
+func (h *Handler) built() {
+	if h == nil || h.endpoint == nil {
+		panic(msgZeroHandler)
+	}
+}
+
 // New returns the Streamable HTTP endpoint for s with the default layers. Mount it at your MCP
-// path (for example /mcp) in any router.
+// path (for example /mcp) in any router, and Close or Shutdown it when the server stops. It
+// panics when s is nil or an option is invalid, naming the option.
 func New(s *core.Server, opts Options) *Handler {
+	if s == nil {
+		panic("mcphttp: New needs a *core.Server")
+	}
 	store := opts.Store
 	switch {
 	case opts.Stateless:
@@ -167,7 +188,7 @@ func New(s *core.Server, opts Options) *Handler {
 	})
 	var h http.Handler = ep
 	if !opts.Stateless {
-		h = middleware.SessionValidator(middleware.SessionOptions{Store: store, Authorize: opts.Authorize})(h)
+		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: opts.Authorize})(h)
 		h = versionGate(h)
 	}
 	var listeners *Listeners
@@ -190,7 +211,9 @@ func New(s *core.Server, opts Options) *Handler {
 	if listeners != nil {
 		modern.listen = listeners
 	}
-	h = middleware.EraRouter(ep.Track(modernAccept(middleware.MirrorHeaders(middleware.MirrorOptions{Server: s})(modern))))(h)
+	h = middleware.EraRouter(middleware.EraRouterOptions{
+		Modern: ep.Track(modernAccept(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern))),
+	})(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = ep.preflight(h)
 	h = middleware.OriginGuard(opts.Origin)(h)
@@ -199,21 +222,34 @@ func New(s *core.Server, opts Options) *Handler {
 		if logger == nil {
 			logger = &log.Logger
 		}
-		h = middleware.RequestLog(*logger)(h)
+		h = middleware.RequestLog(middleware.RequestLogOptions{Logger: logger})(h)
 	}
 	h = middleware.Tracing(middleware.TracingOptions{TracerProvider: opts.TracerProvider})(h)
 	h = middleware.Recover(middleware.RecoverOptions{Logger: opts.Logger, OnPanic: opts.OnPanic})(h)
-	return &Handler{Handler: h, endpoint: ep, store: store, listeners: listeners}
+	return &Handler{stack: h, endpoint: ep, store: store, listeners: listeners}
+}
+
+// ServeHTTP serves one exchange through the composed stack.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.built()
+	h.stack.ServeHTTP(w, r)
 }
 
 // Endpoint returns the bare endpoint inside the stack.
-func (h *Handler) Endpoint() *Endpoint { return h.endpoint }
+func (h *Handler) Endpoint() *Endpoint {
+	h.built()
+	return h.endpoint
+}
 
 // Store returns the session store (nil in stateless mode).
-func (h *Handler) Store() session.Store { return h.store }
+func (h *Handler) Store() session.Store {
+	h.built()
+	return h.store
+}
 
 // Close ends every session and stream and cancels requests in flight; new requests get 503.
 func (h *Handler) Close() error {
+	h.built()
 	h.closeListeners()
 	return h.endpoint.Close()
 }
@@ -227,10 +263,14 @@ func (h *Handler) closeListeners() {
 }
 
 // Listeners returns the subscriptions/listen registry, or nil when listen is turned off.
-func (h *Handler) Listeners() *Listeners { return h.listeners }
+func (h *Handler) Listeners() *Listeners {
+	h.built()
+	return h.listeners
+}
 
 // Shutdown is Close, then waits for the requests in flight to leave, or for ctx to end.
 func (h *Handler) Shutdown(ctx context.Context) error {
+	h.built()
 	h.closeListeners()
 	return h.endpoint.Shutdown(ctx)
 }

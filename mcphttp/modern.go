@@ -105,7 +105,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		notAcceptable(w, r, "application/json", "text/event-stream")
 		return
 	}
-	if r.Header.Get(HeaderSessionID) != "" {
+	if r.Header.Get(middleware.HeaderSessionID) != "" {
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
 		return
 	}
@@ -121,7 +121,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEOptions{WriteTimeout: m.opts.WriteTimeout}}
+	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEWriterOptions{WriteTimeout: m.opts.WriteTimeout}}
 	// Whatever way this handler leaves, a notification arriving later (a goroutine the tool
 	// handler left behind) is refused and never touches w.
 	defer func() {
@@ -175,7 +175,7 @@ func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
 type modernStream struct {
 	w   http.ResponseWriter
 	max int
-	sse middleware.SSEOptions
+	sse middleware.SSEWriterOptions
 
 	mu     sync.Mutex
 	writer *middleware.SSEWriter

@@ -36,7 +36,7 @@ func TestModernStreamSeal(t *testing.T) {
 		var sealedSSE int
 		for range 300 {
 			rec := httptest.NewRecorder()
-			s := &modernStream{w: rec, max: 1000, sse: middleware.SSEOptions{WriteTimeout: -1}}
+			s := &modernStream{w: rec, max: 1000, sse: middleware.SSEWriterOptions{WriteTimeout: -1}}
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			wg.Go(func() {

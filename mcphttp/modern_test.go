@@ -54,7 +54,7 @@ func TestModernLadder(t *testing.T) {
 		// A legacy initialize sent with the newest version header (a client probing) is still
 		// legacy: in JSON mode it needs application/json only.
 		rep := jf.raw(t, http.MethodPost, testutil.Initialize(0, "2025-11-25"), "MCP-Protocol-Version", modernVersion, "Accept", "application/json")
-		if rep.Status != http.StatusOK || rep.Header.Get(mcphttp.HeaderSessionID) == "" {
+		if rep.Status != http.StatusOK || rep.Header.Get(middleware.HeaderSessionID) == "" {
 			t.Fatalf("probing initialize in JSON mode: %d %s", rep.Status, rep.Body)
 		}
 	})
@@ -122,7 +122,7 @@ func TestModernLadder(t *testing.T) {
 		if got := toolText(t, wantResult(t, w, "1")); got != "hi" {
 			t.Fatalf("echo %q", got)
 		}
-		if rep.Header.Get(mcphttp.HeaderSessionID) != "" {
+		if rep.Header.Get(middleware.HeaderSessionID) != "" {
 			t.Fatal("the modern lifecycle issued a session id")
 		}
 		checkModernSchema(t, "CallToolResultResponse", rep.Body)
@@ -149,7 +149,7 @@ func TestModernRefusesSessionID(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := testutil.NewClient(srv.URL, srv.Client())
 	req := c.NewModernPost(context.Background(), testutil.ModernRequest(3, "tools/list", nil))
-	req.Header.Set(mcphttp.HeaderSessionID, "abc")
+	req.Header.Set(middleware.HeaderSessionID, "abc")
 	c.Do(t, req).WantError(t, http.StatusBadRequest, -32600, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle", "3")
 	// Without Decode in front it decodes the body itself.
 	srv2 := httptest.NewServer(mcphttp.NewModern(s, mcphttp.ModernOptions{}))
@@ -326,12 +326,12 @@ func TestDualEraRouting(t *testing.T) {
 
 	t.Run("unknown header version is modern, even with a session", func(t *testing.T) {
 		req := legacy.NewPost(context.Background(), testutil.Request(3, "tools/list", nil))
-		req.Header.Set(testutil.HeaderProtocolVersion, "1900-01-01")
+		req.Header.Set(middleware.HeaderProtocolVersion, "1900-01-01")
 		legacy.Do(t, req).WantError(t, http.StatusBadRequest, -32022, "Unsupported protocol version", "3")
 	})
 	t.Run("modern header with a session is legacy", func(t *testing.T) {
 		req := legacy.NewPost(context.Background(), testutil.Request(4, "tools/call", map[string]any{"name": "whoami"}))
-		req.Header.Set(testutil.HeaderProtocolVersion, modernVersion)
+		req.Header.Set(middleware.HeaderProtocolVersion, modernVersion)
 		rep := legacy.Do(t, req)
 		if rep.Status != http.StatusOK || rep.ContentType() != "text/event-stream" {
 			t.Fatalf("legacy answer %d %q: %s", rep.Status, rep.ContentType(), rep.Body)
@@ -341,17 +341,17 @@ func TestDualEraRouting(t *testing.T) {
 		}
 		// §3.3 row 6: the envelope on that session is refused.
 		req = legacy.NewPost(context.Background(), testutil.ModernRequest(5, "tools/list", nil))
-		req.Header.Set(testutil.HeaderProtocolVersion, modernVersion)
+		req.Header.Set(middleware.HeaderProtocolVersion, modernVersion)
 		legacy.Do(t, req).WantError(t, http.StatusBadRequest, -32600, msgLegacyLocked, "5")
 	})
 	t.Run("sessionless initialize under the modern header", func(t *testing.T) {
 		// Without the claim: legacy, a new session negotiating a handshake version.
 		c := f.client()
 		req := c.NewPost(context.Background(), testutil.Initialize(0, modernVersion))
-		req.Header.Set(testutil.HeaderProtocolVersion, modernVersion)
+		req.Header.Set(middleware.HeaderProtocolVersion, modernVersion)
 		rep := c.Do(t, req)
-		if rep.Status != http.StatusOK || rep.ContentType() != "application/json" || rep.Header.Get(mcphttp.HeaderSessionID) == "" {
-			t.Fatalf("initialize: %d %q session %q: %s", rep.Status, rep.ContentType(), rep.Header.Get(mcphttp.HeaderSessionID), rep.Body)
+		if rep.Status != http.StatusOK || rep.ContentType() != "application/json" || rep.Header.Get(middleware.HeaderSessionID) == "" {
+			t.Fatalf("initialize: %d %q session %q: %s", rep.Status, rep.ContentType(), rep.Header.Get(middleware.HeaderSessionID), rep.Body)
 		}
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -404,11 +404,11 @@ func TestModernMirrorHeaders(t *testing.T) {
 
 	// Header names in any case.
 	req := c.NewModernPost(context.Background(), testutil.ModernRequest(1, "tools/list", nil))
-	req.Header.Del(testutil.HeaderMethod)
+	req.Header.Del(middleware.HeaderMethod)
 	req.Header["mcp-method"] = []string{"tools/list"}
 	wantJSONAnswer(t, c.Do(t, req))
 	req = c.NewModernPost(context.Background(), testutil.ModernRequest(1, "tools/list", nil))
-	req.Header.Del(testutil.HeaderMethod)
+	req.Header.Del(middleware.HeaderMethod)
 	req.Header["MCP-METHOD"] = []string{"tools/list"}
 	wantJSONAnswer(t, c.Do(t, req))
 
@@ -418,7 +418,7 @@ func TestModernMirrorHeaders(t *testing.T) {
 	// Names that are not plain ASCII travel in base64; raw bytes are refused.
 	prompt := testutil.ModernRequest(3, "prompts/get", map[string]any{"name": "grüße"})
 	rep := f.modern(t, prompt)
-	if h := testutil.ModernHeaders(prompt).Get(testutil.HeaderName); !strings.HasPrefix(h, "=?base64?") {
+	if h := testutil.ModernHeaders(prompt).Get(middleware.HeaderName); !strings.HasPrefix(h, "=?base64?") {
 		t.Fatalf("Mcp-Name %q is not base64", h)
 	}
 	wantJSONAnswer(t, rep)

@@ -281,7 +281,7 @@ func TestPostInitializeAfterReap(t *testing.T) {
 func TestPostForbidden(t *testing.T) {
 	var allow atomic.Bool
 	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(r *http.Request, s *session.Session) bool { return allow.Load() }})
+	f := newFixture(t, mcphttp.Options{Authorize: func(r *http.Request, s *session.Entry) bool { return allow.Load() }})
 	c := f.initialized(t)
 	allow.Store(false)
 	c.Post(t, ping).WantError(t, http.StatusForbidden, -32600, msgForbidden, `"p-1"`)
@@ -297,7 +297,7 @@ func TestPostForbidden(t *testing.T) {
 
 // Row 16: the Origin recorded at initialize.
 func TestPostOriginMismatch(t *testing.T) {
-	f := newFixture(t, mcphttp.Options{Origin: middleware.OriginOptions{AllowedOrigins: []string{"https://a.example", "https://b.example"}}})
+	f := newFixture(t, mcphttp.Options{Origin: middleware.OriginGuardOptions{AllowedOrigins: []string{"https://a.example", "https://b.example"}}})
 	c := f.client()
 	c.Header.Set("Origin", "https://a.example")
 	c.Initialize(t)

@@ -124,7 +124,7 @@ var (
 	errStreamsBusy  = errors.New("mcphttp: every resumable stream of the session is a running call with a connection attached")
 )
 
-// The resumable streams of a session live in its streams record (session.Session.Local).
+// The resumable streams of a session live in its streams record (session.Entry.Local).
 
 // openStream registers a new resumable stream of the session, with post (the request's POST
 // connection) attached from the outset and cancel the function that cancels its call. When the
@@ -490,7 +490,7 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 // goroutine with a context the connection does not cancel, so the handler may return (the
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
-func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Session, st *streams, msg *core.Message) {
+func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Entry, st *streams, msg *core.Message) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sse := middleware.NewSSEWriter(w, e.sse)
 	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, sse, cancel)
@@ -561,7 +561,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 // stored events after that id, then the stream live until its response.
 // It reports false, having written nothing, when the stream was forgotten meanwhile: the GET is
 // then served as one without Last-Event-ID.
-func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.Session, rs *resumable, after uint64) bool {
+func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.Entry, rs *resumable, after uint64) bool {
 	q, backlog, finished, err := rs.attachGet(r.Context(), after)
 	if errors.Is(err, errStreamForgotten) {
 		return false
@@ -639,7 +639,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.S
 // stored events after the id, then the end of the stream, unless the last of them is the
 // request's response, which ends the stream for good (the store then forgets it). It reports
 // false, having written nothing, when the store does not know the stream.
-func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Session, lastEventID string) bool {
+func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Entry, lastEventID string) bool {
 	stream, seq, ok := parseEventID(lastEventID)
 	if !ok {
 		return false

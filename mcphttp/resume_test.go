@@ -2,6 +2,7 @@ package mcphttp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -64,7 +63,7 @@ type pollTool struct {
 
 func addPollTool(s *core.Server) *pollTool {
 	p := &pollTool{closed: make(chan error, 16), release: make(chan struct{}), ctxErr: make(chan error, 16)}
-	s.AddTool(&core.Tool{Name: "poll", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "poll", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			_ = req.Progress(1, 2, "before")
 			p.closed <- req.CloseStream()
@@ -361,7 +360,7 @@ func TestLastEventIDOfAnotherSession(t *testing.T) {
 	b := f.initialized(t)
 	resp := resumeGet(t, b, "1-1") // a's id; b has no stream 1
 	wantStandalone(t, b, resp)
-	f.server.AddTool(&core.Tool{Name: "late", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "late", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult(""), nil
 		})
@@ -514,7 +513,7 @@ func TestAbandonedStreamsAreCancelled(t *testing.T) {
 	f, _, _ := resumableFixture(t, mcphttp.ResumabilityOptions{MaxStreams: 2})
 	var running atomic.Int32
 	cancelled := make(chan string, 32)
-	f.server.AddTool(&core.Tool{Name: "linger", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "linger", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			running.Add(1)
 			defer running.Add(-1)

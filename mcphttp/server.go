@@ -8,7 +8,7 @@ import (
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
-// Defaults of ServerOptions.
+// Defaults of HTTPServerOptions.
 const (
 	// DefaultReadHeaderTimeout is how long a client may take to send its request headers.
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -18,9 +18,9 @@ const (
 	DefaultMaxHeaderBytes = 64 << 10
 )
 
-// ServerOptions configure NewHTTPServer. The zero value is the recommended setting for an MCP
+// HTTPServerOptions configure NewHTTPServer. The zero value is the recommended setting for an MCP
 // endpoint with long-lived SSE streams.
-type ServerOptions struct {
+type HTTPServerOptions struct {
 	// ReadHeaderTimeout bounds the time to read a request's headers. Zero means
 	// DefaultReadHeaderTimeout (10 s); negative turns it off.
 	ReadHeaderTimeout time.Duration
@@ -52,9 +52,9 @@ type HTTPServer struct {
 // Serve TLS by wrapping a TLS listener's decrypted connections with middleware.GuardFraming and
 // calling Serve, or accept ServeTLS without the framing guard. NewHTTPServer panics when
 // opts.MaxHeaderBytes is negative.
-func NewHTTPServer(addr string, h http.Handler, opts ServerOptions) *HTTPServer {
+func NewHTTPServer(addr string, h http.Handler, opts HTTPServerOptions) *HTTPServer {
 	if opts.MaxHeaderBytes < 0 {
-		panic("mcphttp: ServerOptions.MaxHeaderBytes must not be negative")
+		panic("mcphttp: HTTPServerOptions.MaxHeaderBytes must not be negative")
 	}
 	return &HTTPServer{Server: &http.Server{
 		Addr:              addr,

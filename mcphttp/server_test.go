@@ -15,7 +15,7 @@ import (
 )
 
 func TestNewHTTPServerSettings(t *testing.T) {
-	srv := mcphttp.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), mcphttp.HTTPServerOptions{})
 	if srv.ReadHeaderTimeout != mcphttp.DefaultReadHeaderTimeout || srv.IdleTimeout != mcphttp.DefaultIdleTimeout ||
 		srv.MaxHeaderBytes != mcphttp.DefaultMaxHeaderBytes {
 		t.Errorf("defaults: header %v idle %v max header %d", srv.ReadHeaderTimeout, srv.IdleTimeout, srv.MaxHeaderBytes)
@@ -26,7 +26,7 @@ func TestNewHTTPServerSettings(t *testing.T) {
 	if srv.ConnContext == nil {
 		t.Error("no ConnContext: the decode layer cannot see the framing guard")
 	}
-	off := mcphttp.NewHTTPServer("", http.NotFoundHandler(), mcphttp.ServerOptions{ReadHeaderTimeout: -1, IdleTimeout: -1})
+	off := mcphttp.NewHTTPServer("", http.NotFoundHandler(), mcphttp.HTTPServerOptions{ReadHeaderTimeout: -1, IdleTimeout: -1})
 	if off.ReadHeaderTimeout != 0 || off.IdleTimeout != 0 {
 		t.Errorf("negative options: header %v idle %v, want both off", off.ReadHeaderTimeout, off.IdleTimeout)
 	}
@@ -35,11 +35,11 @@ func TestNewHTTPServerSettings(t *testing.T) {
 			t.Errorf("negative MaxHeaderBytes: recovered %v, want a panic naming the option", v)
 		}
 	}()
-	mcphttp.NewHTTPServer("", http.NotFoundHandler(), mcphttp.ServerOptions{MaxHeaderBytes: -1})
+	mcphttp.NewHTTPServer("", http.NotFoundHandler(), mcphttp.HTTPServerOptions{MaxHeaderBytes: -1})
 }
 
 // serveHTTPServer serves the default stack with NewHTTPServer on a loopback listener.
-func serveHTTPServer(t *testing.T, opts mcphttp.ServerOptions) string {
+func serveHTTPServer(t *testing.T, opts mcphttp.HTTPServerOptions) string {
 	t.Helper()
 	h := mcphttp.New(newServer(newTools()), mcphttp.Options{})
 	srv := mcphttp.NewHTTPServer("", h, opts)
@@ -60,7 +60,7 @@ func serveHTTPServer(t *testing.T, opts mcphttp.ServerOptions) string {
 }
 
 func TestHTTPServerRefusesSmuggling(t *testing.T) {
-	addr := serveHTTPServer(t, mcphttp.ServerOptions{})
+	addr := serveHTTPServer(t, mcphttp.HTTPServerOptions{})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestHTTPServerRefusesSmuggling(t *testing.T) {
 }
 
 func TestHTTPServerClosesIdleConnections(t *testing.T) {
-	addr := serveHTTPServer(t, mcphttp.ServerOptions{IdleTimeout: 100 * time.Millisecond})
+	addr := serveHTTPServer(t, mcphttp.HTTPServerOptions{IdleTimeout: 100 * time.Millisecond})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -241,7 +241,7 @@ func TestStateless(t *testing.T) {
 func TestGetLadder(t *testing.T) {
 	var allow atomic.Bool
 	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Session) bool { return allow.Load() }})
+	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Entry) bool { return allow.Load() }})
 	c := f.initialized(t)
 	sid := c.SessionID
 	// Row 2, before the session checks.
@@ -327,7 +327,7 @@ func TestGetStream(t *testing.T) {
 func TestDeleteLadder(t *testing.T) {
 	var allow atomic.Bool
 	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Session) bool { return allow.Load() }})
+	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Entry) bool { return allow.Load() }})
 	c := f.initialized(t)
 	sid := c.SessionID
 	f.raw(t, http.MethodDelete, "").WantError(t, http.StatusBadRequest, -32600, msgMissingSession, "null")

@@ -17,7 +17,7 @@ import (
 // until released or cancelled) and "must" (required: a tool error).
 func taskEndpoint(t *testing.T) (*testutil.Client, chan struct{}) {
 	t.Helper()
-	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, nil)
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
 	release := make(chan struct{})
 	s.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {

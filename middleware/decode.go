@@ -131,8 +131,10 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				}
 				return
 			}
-			m, derr := core.DecodeMessage(body)
-			if derr != nil {
+			m, err := core.DecodeMessage(body)
+			if err != nil {
+				var derr *core.DecodeError
+				errors.As(err, &derr) // DecodeMessage fails with a *DecodeError only
 				e := derr.Err
 				if e.Code == core.CodeParseError {
 					// Invalid JSON, too deep, or duplicate members: the transport's parse error.

@@ -15,8 +15,15 @@ const (
 	msgEnvelopeHeader = "Header mismatch: MCP-Protocol-Version header is missing or legacy while the body carries the modern _meta envelope"
 )
 
+// EraRouterOptions configure the era router.
+type EraRouterOptions struct {
+	// Modern serves the requests of the 2026-07-28 lifecycle. It is required (EraRouter panics
+	// without it).
+	Modern http.Handler
+}
+
 // EraRouter is the layer that sends each request to the lifecycle it belongs to: the handler it
-// wraps serves the legacy lifecycle (sessions, initialize), modern serves the 2026-07-28
+// wraps serves the legacy lifecycle (sessions, initialize), opts.Modern serves the 2026-07-28
 // lifecycle. It must sit below Decode. The decision is header first, then shape:
 //
 //   - MCP-Protocol-Version absent, empty, or a handshake version (2024-11-05 .. 2025-11-25):
@@ -29,7 +36,11 @@ const (
 //     claim, which a client probing with the newest header may still send: legacy.
 //
 // Without this layer an endpoint serves one lifecycle only.
-func EraRouter(modern http.Handler) func(http.Handler) http.Handler {
+func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
+	modern := opts.Modern
+	if modern == nil {
+		panic("middleware: EraRouterOptions.Modern is required")
+	}
 	return func(legacy http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if routeModern(r) {

@@ -12,7 +12,7 @@ func eraServer(t *testing.T) string {
 	t.Helper()
 	modern := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "modern") })
 	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "legacy") })
-	return newServer(t, Decode(DecodeOptions{})(EraRouter(modern)(legacy))).URL
+	return newServer(t, Decode(DecodeOptions{})(EraRouter(EraRouterOptions{Modern: modern})(legacy))).URL
 }
 
 const (

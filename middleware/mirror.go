@@ -21,8 +21,8 @@ const (
 	HeaderParamPrefix = "Mcp-Param-"
 )
 
-// MirrorOptions configure the mirror-header checks.
-type MirrorOptions struct {
+// MirrorHeadersOptions configure the mirror-header checks.
+type MirrorHeadersOptions struct {
 	// Server, when set, supplies the tools' x-mcp-header parameters so that Mcp-Param-* headers
 	// are checked against the arguments. Nil skips those checks (the other checks still run).
 	Server *core.Server
@@ -50,7 +50,7 @@ type MirrorOptions struct {
 // visible ASCII, spaces and tabs. A mirrored header sent more than once is refused, since a
 // gateway might read another of its values. Every mismatch is 400 -32020 with the request id.
 // Requests other than POST pass through.
-func MirrorHeaders(opts MirrorOptions) func(http.Handler) http.Handler {
+func MirrorHeaders(opts MirrorHeadersOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			msg, ok := MessageFrom(r.Context())
@@ -82,10 +82,10 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
 	}
 	if !core.IsModernVersion(v) {
-		e := core.UnsupportedVersionError(v)
+		e := core.UnsupportedVersion(v)
 		return http.StatusBadRequest, e
 	}
-	if raw := msg.MetaValue(core.MetaProtocolVersion); raw.Kind() == '"' {
+	if raw := msg.MetaValue(core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' {
 		var body string
 		if json.Unmarshal(raw, &body) == nil && body != v {
 			return http.StatusBadRequest, mismatch("MCP-Protocol-Version header value '%s' does not match body value '%s'", v, body)

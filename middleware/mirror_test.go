@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -28,14 +27,14 @@ func mirrorServer(t *testing.T, withServer bool) string {
 	t.Helper()
 	var s *core.Server
 	if withServer {
-		s = core.NewServer(core.Implementation{Name: "mirror", Version: "1"}, nil)
+		s = core.NewServer(core.Implementation{Name: "mirror", Version: "1"}, core.Options{})
 		h := func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult("x"), nil
 		}
-		s.AddTool(&core.Tool{Name: "mirrored", InputSchema: jsontext.Value(mirrorSchema)}, h)
-		s.AddTool(&core.Tool{Name: "plain", InputSchema: jsontext.Value(`{"type":"object"}`)}, h)
+		s.AddTool(&core.Tool{Name: "mirrored", InputSchema: json.RawMessage(mirrorSchema)}, h)
+		s.AddTool(&core.Tool{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)}, h)
 	}
-	return newServer(t, Decode(DecodeOptions{})(MirrorHeaders(MirrorOptions{Server: s})(okHandler))).URL
+	return newServer(t, Decode(DecodeOptions{})(MirrorHeaders(MirrorHeadersOptions{Server: s})(okHandler))).URL
 }
 
 // env is the _meta envelope of the bodies below.

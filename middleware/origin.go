@@ -9,17 +9,17 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 )
 
-// ErrForbiddenHost is the error OriginOptions.Check returns when the Host header names a host
+// ErrForbiddenHost is the error OriginGuardOptions.Check returns when the Host header names a host
 // that is neither loopback nor allow-listed. OriginGuard answers it with 403, -32600
 // "Forbidden: Invalid Host header".
 var ErrForbiddenHost = errors.New(msgForbiddenHost)
 
-// ErrForbiddenOrigin is the error OriginOptions.Check returns when the Origin header is neither
+// ErrForbiddenOrigin is the error OriginGuardOptions.Check returns when the Origin header is neither
 // same-origin with the Host header nor allow-listed. OriginGuard answers it with 403, -32600
 // "Forbidden: Invalid Origin header".
 var ErrForbiddenOrigin = errors.New(msgForbiddenOrigin)
 
-// OriginOptions configures the DNS-rebinding protection of OriginGuard and Check. The zero value
+// OriginGuardOptions configures the DNS-rebinding protection of OriginGuard and Check. The zero value
 // turns protection on and accepts only loopback hosts (localhost, any 127.0.0.0/8 address and ::1,
 // with or without a port, IPv6 with or without brackets) and same-origin (or absent) Origin
 // headers: the safe setting for a server on a developer's machine.
@@ -30,7 +30,7 @@ var ErrForbiddenOrigin = errors.New(msgForbiddenOrigin)
 // then send an Origin such as https://mcp.example.com, which is same-origin with that Host. If the
 // proxy rewrites Host to the backend address (127.0.0.1:PORT) instead, the host check passes and
 // the public origin must be listed in AllowedOrigins.
-type OriginOptions struct {
+type OriginGuardOptions struct {
 	// AllowedHosts are extra accepted Host values besides the loopback ones. An entry without a
 	// port ("example.com", "::1", "[::1]") matches that host on any port; an entry with a port
 	// ("example.com:8080", "[::1]:8080") matches exactly that host and port. Case is ignored.
@@ -53,7 +53,7 @@ type hostPort struct {
 	bad        bool
 }
 
-// originPolicy is OriginOptions compiled into lookups.
+// originPolicy is OriginGuardOptions compiled into lookups.
 type originPolicy struct {
 	disabled  bool
 	anyPort   map[string]struct{}
@@ -61,7 +61,7 @@ type originPolicy struct {
 	origins   map[string]struct{}
 }
 
-func (o OriginOptions) compile() *originPolicy {
+func (o OriginGuardOptions) compile() *originPolicy {
 	p := &originPolicy{disabled: o.Disabled}
 	for _, h := range o.AllowedHosts {
 		hp := splitHostPort(strings.ToLower(strings.TrimSpace(h)))
@@ -96,7 +96,7 @@ func (o OriginOptions) compile() *originPolicy {
 // Check applies the DNS-rebinding rules to r: nil when the request may proceed, ErrForbiddenHost
 // or ErrForbiddenOrigin when it must be refused. A missing Host or Origin header is accepted.
 // Check compiles the options on every call; OriginGuard compiles them once.
-func (o OriginOptions) Check(r *http.Request) error {
+func (o OriginGuardOptions) Check(r *http.Request) error {
 	if o.Disabled {
 		return nil
 	}
@@ -115,7 +115,7 @@ func (o OriginOptions) Check(r *http.Request) error {
 // one and the browser's be the other. A Host that is not host[:port] (a port that is not a
 // number, text after an IPv6 literal such as "[::1]evil.com") matches nothing and is refused.
 // The allow lists are compiled once, here.
-func OriginGuard(opts OriginOptions) func(http.Handler) http.Handler {
+func OriginGuard(opts OriginGuardOptions) func(http.Handler) http.Handler {
 	p := opts.compile()
 	return func(next http.Handler) http.Handler {
 		if p.disabled {

@@ -25,7 +25,7 @@ func TestOriginGuardWire(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name   string
-		opts   OriginOptions
+		opts   OriginGuardOptions
 		host   string // "" keeps the client's 127.0.0.1:PORT
 		origin string
 		want   want
@@ -46,13 +46,13 @@ func TestOriginGuardWire(t *testing.T) {
 		{name: "loopback ip as subdomain", host: "127.0.0.1.nip.io", want: badHost},
 		{name: "non-loopback ipv6", host: "[2001:db8::1]:80", want: badHost},
 		{name: "private ip", host: "10.0.0.1", want: badHost},
-		{name: "allowed bare host, any port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com"}}, host: "mcp.example.com:9443", want: ok},
-		{name: "allowed bare host, no port", opts: OriginOptions{AllowedHosts: []string{"MCP.example.com"}}, host: "mcp.EXAMPLE.com", want: ok},
-		{name: "allowed host:port, same port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:8443", want: ok},
-		{name: "allowed host:port, other port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:9000", want: badHost},
-		{name: "allowed host:port, no port", opts: OriginOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com", want: badHost},
-		{name: "allowed ipv6 host:port", opts: OriginOptions{AllowedHosts: []string{"[2001:db8::1]:8080"}}, host: "[2001:db8::1]:8080", want: ok},
-		{name: "allowed bare ipv6", opts: OriginOptions{AllowedHosts: []string{"2001:db8::1"}}, host: "[2001:DB8::1]:1", want: ok},
+		{name: "allowed bare host, any port", opts: OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}}, host: "mcp.example.com:9443", want: ok},
+		{name: "allowed bare host, no port", opts: OriginGuardOptions{AllowedHosts: []string{"MCP.example.com"}}, host: "mcp.EXAMPLE.com", want: ok},
+		{name: "allowed host:port, same port", opts: OriginGuardOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:8443", want: ok},
+		{name: "allowed host:port, other port", opts: OriginGuardOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com:9000", want: badHost},
+		{name: "allowed host:port, no port", opts: OriginGuardOptions{AllowedHosts: []string{"mcp.example.com:8443"}}, host: "mcp.example.com", want: badHost},
+		{name: "allowed ipv6 host:port", opts: OriginGuardOptions{AllowedHosts: []string{"[2001:db8::1]:8080"}}, host: "[2001:db8::1]:8080", want: ok},
+		{name: "allowed bare ipv6", opts: OriginGuardOptions{AllowedHosts: []string{"2001:db8::1"}}, host: "[2001:DB8::1]:1", want: ok},
 		{name: "same origin", host: "localhost:8080", origin: "http://localhost:8080", want: ok},
 		{name: "same origin, https over plain HTTP (TLS ended in front)", host: "localhost:8080", origin: "https://localhost:8080", want: ok},
 		{name: "same origin, upper-case scheme", host: "localhost:8080", origin: "HTTP://localhost:8080", want: ok},
@@ -61,17 +61,17 @@ func TestOriginGuardWire(t *testing.T) {
 		{name: "a file scheme", host: "localhost", origin: "file://localhost", want: badOrigin},
 		{name: "same origin, http default port on origin", host: "localhost", origin: "http://localhost:80", want: ok},
 		{name: "same origin, http default port on host", host: "localhost:80", origin: "http://localhost", want: ok},
-		{name: "same origin, https default port", opts: OriginOptions{AllowedHosts: []string{"app.example.com"}}, host: "app.example.com:443", origin: "https://app.example.com", want: ok},
+		{name: "same origin, https default port", opts: OriginGuardOptions{AllowedHosts: []string{"app.example.com"}}, host: "app.example.com:443", origin: "https://app.example.com", want: ok},
 		{name: "same origin, case-insensitive", host: "LOCALHOST:8080", origin: "http://localhost:8080", want: ok},
 		{name: "other port is another origin", host: "localhost:8080", origin: "http://localhost:9999", want: badOrigin},
 		{name: "https port 80 is not default", host: "localhost", origin: "https://localhost:80", want: badOrigin},
 		{name: "evil origin", host: "localhost:8080", origin: "http://evil.example", want: badOrigin},
 		{name: "null origin", host: "localhost", origin: "null", want: badOrigin},
-		{name: "allow-listed origin", opts: OriginOptions{AllowedOrigins: []string{"https://App.Example.com"}}, host: "localhost:8080", origin: "https://app.example.com", want: ok},
-		{name: "allow-listed origin with trailing slash", opts: OriginOptions{AllowedOrigins: []string{"https://app.example.com/"}}, host: "localhost:8080", origin: "https://APP.example.com", want: ok},
-		{name: "allow list is exact", opts: OriginOptions{AllowedOrigins: []string{"https://app.example.com"}}, host: "localhost:8080", origin: "https://app.example.com:8443", want: badOrigin},
+		{name: "allow-listed origin", opts: OriginGuardOptions{AllowedOrigins: []string{"https://App.Example.com"}}, host: "localhost:8080", origin: "https://app.example.com", want: ok},
+		{name: "allow-listed origin with trailing slash", opts: OriginGuardOptions{AllowedOrigins: []string{"https://app.example.com/"}}, host: "localhost:8080", origin: "https://APP.example.com", want: ok},
+		{name: "allow list is exact", opts: OriginGuardOptions{AllowedOrigins: []string{"https://app.example.com"}}, host: "localhost:8080", origin: "https://app.example.com:8443", want: badOrigin},
 		{name: "host checked before origin", host: "evil.example", origin: "http://evil.example", want: badHost},
-		{name: "disabled", opts: OriginOptions{Disabled: true}, host: "evil.example", origin: "http://evil.example", want: ok},
+		{name: "disabled", opts: OriginGuardOptions{Disabled: true}, host: "evil.example", origin: "http://evil.example", want: ok},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var called bool
@@ -115,7 +115,7 @@ func TestOriginGuardWire(t *testing.T) {
 // connection: a missing Host is allowed.
 func TestOriginGuardMissingHost(t *testing.T) {
 	var host string
-	srv := newServer(t, OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, OriginGuard(OriginGuardOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host = r.Host
 		_, _ = io.WriteString(w, "ok")
 	})))
@@ -158,7 +158,7 @@ func TestOriginGuardMissingHost(t *testing.T) {
 
 // TestOriginGuardRepeatedOrigin: two Origin headers are refused, even when both are same-origin.
 func TestOriginGuardRepeatedOrigin(t *testing.T) {
-	srv := newServer(t, OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, OriginGuard(OriginGuardOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	})))
 	self := "http://" + srv.Listener.Addr().String()
@@ -176,14 +176,14 @@ func TestOriginGuardRepeatedOrigin(t *testing.T) {
 	r.Host = "localhost"
 	r.Header.Add("Origin", "http://localhost")
 	r.Header.Add("Origin", "http://localhost")
-	if err := (OriginOptions{}).Check(r); err != ErrForbiddenOrigin {
+	if err := (OriginGuardOptions{}).Check(r); err != ErrForbiddenOrigin {
 		t.Errorf("Check with two Origin headers = %v, want ErrForbiddenOrigin", err)
 	}
 }
 
 // TestOriginGuardSchemeOverTLS: over TLS only an https Origin is same-origin.
 func TestOriginGuardSchemeOverTLS(t *testing.T) {
-	srv := httptest.NewTLSServer(OriginGuard(OriginOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(OriginGuard(OriginGuardOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	})))
 	t.Cleanup(srv.Close)
@@ -215,20 +215,20 @@ func TestOriginGuardSchemeOverTLS(t *testing.T) {
 func TestOriginOptionsCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
-		opts         OriginOptions
+		opts         OriginGuardOptions
 		host, origin string
 		want         error
 	}{
-		{"no headers", OriginOptions{}, "", "", nil},
-		{"bare ipv6 loopback", OriginOptions{}, "::1", "", nil},
-		{"long ipv6 loopback", OriginOptions{}, "[0:0:0:0:0:0:0:1]:80", "", nil},
-		{"ipv4-mapped loopback", OriginOptions{}, "[::ffff:127.0.0.1]", "", nil},
-		{"evil host", OriginOptions{}, "evil.example", "", ErrForbiddenHost},
-		{"evil origin", OriginOptions{}, "localhost", "http://evil.example", ErrForbiddenOrigin},
-		{"origin without host", OriginOptions{}, "", "http://localhost", ErrForbiddenOrigin},
-		{"listed origin without host", OriginOptions{AllowedOrigins: []string{"http://localhost"}}, "", "http://localhost", nil},
-		{"unclosed bracket", OriginOptions{}, "[::1", "", ErrForbiddenHost},
-		{"disabled", OriginOptions{Disabled: true}, "evil.example", "null", nil},
+		{"no headers", OriginGuardOptions{}, "", "", nil},
+		{"bare ipv6 loopback", OriginGuardOptions{}, "::1", "", nil},
+		{"long ipv6 loopback", OriginGuardOptions{}, "[0:0:0:0:0:0:0:1]:80", "", nil},
+		{"ipv4-mapped loopback", OriginGuardOptions{}, "[::ffff:127.0.0.1]", "", nil},
+		{"evil host", OriginGuardOptions{}, "evil.example", "", ErrForbiddenHost},
+		{"evil origin", OriginGuardOptions{}, "localhost", "http://evil.example", ErrForbiddenOrigin},
+		{"origin without host", OriginGuardOptions{}, "", "http://localhost", ErrForbiddenOrigin},
+		{"listed origin without host", OriginGuardOptions{AllowedOrigins: []string{"http://localhost"}}, "", "http://localhost", nil},
+		{"unclosed bracket", OriginGuardOptions{}, "[::1", "", ErrForbiddenHost},
+		{"disabled", OriginGuardOptions{Disabled: true}, "evil.example", "null", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -244,7 +244,7 @@ func TestOriginOptionsCheck(t *testing.T) {
 }
 
 func TestOriginGuardAllocations(t *testing.T) {
-	guard := OriginGuard(OriginOptions{AllowedHosts: []string{"mcp.example.com"}, AllowedOrigins: []string{"https://app.example.com"}})
+	guard := OriginGuard(OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}, AllowedOrigins: []string{"https://app.example.com"}})
 	h := guard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Host = "mcp.example.com:8443"

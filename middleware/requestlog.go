@@ -11,7 +11,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// RequestLog returns the layer that writes one structured line per HTTP exchange to logger, once
+// RequestLogOptions configure the request log.
+type RequestLogOptions struct {
+	// Logger gets the lines. It is required (RequestLog panics without it); a disabled logger
+	// (zerolog.Nop) writes nothing.
+	Logger *zerolog.Logger
+}
+
+// RequestLog returns the layer that writes one structured line per HTTP exchange to opts.Logger, once
 // the rest of the chain returned (also when it panicked): the HTTP method ("http_method"), the URL
 // path without the query ("path"), the MCP method ("mcp_method") and JSON-RPC id ("jsonrpc_id")
 // when a message was decoded, a fingerprint of the MCP session id ("session": the first 12 hex
@@ -21,8 +28,12 @@ import (
 // ("bytes_in") and the response body bytes written ("bytes_out"), plus the trace id ("trace_id")
 // when the tracing layer started a span for the message. Bodies, query strings and headers other
 // are never logged. Statuses below 500 log at info level, 500 and above at
-// error level. The zero zerolog.Logger writes nothing.
-func RequestLog(logger zerolog.Logger) func(http.Handler) http.Handler {
+// error level.
+func RequestLog(opts RequestLogOptions) func(http.Handler) http.Handler {
+	if opts.Logger == nil {
+		panic("middleware: RequestLogOptions.Logger is required")
+	}
+	logger := *opts.Logger
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			orig := r

@@ -1,14 +1,14 @@
 package middleware
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/rs/zerolog"
 )
 
@@ -25,19 +25,19 @@ func logServer(t *testing.T, inner http.Handler) (string, lineWriter) {
 	t.Helper()
 	lines := make(lineWriter, 16)
 	logger := zerolog.New(lines)
-	return newServer(t, RequestLog(logger)(Decode(DecodeOptions{})(inner))).URL, lines
+	return newServer(t, RequestLog(RequestLogOptions{Logger: &logger})(Decode(DecodeOptions{})(inner))).URL, lines
 }
 
-func parseLine(t *testing.T, line string) map[string]jsontext.Value {
+func parseLine(t *testing.T, line string) map[string]json.RawMessage {
 	t.Helper()
-	var m map[string]jsontext.Value
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	var m map[string]json.RawMessage
+	if err := jsonv2.Unmarshal([]byte(line), &m); err != nil {
 		t.Fatalf("log line %q: %v", line, err)
 	}
 	return m
 }
 
-func wantFields(t *testing.T, got map[string]jsontext.Value, want map[string]string) {
+func wantFields(t *testing.T, got map[string]json.RawMessage, want map[string]string) {
 	t.Helper()
 	for k, v := range want {
 		if string(got[k]) != v {
@@ -169,7 +169,7 @@ func TestRequestLogRefusedAndPanicking(t *testing.T) {
 		lines := make(lineWriter, 16)
 		logger := zerolog.New(lines)
 		quiet := zerolog.New(io.Discard)
-		h := Recover(RecoverOptions{Logger: &quiet})(RequestLog(logger)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		h := Recover(RecoverOptions{Logger: &quiet})(RequestLog(RequestLogOptions{Logger: &logger})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 			panic("boom")
 		})))
 		url := newServer(t, h).URL

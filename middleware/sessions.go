@@ -24,15 +24,15 @@ const (
 	msgRepeatedSessionID  = "Bad Request: Mcp-Session-Id header is sent more than once"
 )
 
-// SessionOptions configure the session validator.
-type SessionOptions struct {
-	// Store holds the sessions. It is required (the constructor panics without one).
+// SessionValidatorOptions configure the session validator.
+type SessionValidatorOptions struct {
+	// Store holds the sessions. It is required (SessionValidator panics without one).
 	Store session.Store
 	// Authorize decides whether a request may use the session it names: the ownership check,
 	// for example "the authenticated principal is the one recorded in s.Owner at initialize". It
 	// runs, once the session was found, on every request, notification, client response, GET and
 	// DELETE that names a session. False answers 403. Nil allows every request that knows the id.
-	Authorize func(r *http.Request, s *session.Session) bool
+	Authorize func(r *http.Request, s *session.Entry) bool
 	// SkipOriginCheck turns off the built-in check that a request carrying an Origin header
 	// carries the Origin the session was initialized with. The zero value checks.
 	SkipOriginCheck bool
@@ -42,13 +42,13 @@ type sessionKey struct{}
 
 // WithSession returns a request carrying s for the handlers below, as the validator does. A team
 // that resolves sessions in its own layer uses it to hand the endpoint the session.
-func WithSession(r *http.Request, s *session.Session) *http.Request {
+func WithSession(r *http.Request, s *session.Entry) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
 }
 
 // SessionFrom returns the session the validator resolved for the request, or nil.
-func SessionFrom(ctx context.Context) *session.Session {
-	s, _ := ctx.Value(sessionKey{}).(*session.Session)
+func SessionFrom(ctx context.Context) *session.Entry {
+	s, _ := ctx.Value(sessionKey{}).(*session.Entry)
 	return s
 }
 
@@ -76,9 +76,9 @@ func SessionFrom(ctx context.Context) *session.Session {
 //
 // Dropping this layer drops sessions: the endpoint then serves every POST statelessly. A team
 // with its own notion of ownership keeps the layer and sets Authorize.
-func SessionValidator(opts SessionOptions) func(http.Handler) http.Handler {
+func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Handler {
 	if opts.Store == nil {
-		panic("middleware: SessionValidator needs a Store")
+		panic("middleware: SessionValidatorOptions.Store is required")
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -33,29 +33,29 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-var sessionTestServer = core.NewServer(core.Implementation{Name: "validator-test", Version: "1"}, nil)
+var sessionTestServer = core.NewServer(core.Implementation{Name: "validator-test", Version: "1"}, core.Options{})
 
 // validatorFixture is a store with one live session, the validator over a recording stub, and a
 // clock to age the session.
 type validatorFixture struct {
 	store *session.Memory
 	clock *manualClock
-	live  *session.Session
+	live  *session.Entry
 	h     http.Handler
 
 	// what the stub saw on its last call
 	called   bool
-	sess     *session.Session
+	sess     *session.Entry
 	exchange string
 }
 
-func newValidatorFixture(t *testing.T, opts SessionOptions) *validatorFixture {
+func newValidatorFixture(t *testing.T, opts SessionValidatorOptions) *validatorFixture {
 	t.Helper()
 	f := &validatorFixture{clock: &manualClock{t: time.Unix(1_700_000_000, 0)}}
 	f.store = session.NewMemory(session.MemoryOptions{IdleTimeout: time.Minute, Now: f.clock.Now})
 	t.Cleanup(func() { _ = f.store.Close() })
 	id := session.NewID()
-	f.live = &session.Session{ID: id, Core: sessionTestServer.NewSession(core.SessionOptions{ID: id}), Origin: "https://app.example"}
+	f.live = &session.Entry{ID: id, Core: sessionTestServer.NewSession(core.SessionOptions{ID: id}), Origin: "https://app.example"}
 	if err := f.store.Add(context.Background(), f.live); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func (f *validatorFixture) serve(t *testing.T, method, body, sessionID string, h
 	return w
 }
 
-func (f *validatorFixture) wantPassed(t *testing.T, w *httptest.ResponseRecorder, want *session.Session) {
+func (f *validatorFixture) wantPassed(t *testing.T, w *httptest.ResponseRecorder, want *session.Entry) {
 	t.Helper()
 	if w.Code != http.StatusNoContent || !f.called {
 		t.Fatalf("request did not reach the next handler: %d %s", w.Code, w.Body)
@@ -129,7 +129,7 @@ const (
 )
 
 func TestValidatorInitialize(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	f.wantPassed(t, f.serve(t, http.MethodPost, bodyInit, ""), nil)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyInit, f.live.ID), http.StatusBadRequest, -32600, "Invalid Request: Server already initialized", "7")
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyInit, "unknown"), http.StatusNotFound, -32600, "Session not found", "7")
@@ -139,14 +139,14 @@ func TestValidatorInitialize(t *testing.T) {
 }
 
 func TestValidatorDiscoverNeedsNoSession(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	f.wantPassed(t, f.serve(t, http.MethodPost, bodyDiscover, ""), nil)
 	f.wantPassed(t, f.serve(t, http.MethodPost, bodyDiscover, f.live.ID), f.live)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyDiscover, "unknown"), http.StatusNotFound, -32600, "Session not found", "3")
 }
 
 func TestValidatorMissingAndUnknownSession(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	cases := []struct {
 		name, method, body, id string
 	}{
@@ -168,8 +168,8 @@ func TestValidatorMissingAndUnknownSession(t *testing.T) {
 func TestValidatorAuthorize(t *testing.T) {
 	var mu sync.Mutex
 	allow := false
-	var seen []*session.Session
-	f := newValidatorFixture(t, SessionOptions{Authorize: func(r *http.Request, s *session.Session) bool {
+	var seen []*session.Entry
+	f := newValidatorFixture(t, SessionValidatorOptions{Authorize: func(r *http.Request, s *session.Entry) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, s)
@@ -207,7 +207,7 @@ func TestValidatorAuthorize(t *testing.T) {
 }
 
 func TestValidatorOrigin(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID, "Origin", "https://evil.example"),
 		http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
 	f.wantRefused(t, f.serve(t, http.MethodGet, "", f.live.ID, "Origin", "https://evil.example"),
@@ -215,12 +215,12 @@ func TestValidatorOrigin(t *testing.T) {
 	f.wantPassed(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID, "Origin", "HTTPS://APP.example"), f.live)
 	f.wantPassed(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), f.live) // no Origin: not a browser
 
-	skip := newValidatorFixture(t, SessionOptions{SkipOriginCheck: true})
+	skip := newValidatorFixture(t, SessionValidatorOptions{SkipOriginCheck: true})
 	skip.wantPassed(t, skip.serve(t, http.MethodPost, bodyPing, skip.live.ID, "Origin", "https://evil.example"), skip.live)
 }
 
 func TestValidatorRefusesRepeatedSessionID(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	const msg = "Bad Request: Mcp-Session-Id header is sent more than once"
 	for _, other := range []string{f.live.ID, "another-session"} {
 		f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID, HeaderSessionID, other),
@@ -247,7 +247,7 @@ func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newValidatorFixture(t, SessionOptions{})
+			f := newValidatorFixture(t, SessionValidatorOptions{})
 			f.clock.Advance(50 * time.Second)
 			f.wantPassed(t, f.serve(t, c.method, c.body, f.live.ID), f.live)
 			f.clock.Advance(50 * time.Second) // 100 s since initialize, 50 s since this exchange
@@ -263,7 +263,7 @@ func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
 }
 
 func TestValidatorRefusedRequestDoesNotRenew(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{Authorize: func(*http.Request, *session.Session) bool { return false }})
+	f := newValidatorFixture(t, SessionValidatorOptions{Authorize: func(*http.Request, *session.Entry) bool { return false }})
 	f.clock.Advance(50 * time.Second)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
 	f.clock.Advance(50 * time.Second)
@@ -273,7 +273,7 @@ func TestValidatorRefusedRequestDoesNotRenew(t *testing.T) {
 }
 
 func TestValidatorExpiredSession(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	f.clock.Advance(61 * time.Second)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusNotFound, -32600, "Session not found", `"p-1"`)
 	select {
@@ -286,16 +286,16 @@ func TestValidatorExpiredSession(t *testing.T) {
 // failingStore fails every lookup with an error that must not reach the client.
 type failingStore struct{ session.Store }
 
-func (failingStore) Get(context.Context, string, bool) (*session.Session, error) {
+func (failingStore) Get(context.Context, string, bool) (*session.Entry, error) {
 	return nil, errors.New("redis://secret-host:6379 unreachable")
 }
 
 func TestValidatorStoreErrors(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{Store: failingStore{}})
+	f := newValidatorFixture(t, SessionValidatorOptions{Store: failingStore{}})
 	w := f.serve(t, http.MethodPost, bodyPing, "any")
 	f.wantRefused(t, w, http.StatusServiceUnavailable, -32603, "Service unavailable: session store error", `"p-1"`)
 
-	closed := newValidatorFixture(t, SessionOptions{})
+	closed := newValidatorFixture(t, SessionValidatorOptions{})
 	_ = closed.store.Close()
 	closed.wantRefused(t, closed.serve(t, http.MethodPost, bodyPing, closed.live.ID),
 		http.StatusServiceUnavailable, -32603, "Service unavailable: the server is shutting down", `"p-1"`)
@@ -304,7 +304,7 @@ func TestValidatorStoreErrors(t *testing.T) {
 }
 
 func TestValidatorPassesWhatIsNotItsConcern(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	// Other HTTP methods are the endpoint's to refuse.
 	f.wantPassed(t, f.serve(t, http.MethodPut, "", ""), nil)
 	f.wantPassed(t, f.serve(t, http.MethodOptions, "", ""), nil)
@@ -313,7 +313,7 @@ func TestValidatorPassesWhatIsNotItsConcern(t *testing.T) {
 }
 
 func TestValidatorBehindDecodeOverHTTP(t *testing.T) {
-	f := newValidatorFixture(t, SessionOptions{})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
 	srv := newServer(t, Decode(DecodeOptions{})(f.h))
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(bodyPing))
 	req.Header.Set("Content-Type", "application/json")
@@ -334,7 +334,7 @@ func TestWithSessionRoundTrip(t *testing.T) {
 	if SessionFrom(r.Context()) != nil {
 		t.Fatal("SessionFrom of a bare request is not nil")
 	}
-	s := &session.Session{ID: "x"}
+	s := &session.Entry{ID: "x"}
 	if got := SessionFrom(WithSession(r, s).Context()); got != s {
 		t.Fatalf("SessionFrom = %v, want %v", got, s)
 	}
@@ -346,5 +346,5 @@ func TestSessionValidatorNeedsAStore(t *testing.T) {
 			t.Fatal("SessionValidator without a Store did not panic")
 		}
 	}()
-	SessionValidator(SessionOptions{})
+	SessionValidator(SessionValidatorOptions{})
 }

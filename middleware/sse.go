@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// DefaultSSEWriteTimeout is the per-write deadline an SSEWriter uses when SSEOptions.WriteTimeout
+// DefaultSSEWriteTimeout is the per-write deadline an SSEWriter uses when SSEWriterOptions.WriteTimeout
 // is zero.
 const DefaultSSEWriteTimeout = 30 * time.Second
 
@@ -25,9 +25,9 @@ var errEventLineBreak = errors.New("middleware: SSE event name contains a line b
 // clients would ignore: one containing NUL).
 var errIDLineBreak = errors.New("middleware: SSE event id contains a line break or NUL")
 
-// SSEOptions configures an SSEWriter. The zero value sends no keepalive comments and bounds each
+// SSEWriterOptions configures an SSEWriter. The zero value sends no keepalive comments and bounds each
 // write by DefaultSSEWriteTimeout (30 s).
-type SSEOptions struct {
+type SSEWriterOptions struct {
 	// KeepAlive is the interval between ": ping <time>" comments that keep proxies and clients
 	// from timing out an idle stream. Zero (or negative) means no keepalive.
 	KeepAlive time.Duration
@@ -74,7 +74,7 @@ type SSEWriter struct {
 
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
-func NewSSEWriter(w http.ResponseWriter, opts SSEOptions) *SSEWriter {
+func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 	wt := opts.WriteTimeout
 	if wt == 0 {
 		wt = DefaultSSEWriteTimeout

@@ -48,14 +48,14 @@ func TestSSEHeadersArriveBeforeAnyEvent(t *testing.T) {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(onlyUnwrap{w}, r) })
 		}},
 		{"the package's layers", func(h http.Handler) http.Handler {
-			return Recover(RecoverOptions{Logger: &logger})(Tracing(TracingOptions{})(RequestLog(logger)(h)))
+			return Recover(RecoverOptions{Logger: &logger})(Tracing(TracingOptions{})(RequestLog(RequestLogOptions{Logger: &logger})(h)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			result := make(chan error, 1)
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s := NewSSEWriter(w, SSEOptions{})
+				s := NewSSEWriter(w, SSEWriterOptions{})
 				defer s.Close()
 				if err := s.Start(); err != nil {
 					result <- err
@@ -103,7 +103,7 @@ func TestSSEHeadersArriveBeforeAnyEvent(t *testing.T) {
 func TestSSEFrames(t *testing.T) {
 	errs := make(chan error, 10)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := NewSSEWriter(w, SSEOptions{})
+		s := NewSSEWriter(w, SSEWriterOptions{})
 		errs <- s.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"x"}`)) // starts implicitly
 		errs <- s.WriteEvent("message", []byte(`{"id":1}`))
 		errs <- s.WriteComment("hello")
@@ -156,7 +156,7 @@ func TestSSEKeepAlive(t *testing.T) {
 	handlerDone := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(handlerDone)
-		s := NewSSEWriter(w, SSEOptions{KeepAlive: 5 * time.Millisecond})
+		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: 5 * time.Millisecond})
 		defer s.Close()
 		if err := s.Start(); err != nil {
 			return
@@ -205,7 +205,7 @@ func TestSSEWriteTimeoutBreaksStalledStream(t *testing.T) {
 	t.Run("through the package's layers", func(t *testing.T) {
 		// The deadline reaches the connection through every wrapper's Unwrap.
 		testStalledStream(t, func(h http.Handler) http.Handler {
-			return Recover(RecoverOptions{Logger: &quiet})(Tracing(TracingOptions{})(RequestLog(quiet)(h)))
+			return Recover(RecoverOptions{Logger: &quiet})(Tracing(TracingOptions{})(RequestLog(RequestLogOptions{Logger: &quiet})(h)))
 		})
 	})
 }
@@ -221,7 +221,7 @@ func testStalledStream(t *testing.T, wrap func(http.Handler) http.Handler) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var mu sync.Mutex
 		var broken []error
-		s := NewSSEWriter(w, SSEOptions{
+		s := NewSSEWriter(w, SSEWriterOptions{
 			WriteTimeout: 50 * time.Millisecond,
 			KeepAlive:    time.Hour,
 			OnBroken: func(err error) {
@@ -291,7 +291,7 @@ func TestSSEOutlivesServerWriteTimeout(t *testing.T) {
 	for _, wt := range []time.Duration{0, -1} { // per-write deadlines on, and off
 		t.Run(fmt.Sprint("WriteTimeout=", wt), func(t *testing.T) {
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				s := NewSSEWriter(w, SSEOptions{KeepAlive: 150 * time.Millisecond, WriteTimeout: wt})
+				s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: 150 * time.Millisecond, WriteTimeout: wt})
 				defer s.Close()
 				if s.Start() != nil {
 					return
@@ -322,7 +322,7 @@ func TestSSEStartNeedsFlusher(t *testing.T) {
 	result := make(chan error, 3)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var broken error
-		s := NewSSEWriter(opaqueWriter{w}, SSEOptions{OnBroken: func(err error) { broken = err }})
+		s := NewSSEWriter(opaqueWriter{w}, SSEWriterOptions{OnBroken: func(err error) { broken = err }})
 		err := s.Start()
 		result <- err
 		result <- s.WriteMessage([]byte(`{}`))
@@ -348,7 +348,7 @@ func TestSSEStartNeedsFlusher(t *testing.T) {
 func TestSSEConcurrentWriters(t *testing.T) {
 	const writers, each = 8, 50
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := NewSSEWriter(w, SSEOptions{KeepAlive: time.Millisecond})
+		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: time.Millisecond})
 		defer s.Close()
 		var wg sync.WaitGroup
 		for g := range writers {
@@ -393,7 +393,7 @@ func TestSSEConcurrentWriters(t *testing.T) {
 func TestSSEFullEventsAndRetry(t *testing.T) {
 	errs := make(chan error, 16)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := NewSSEWriter(w, SSEOptions{})
+		s := NewSSEWriter(w, SSEWriterOptions{})
 		defer s.Close()
 		errs <- s.WriteSSE(SSEEvent{ID: "3-0", Retry: 1500 * time.Millisecond}) // priming: starts the stream
 		errs <- s.WriteSSE(SSEEvent{ID: "3-1", Data: []byte(`{"a":1}`)})
@@ -442,7 +442,7 @@ func TestSSEWriteFinal(t *testing.T) {
 	}
 	got := make(chan outcome, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := NewSSEWriter(w, SSEOptions{KeepAlive: time.Millisecond})
+		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: time.Millisecond})
 		defer s.Close()
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -499,14 +499,14 @@ func TestSSEWriteFinalSSE(t *testing.T) {
 	errs := make(chan error, 4)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/bad" {
-			s := NewSSEWriter(w, SSEOptions{})
+			s := NewSSEWriter(w, SSEWriterOptions{})
 			defer s.Close()
 			errs <- s.WriteMessage([]byte("first"))
 			errs <- s.WriteFinalSSE(SSEEvent{ID: "1\n2", Data: []byte("x")})
 			errs <- s.WriteMessage([]byte("second"))
 			return
 		}
-		s := NewSSEWriter(w, SSEOptions{})
+		s := NewSSEWriter(w, SSEWriterOptions{})
 		defer s.Close()
 		errs <- s.WriteFinalSSE(SSEEvent{ID: "7-3", Event: "message", Data: []byte(`{"a":1}`)})
 	})

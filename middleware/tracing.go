@@ -347,9 +347,9 @@ func inspectMessage(m *core.Message) paramsInfo {
 
 // inspectParams reads the members the span needs from params (a message that was not produced
 // by core.DecodeMessage); anything malformed is ignored.
-func inspectParams(params jsontext.Value) paramsInfo {
+func inspectParams(params []byte) paramsInfo {
 	var info paramsInfo
-	if params.Kind() != '{' {
+	if jsontext.Value(params).Kind() != '{' {
 		return info
 	}
 	var p paramsProbe
@@ -371,8 +371,8 @@ func inspectParams(params jsontext.Value) paramsInfo {
 }
 
 // jsonString returns the string a JSON string value holds, or "" for any other value.
-func jsonString(v jsontext.Value) string {
-	if v.Kind() != '"' {
+func jsonString(v []byte) string {
+	if jsontext.Value(v).Kind() != '"' {
 		return ""
 	}
 	var s string

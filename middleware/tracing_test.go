@@ -55,7 +55,7 @@ func newTraced(t *testing.T, opts TracingOptions, inner http.HandlerFunc) *trace
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 	})
 	quiet := zerolog.New(io.Discard)
-	stack := Recover(RecoverOptions{Logger: &quiet})(Tracing(opts)(OriginGuard(OriginOptions{})(Decode(DecodeOptions{})(h))))
+	stack := Recover(RecoverOptions{Logger: &quiet})(Tracing(opts)(OriginGuard(OriginGuardOptions{})(Decode(DecodeOptions{})(h))))
 	signal := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() { tr.finished <- struct{}{} }()
 		stack.ServeHTTP(w, r)
@@ -354,7 +354,8 @@ func TestRequestLogCarriesTraceID(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	lines := make(lineWriter, 4)
-	h := Tracing(TracingOptions{TracerProvider: tp})(RequestLog(zerolog.New(lines))(Decode(DecodeOptions{})(okHandler)))
+	logger := zerolog.New(lines)
+	h := Tracing(TracingOptions{TracerProvider: tp})(RequestLog(RequestLogOptions{Logger: &logger})(Decode(DecodeOptions{})(okHandler)))
 	url := newServer(t, h).URL
 	post(t, url, "application/json", toolsCall)
 	got := parseLine(t, <-lines)

@@ -45,9 +45,10 @@ func (e *FullError) Error() string {
 // Is makes a *FullError match ErrFull.
 func (e *FullError) Is(target error) bool { return target == ErrFull }
 
-// Session is one legacy session as the HTTP endpoint keeps it.
-type Session struct {
-	// ID is the Mcp-Session-Id: a random UUID.
+// Entry is one legacy session as the HTTP endpoint keeps it in a Store: the live, in-process side
+// of a session (its protocol state, streams and close hooks).
+type Entry struct {
+	// ID is the Mcp-Entry-Id: a random UUID.
 	ID string
 	// Core is the protocol state of the session.
 	Core *core.Session
@@ -75,7 +76,7 @@ func NewID() string { return uuid.NewString() }
 // OnClose registers f to run once when the session ends (deleted, expired, or the store closed),
 // after the protocol session was closed. If the session has already ended, f runs at once. f must
 // not block for long: it runs on the goroutine that ended the session (possibly the reaper).
-func (s *Session) OnClose(f func()) {
+func (s *Entry) OnClose(f func()) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -87,7 +88,7 @@ func (s *Session) OnClose(f func()) {
 }
 
 // end runs the closers and closes the protocol session. It never runs under a store lock.
-func (s *Session) end() {
+func (s *Entry) end() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		closers := s.closers
@@ -109,11 +110,11 @@ type Store interface {
 	// Add stores a new session and starts its idle clock. It fails with ErrFull (or a
 	// *FullError) at the cap, after reclaiming expired sessions; with ErrExists when the id is
 	// taken; and with ErrClosed after Close.
-	Add(ctx context.Context, s *Session) error
+	Add(ctx context.Context, s *Entry) error
 	// Get returns the live session with the id, ErrNotFound when there is none, or ErrClosed
 	// after Close. With touch it renews the session's idle time. An expired session found on the
 	// way is ended and not returned.
-	Get(ctx context.Context, id string, touch bool) (*Session, error)
+	Get(ctx context.Context, id string, touch bool) (*Entry, error)
 	// Delete ends and removes the session; it reports whether it existed.
 	Delete(ctx context.Context, id string) bool
 	// Len returns the number of sessions held.
@@ -153,7 +154,7 @@ type Memory struct {
 	epoch time.Time
 
 	mu       sync.Mutex
-	sessions map[string]*Session
+	sessions map[string]*Entry
 	closed   bool
 
 	stop chan struct{}
@@ -172,7 +173,7 @@ func NewMemory(opts MemoryOptions) *Memory {
 		max:      opts.MaxSessions,
 		clock:    clock,
 		epoch:    clock(),
-		sessions: map[string]*Session{},
+		sessions: map[string]*Entry{},
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -196,12 +197,12 @@ func NewMemory(opts MemoryOptions) *Memory {
 
 func (m *Memory) now() int64 { return int64(m.clock().Sub(m.epoch)) }
 
-func (m *Memory) expired(s *Session, now int64) bool {
+func (m *Memory) expired(s *Entry, now int64) bool {
 	return m.idle > 0 && now-s.lastActive.Load() > int64(m.idle)
 }
 
 // Add implements Store. At the cap it first reclaims expired sessions, in line.
-func (m *Memory) Add(_ context.Context, s *Session) error {
+func (m *Memory) Add(_ context.Context, s *Entry) error {
 	now := m.now()
 	m.mu.Lock()
 	if m.closed {
@@ -212,7 +213,7 @@ func (m *Memory) Add(_ context.Context, s *Session) error {
 		m.mu.Unlock()
 		return ErrExists
 	}
-	var ended []*Session
+	var ended []*Entry
 	if m.max > 0 && len(m.sessions) >= m.max {
 		ended = m.sweepLocked(now)
 	}
@@ -229,7 +230,7 @@ func (m *Memory) Add(_ context.Context, s *Session) error {
 }
 
 // Get implements Store.
-func (m *Memory) Get(_ context.Context, id string, touch bool) (*Session, error) {
+func (m *Memory) Get(_ context.Context, id string, touch bool) (*Entry, error) {
 	now := m.now()
 	m.mu.Lock()
 	if m.closed {
@@ -282,11 +283,11 @@ func (m *Memory) Close() error {
 		return nil
 	}
 	m.closed = true
-	all := make([]*Session, 0, len(m.sessions))
+	all := make([]*Entry, 0, len(m.sessions))
 	for _, s := range m.sessions {
 		all = append(all, s)
 	}
-	m.sessions = map[string]*Session{}
+	m.sessions = map[string]*Entry{}
 	m.mu.Unlock()
 	close(m.stop)
 	<-m.done
@@ -306,11 +307,11 @@ func (m *Memory) Reap() int {
 }
 
 // sweepLocked removes expired sessions from the map; the caller ends them after unlocking.
-func (m *Memory) sweepLocked(now int64) []*Session {
+func (m *Memory) sweepLocked(now int64) []*Entry {
 	if m.idle <= 0 {
 		return nil
 	}
-	var ended []*Session
+	var ended []*Entry
 	for id, s := range m.sessions {
 		if m.expired(s, now) {
 			delete(m.sessions, id)
@@ -334,7 +335,7 @@ func (m *Memory) reap(interval time.Duration) {
 	}
 }
 
-func endAll(list []*Session) {
+func endAll(list []*Entry) {
 	for _, s := range list {
 		s.end()
 	}
@@ -344,7 +345,7 @@ func endAll(list []*Session) {
 // (requests in flight are cancelled). It is for Store implementations, which call it when a
 // session is deleted, expires or the store closes; it does not remove the session from a store.
 // It is safe to call more than once.
-func (s *Session) End() { s.end() }
+func (s *Entry) End() { s.end() }
 
 // Record is what a shared store keeps of a session so that any replica can serve it: the
 // Origin seen at initialize, the owner, and the protocol state.
@@ -361,7 +362,7 @@ type Record struct {
 // Builder makes the in-process session of a record that another replica created, with the
 // transport's own state in Local, for a request that named it here. The transport supplies it
 // (see Rebuilder); the store installs its own hooks on the result.
-type Builder func(id string, rec Record) *Session
+type Builder func(id string, rec Record) *Entry
 
 // Rebuilder is implemented by a Store that shares its sessions with other processes: the
 // transport (mcphttp's endpoint) gives it the Builder it uses for sessions it finds in the shared

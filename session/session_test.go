@@ -15,13 +15,13 @@ import (
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
-var testServer = core.NewServer(core.Implementation{Name: "session-test", Version: "1"}, nil)
+var testServer = core.NewServer(core.Implementation{Name: "session-test", Version: "1"}, core.Options{})
 
 // newSession returns a session with a fresh id and a live core session, and counts its closes.
-func newSession(t *testing.T) (*Session, *atomic.Int32) {
+func newSession(t *testing.T) (*Entry, *atomic.Int32) {
 	t.Helper()
 	id := NewID()
-	s := &Session{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
+	s := &Entry{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
 	var closes atomic.Int32
 	s.OnClose(func() { closes.Add(1) })
 	return s, &closes
@@ -34,7 +34,7 @@ func newStore(t *testing.T, opts MemoryOptions) *Memory {
 	return m
 }
 
-func isDone(s *Session) bool {
+func isDone(s *Entry) bool {
 	select {
 	case <-s.Core.Done():
 		return true
@@ -79,7 +79,7 @@ func TestAddGetDelete(t *testing.T) {
 	if _, err := m.Get(ctx, "nope", true); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get(unknown) error = %v, want ErrNotFound", err)
 	}
-	if err := m.Add(ctx, &Session{ID: s.ID}); !errors.Is(err, ErrExists) {
+	if err := m.Add(ctx, &Entry{ID: s.ID}); !errors.Is(err, ErrExists) {
 		t.Fatalf("Add(duplicate id) error = %v, want ErrExists", err)
 	}
 	if !m.Delete(ctx, s.ID) {
@@ -108,7 +108,7 @@ func TestTouchRenewsAndExpiryAtLookup(t *testing.T) {
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now})
 	renewed, renewedCloses := newSession(t)
 	idle, idleCloses := newSession(t)
-	for _, s := range []*Session{renewed, idle} {
+	for _, s := range []*Entry{renewed, idle} {
 		if err := m.Add(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestReap(t *testing.T) {
 	ctx := context.Background()
 	clk := testutil.NewClock()
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now})
-	var old []*Session
+	var old []*Entry
 	for range 3 {
 		s, _ := newSession(t)
 		if err := m.Add(ctx, s); err != nil {
@@ -209,7 +209,7 @@ func TestCapReclaimsExpiredBeforeRefusing(t *testing.T) {
 	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, MaxSessions: 2, Now: clk.Now})
 	a, aCloses := newSession(t)
 	b, _ := newSession(t)
-	for _, s := range []*Session{a, b} {
+	for _, s := range []*Entry{a, b} {
 		if err := m.Add(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +292,7 @@ func TestCloseEndsEverythingOnce(t *testing.T) {
 	ctx := context.Background()
 	before := goleak.IgnoreCurrent()
 	m := NewMemory(MemoryOptions{ReapInterval: time.Millisecond})
-	var sessions []*Session
+	var sessions []*Entry
 	var counters []*atomic.Int32
 	for range 5 {
 		s, n := newSession(t)
@@ -363,7 +363,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := range rounds {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				s := &Session{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
+				s := &Entry{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
 				s.OnClose(func() { ends.Add(1) })
 				if err := m.Add(ctx, s); err != nil {
 					if !errors.Is(err, ErrFull) {

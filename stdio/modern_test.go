@@ -2,12 +2,12 @@ package stdio_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -36,7 +36,7 @@ func frame(t *testing.T, id any, method string, params map[string]any, meta map[
 	if params != nil {
 		m["params"] = params
 	}
-	b, err := json.Marshal(m, json.Deterministic(true))
+	b, err := jsonv2.Marshal(m, jsonv2.Deterministic(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +67,9 @@ func TestEraLockOverStdio(t *testing.T) {
 		}
 		testutil.ValidateDef(t, "2026-07-28", "DiscoverResult", m.Result)
 		var r struct {
-			Capabilities map[string]jsontext.Value `json:"capabilities"`
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
 		}
-		json.Unmarshal(m.Result, &r)
+		jsonv2.Unmarshal(m.Result, &r)
 		if string(r.Capabilities["tools"]) != "{}" {
 			t.Errorf("stdio cannot deliver list changes, yet discover offers %s", r.Capabilities["tools"])
 		}

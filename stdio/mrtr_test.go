@@ -3,6 +3,7 @@ package stdio_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -70,9 +70,9 @@ func servePipes(t *testing.T, srv *core.Server) *peer {
 func (p *peer) exchange(line string, answer func(req msg) string) (msg, []msg, []msg) {
 	p.t.Helper()
 	var sent struct {
-		ID jsontext.Value `json:"id"`
+		ID json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal([]byte(line), &sent); err != nil {
+	if err := jsonv2.Unmarshal([]byte(line), &sent); err != nil {
 		p.t.Fatal(err)
 	}
 	p.write(line)
@@ -112,7 +112,7 @@ func answers(req msg) string {
 	return `"error":{"code":-32601,"message":"Method not found"}`
 }
 
-var nameSchema = jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+var nameSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
 
 func askName() core.InputRequest {
 	return core.ElicitInput(core.ElicitParams{Message: "name?", RequestedSchema: nameSchema})
@@ -120,7 +120,7 @@ func askName() core.InputRequest {
 
 func askModel() core.InputRequest {
 	return core.SamplingInput(core.CreateMessageParams{
-		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("capital?")}}},
+		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("capital?")}}},
 		MaxTokens: 10,
 	})
 }
@@ -136,7 +136,7 @@ func mrtrServer(opts *core.Options) *core.Server {
 		opts = &core.Options{}
 	}
 	opts.Logger = logTo(io.Discard)
-	srv := core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, opts)
+	srv := core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, optionsOf(opts))
 	add := func(name string, h func(req *core.ToolRequest) (string, error)) {
 		srv.AddTool(&core.Tool{Name: name}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			text, err := h(req)
@@ -202,7 +202,7 @@ func toolText(t *testing.T, m msg) string {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
-	if err := json.Unmarshal(m.Result, &r); err != nil || len(r.Content) == 0 {
+	if err := jsonv2.Unmarshal(m.Result, &r); err != nil || len(r.Content) == 0 {
 		t.Fatalf("result %s", m.Result)
 	}
 	if strings.Contains(string(m.Result), "resultType") {
@@ -284,7 +284,7 @@ func TestLegacyShimOverStdio(t *testing.T) {
 			Mode          string `json:"mode"`
 			ElicitationID string `json:"elicitationId"`
 		}
-		json.Unmarshal(reqs[0].Params, &params)
+		jsonv2.Unmarshal(reqs[0].Params, &params)
 		if params.Mode != "url" || len(params.ElicitationID) != 36 {
 			t.Errorf("URL elicitation params %s", reqs[0].Params)
 		}
@@ -331,11 +331,11 @@ func TestInputRequiredOverModernStdio(t *testing.T) {
 	testutil.ValidateDef(t, "2026-07-28", "CallToolResultResponse", []byte(m.raw))
 	testutil.ValidateDef(t, "2026-07-28", "InputRequiredResult", m.Result)
 	var ir struct {
-		ResultType    string                    `json:"resultType"`
-		InputRequests map[string]jsontext.Value `json:"inputRequests"`
-		RequestState  string                    `json:"requestState"`
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
 	}
-	if err := json.Unmarshal(m.Result, &ir); err != nil || ir.ResultType != "input_required" || len(ir.InputRequests) != 3 || !strings.HasPrefix(ir.RequestState, "v1.") {
+	if err := jsonv2.Unmarshal(m.Result, &ir); err != nil || ir.ResultType != "input_required" || len(ir.InputRequests) != 3 || !strings.HasPrefix(ir.RequestState, "v1.") {
 		t.Fatalf("round 1 result %s", m.Result)
 	}
 	// The client fulfils them itself and retries with a new id.
@@ -365,8 +365,8 @@ func TestInputRequiredOverModernStdio(t *testing.T) {
 	var data struct {
 		Required map[string]any `json:"requiredCapabilities"`
 	}
-	json.Unmarshal(m.Error.Data, &data)
-	if got, _ := json.Marshal(data.Required, json.Deterministic(true)); string(got) != `{"elicitation":{"form":{}},"roots":{},"sampling":{}}` {
+	jsonv2.Unmarshal(m.Error.Data, &data)
+	if got, _ := jsonv2.Marshal(data.Required, jsonv2.Deterministic(true)); string(got) != `{"elicitation":{"form":{}},"roots":{},"sampling":{}}` {
 		t.Errorf("requiredCapabilities %s", got)
 	}
 	p.in.Close()
@@ -376,4 +376,12 @@ func TestInputRequiredOverModernStdio(t *testing.T) {
 	if rest := p.rest(); len(rest) != 0 {
 		t.Errorf("unexpected frames %v", rest)
 	}
+}
+
+// optionsOf lets the test helpers take nil for the default options.
+func optionsOf(opts *core.Options) core.Options {
+	if opts == nil {
+		return core.Options{}
+	}
+	return *opts
 }

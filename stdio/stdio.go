@@ -225,8 +225,9 @@ func (c *conn) serveFrame(frame []byte) {
 		return // blank lines carry nothing
 	}
 	if data[0] == '[' {
-		items, derr := core.DecodeBatch(data)
-		if derr != nil {
+		items, err := core.DecodeBatch(data)
+		var derr *core.DecodeError
+		if errors.As(err, &derr) {
 			_ = c.send(c.ctx, core.EncodeError(core.ID{}, derr.Err))
 			return
 		}
@@ -234,8 +235,9 @@ func (c *conn) serveFrame(frame []byte) {
 		return
 	}
 	// An object, or anything else: DecodeMessage reports a parse error or a non-object.
-	msg, derr := core.DecodeMessage(data)
-	if derr != nil {
+	msg, err := core.DecodeMessage(data)
+	var derr *core.DecodeError
+	if errors.As(err, &derr) {
 		if !derr.Notification { // a notification is never answered
 			_ = c.send(c.ctx, core.EncodeError(derr.ID, derr.Err))
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
@@ -51,15 +51,15 @@ func (b *lockedBuffer) String() string {
 
 // msg is one frame the server wrote.
 type msg struct {
-	JSONRPC string         `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  string         `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
 	Error   *struct {
-		Code    int64          `json:"code"`
-		Message string         `json:"message"`
-		Data    jsontext.Value `json:"data"`
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 	raw string
 }
@@ -141,8 +141,8 @@ func (p *peer) nextLine() string {
 func (p *peer) nextBatch() []msg {
 	p.t.Helper()
 	line := p.nextLine()
-	var raws []jsontext.Value
-	if err := json.Unmarshal([]byte(line), &raws); err != nil {
+	var raws []json.RawMessage
+	if err := jsonv2.Unmarshal([]byte(line), &raws); err != nil {
 		p.t.Fatalf("not a batch reply: %s", line)
 	}
 	out := make([]msg, len(raws))
@@ -155,7 +155,7 @@ func (p *peer) nextBatch() []msg {
 func parse(t testing.TB, line string) msg {
 	t.Helper()
 	var m msg
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	if err := jsonv2.Unmarshal([]byte(line), &m); err != nil {
 		t.Fatalf("frame is not one JSON message: %q: %v", line, err)
 	}
 	if m.JSONRPC != "2.0" {
@@ -190,7 +190,7 @@ func (p *peer) rest() []msg {
 const initFrame = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"
 
 func newServer() *core.Server {
-	return core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, &core.Options{Logger: logTo(io.Discard)})
+	return core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"}, core.Options{Logger: logTo(io.Discard)})
 }
 
 type addIn struct {
@@ -241,7 +241,7 @@ func TestRoundTrip(t *testing.T) {
 
 // TestServerNotifications: list changes and resource updates are written as frames of their own.
 func TestServerNotifications(t *testing.T) {
-	srv := core.NewServer(core.Implementation{Name: "n", Version: "1"}, &core.Options{SubscribeHandler: core.AcceptSubscription})
+	srv := core.NewServer(core.Implementation{Name: "n", Version: "1"}, core.Options{SubscribeHandler: core.AcceptSubscription})
 	srv.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(_ context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
 	})

@@ -13,7 +13,7 @@ import (
 // TestTaskOverStdio: a 2026-07-28 client on real pipes gets a task handle, answers the task's
 // elicitation with tasks/update and reads the result with tasks/get.
 func TestTaskOverStdio(t *testing.T) {
-	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, nil)
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
 	srv.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			r, err := req.Elicit(ctx, &core.ElicitParams{Message: "sure?"})

@@ -8,10 +8,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -52,7 +57,7 @@ func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 		Owner: func(r *http.Request) any { return principal(r) },
 		// ...and require it on every later request naming the session (unknown sessions never
 		// get here: they are answered 404 first).
-		Authorize: func(r *http.Request, sess *session.Session) bool {
+		Authorize: func(r *http.Request, sess *session.Entry) bool {
 			owner, _ := sess.Owner.(string)
 			return owner != "" && owner == principal(r)
 		},
@@ -65,7 +70,7 @@ func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 
 // newServer returns the example's MCP server: one tool that tells the caller its session.
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "chi-example", Version: "1.0.0"}, nil)
+	s := core.NewServer(core.Implementation{Name: "chi-example", Version: "1.0.0"}, core.Options{})
 	s.AddTool(&core.Tool{Name: "whoami", Description: "Says who is calling."},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult("you are using session " + req.Session().ID()), nil
@@ -76,10 +81,21 @@ func newServer() *core.Server {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	h, mcp := newHandler(newServer())
-	srv := mcphttp.NewHTTPServer(*addr, h, mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer(*addr, h, mcphttp.HTTPServerOptions{})
+	go func() {
+		<-ctx.Done()
+		// The MCP handler first: it ends its long-lived streams, which srv.Shutdown waits for.
+		down, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = mcp.Shutdown(down)
+		_ = srv.Shutdown(down)
+	}()
 	log.Printf("chi example: MCP at http://%s/mcp (tokens: alice-token, bob-token)", *addr)
-	err := srv.ListenAndServe()
-	_ = mcp.Close()
-	log.Fatal(err)
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		_ = mcp.Close()
+		log.Fatal(err)
+	}
 }

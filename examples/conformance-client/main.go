@@ -15,8 +15,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -45,7 +43,7 @@ func options(version string) *client.Options {
 			return &core.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
 		Sampling: func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error) {
-			return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.TextContent("This is a test response from the client")}, Model: "test-model", StopReason: "endTurn"}, nil
+			return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.Text("This is a test response from the client")}, Model: "test-model", StopReason: "endTurn"}, nil
 		},
 		Roots: func(ctx context.Context) ([]core.Root, error) {
 			return []core.Root{{URI: "file:///test/root", Name: "Test Root"}}, nil
@@ -64,7 +62,7 @@ func options(version string) *client.Options {
 }
 
 func run(ctx context.Context, url, scenario, version, scenarioContext string) error {
-	c, err := client.Connect(ctx, &client.HTTPTransport{URL: url}, options(version))
+	c, err := client.Connect(ctx, &client.HTTPTransport{URL: url}, *options(version))
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -105,7 +103,7 @@ func run(ctx context.Context, url, scenario, version, scenarioContext string) er
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 		for _, tc := range sc.ToolCalls {
-			if _, err := c.CallTool(ctx, tc.Name, jsontext.Value(tc.Arguments)); err != nil {
+			if _, err := c.CallTool(ctx, tc.Name, json.RawMessage(tc.Arguments)); err != nil {
 				return fmt.Errorf("%s: %w", tc.Name, err)
 			}
 		}
@@ -120,7 +118,7 @@ func run(ctx context.Context, url, scenario, version, scenarioContext string) er
 	case "json-schema-2020-12-preservation":
 		for _, t := range tools {
 			if t.Name == "json_schema_2020_12_tool" {
-				_, err := c.CallTool(ctx, "json_schema_echo", map[string]any{"schema": jsontext.Value(t.InputSchema)})
+				_, err := c.CallTool(ctx, "json_schema_echo", map[string]any{"schema": json.RawMessage(t.InputSchema)})
 				return err
 			}
 		}

@@ -18,10 +18,10 @@ func TestGoClientInMemory(t *testing.T) {
 		t.Run(lc.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := mcpclient.Connect(ctx, &mcpclient.InMemoryTransport{Server: newServer()}, &mcpclient.Options{
+			c, err := mcpclient.Connect(ctx, &mcpclient.InMemoryTransport{Server: newServer()}, mcpclient.Options{
 				Lifecycle: lc,
 				Sampling: func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error) {
-					return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.TextContent("Paris")}, Model: "m"}, nil
+					return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.Text("Paris")}, Model: "m"}, nil
 				},
 				Elicitation: func(ctx context.Context, p *core.ElicitParams) (*core.ElicitResult, error) {
 					return &core.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}}, nil

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -28,7 +26,7 @@ func addCustomHeadersTool(s *core.Server) {
 	s.AddTool(&core.Tool{
 		Name:        "test_custom_headers",
 		Description: "Echoes its arguments; region, priority and dryRun are mirrored in Mcp-Param-* headers (x-mcp-header).",
-		InputSchema: jsontext.Value(customHeadersSchema),
+		InputSchema: json.RawMessage(customHeadersSchema),
 	}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		var in struct {
 			Region   string `json:"region"`

@@ -35,7 +35,7 @@ const shutdownTimeout = 5 * time.Second
 // the order of the listings: the trivial entries come first, because some scenarios use the
 // first listed tool or resource.
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, &core.Options{
+	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
 		SubscribeHandler:  core.AcceptSubscription,
 		CompletionHandler: complete,
 	})
@@ -93,7 +93,7 @@ func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := mcphttp.NewHTTPServer("", mux, mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer("", mux, mcphttp.HTTPServerOptions{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Printf("everything: serving MCP at http://%s/mcp", ln.Addr())

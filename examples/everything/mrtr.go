@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -16,9 +14,9 @@ import (
 // client fulfils the embedded requests and retries; on the legacy wire the server fulfils them
 // itself (the legacy shim) and runs the handler again.
 
-func schemaOf(props string, required ...string) jsontext.Value {
+func schemaOf(props string, required ...string) json.RawMessage {
 	req, _ := json.Marshal(required)
-	return jsontext.Value(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `}`)
+	return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `}`)
 }
 
 var (
@@ -35,7 +33,7 @@ func askName(message string) core.InputRequest {
 
 func sample(text string, maxTokens int) core.InputRequest {
 	return core.SamplingInput(core.CreateMessageParams{
-		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent(text)}}},
+		Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text(text)}}},
 		MaxTokens: maxTokens,
 	})
 }
@@ -202,7 +200,7 @@ func addInputRequiredPrompt(s *core.Server) {
 		if r, ok := req.ElicitResponse("user_context"); ok && r.Action == "accept" {
 			text, _ := r.Content["context"].(string)
 			return &core.GetPromptResult{Messages: []core.PromptMessage{{
-				Role: "user", Content: core.TextContent("Prompt with context: " + text),
+				Role: "user", Content: core.Text("Prompt with context: " + text),
 			}}}, nil
 		}
 		return nil, core.NeedInput(map[string]core.InputRequest{"user_context": core.ElicitInput(core.ElicitParams{

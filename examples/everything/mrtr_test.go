@@ -386,7 +386,7 @@ func TestInputRequiredModernHTTP(t *testing.T) {
 // elicitation), escalate (an elicitation, then roots and sampling).
 func mrtrShimServer(opts core.Options) *core.Server {
 	opts.Logger = quiet()
-	s := core.NewServer(core.Implementation{Name: "shim-test", Version: "1.0.0"}, &opts)
+	s := core.NewServer(core.Implementation{Name: "shim-test", Version: "1.0.0"}, opts)
 	add := func(name string, h func(req *core.ToolRequest) (string, error)) {
 		s.AddTool(&core.Tool{Name: name, InputSchema: noArgs}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			text, err := h(req)

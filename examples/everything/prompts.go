@@ -21,7 +21,7 @@ func addPrompts(s *core.Server) {
 		Name:        "test_simple_prompt",
 		Description: "A simple prompt without arguments.",
 	}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
-		return userMessages(core.TextContent("This is a simple prompt for testing.")), nil
+		return userMessages(core.Text("This is a simple prompt for testing.")), nil
 	})
 
 	s.AddPrompt(&core.Prompt{
@@ -33,7 +33,7 @@ func addPrompts(s *core.Server) {
 		},
 	}, func(_ context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
 		text := "Prompt with arguments: arg1='" + req.Arguments["arg1"] + "', arg2='" + req.Arguments["arg2"] + "'"
-		return userMessages(core.TextContent(text)), nil
+		return userMessages(core.Text(text)), nil
 	})
 
 	s.AddPrompt(&core.Prompt{
@@ -44,12 +44,12 @@ func addPrompts(s *core.Server) {
 		},
 	}, func(_ context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
 		return userMessages(
-			core.EmbeddedResource(core.ResourceContents{
+			core.Embedded(core.ResourceContents{
 				URI:      req.Arguments["resourceUri"],
 				MimeType: "text/plain",
 				Text:     "Embedded resource content for testing.",
 			}),
-			core.TextContent("Please process the embedded resource above."),
+			core.Text("Please process the embedded resource above."),
 		), nil
 	})
 
@@ -58,8 +58,8 @@ func addPrompts(s *core.Server) {
 		Description: "A prompt that carries an image.",
 	}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
 		return userMessages(
-			core.ImageContent(pngBase64, "image/png"),
-			core.TextContent("Please analyze the image above."),
+			core.Image(pngBase64, "image/png"),
+			core.Text("Please analyze the image above."),
 		), nil
 	})
 	addInputRequiredPrompt(s)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -60,7 +58,7 @@ func addServerToClientTools(s *core.Server) {
 		Description: "Asks the client's language model to answer the prompt (sampling/createMessage).",
 	}, func(ctx context.Context, req *core.ToolRequest, in samplingInput) (*core.CallToolResult, any, error) {
 		res, err := req.CreateMessage(ctx, &core.CreateMessageParams{
-			Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent(in.Prompt)}}},
+			Messages:  []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text(in.Prompt)}}},
 			MaxTokens: 100,
 		})
 		if err != nil {
@@ -73,7 +71,7 @@ func addServerToClientTools(s *core.Server) {
 		Name:        "test_elicitation",
 		Description: "Asks the user for a username and an email address (elicitation/create).",
 	}, func(ctx context.Context, req *core.ToolRequest, in elicitationInput) (*core.CallToolResult, any, error) {
-		res, err := req.Elicit(ctx, &core.ElicitParams{Message: in.Message, RequestedSchema: jsontext.Value(userInfoSchema)})
+		res, err := req.Elicit(ctx, &core.ElicitParams{Message: in.Message, RequestedSchema: json.RawMessage(userInfoSchema)})
 		if err != nil {
 			return core.ErrorResult("Elicitation not supported or error: " + err.Error()), nil, nil
 		}
@@ -93,7 +91,7 @@ func addServerToClientTools(s *core.Server) {
 func elicitTool(s *core.Server, name, description, message, schema string) {
 	s.AddTool(&core.Tool{Name: name, Description: description, InputSchema: noArgs},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-			res, err := req.Elicit(ctx, &core.ElicitParams{Message: message, RequestedSchema: jsontext.Value(schema)})
+			res, err := req.Elicit(ctx, &core.ElicitParams{Message: message, RequestedSchema: json.RawMessage(schema)})
 			if err != nil {
 				return core.ErrorResult("Elicitation not supported or error: " + err.Error()), nil
 			}

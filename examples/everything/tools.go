@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -18,7 +17,7 @@ const (
 )
 
 // noArgs is the input schema of a tool that takes no arguments.
-var noArgs = jsontext.Value(`{"type":"object","properties":{}}`)
+var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // stepDelay is the pause between the notifications of the logging and progress tools.
 const stepDelay = 50 * time.Millisecond
@@ -48,21 +47,21 @@ func simpleTool(s *core.Server, name, description string, content ...core.Conten
 // addTools registers the tools of the fixture, test_simple_text first.
 func addTools(s *core.Server) {
 	simpleTool(s, "test_simple_text", "Returns a simple text content block.",
-		core.TextContent("This is a simple text response for testing."))
+		core.Text("This is a simple text response for testing."))
 	simpleTool(s, "test_image_content", "Returns an image content block (a 1x1 PNG).",
-		core.ImageContent(pngBase64, "image/png"))
+		core.Image(pngBase64, "image/png"))
 	simpleTool(s, "test_audio_content", "Returns an audio content block (a short WAV).",
-		core.AudioContent(wavBase64, "audio/wav"))
+		core.Audio(wavBase64, "audio/wav"))
 	simpleTool(s, "test_embedded_resource", "Returns an embedded text resource.",
-		core.EmbeddedResource(core.ResourceContents{
+		core.Embedded(core.ResourceContents{
 			URI:      "test://embedded-resource",
 			MimeType: "text/plain",
 			Text:     "This is an embedded resource content.",
 		}))
 	simpleTool(s, "test_multiple_content_types", "Returns text, image and embedded resource content together.",
-		core.TextContent("Multiple content types test:"),
-		core.ImageContent(pngBase64, "image/png"),
-		core.EmbeddedResource(core.ResourceContents{
+		core.Text("Multiple content types test:"),
+		core.Image(pngBase64, "image/png"),
+		core.Embedded(core.ResourceContents{
 			URI:      "test://mixed-content-resource",
 			MimeType: "application/json",
 			Text:     `{"test":"data","value":123}`,
@@ -95,7 +94,7 @@ func addTools(s *core.Server) {
 	s.AddTool(&core.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-		InputSchema: jsontext.Value(jsonSchema202012),
+		InputSchema: json.RawMessage(jsonSchema202012),
 	}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		return core.TextResult("JSON Schema 2020-12 tool called with: " + string(req.Arguments)), nil
 	})
@@ -164,16 +163,13 @@ func toolWithProgress(ctx context.Context, req *core.ToolRequest) (*core.CallToo
 
 // tokenText shows a progress token as text: a string token without its quotes, a number as
 // sent.
-func tokenText(token jsontext.Value) string {
-	switch token.Kind() {
-	case '"':
-		s, err := jsontext.AppendUnquote(nil, token)
-		if err != nil {
-			return string(token)
-		}
-		return string(s)
-	case 0:
+func tokenText(token json.RawMessage) string {
+	if len(token) == 0 {
 		return "no progress token"
+	}
+	var s string
+	if json.Unmarshal(token, &s) == nil {
+		return s
 	}
 	return string(token)
 }

@@ -16,7 +16,7 @@ func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
 	h := mcphttp.New(s, mcphttp.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	srv := mcphttp.NewHTTPServer(addr, mux, mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer(addr, mux, mcphttp.HTTPServerOptions{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Printf("hello: serving MCP at http://%s/mcp", addr)

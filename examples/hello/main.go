@@ -30,7 +30,7 @@ type GreetOutput struct {
 
 // newServer builds the example server.
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "hello", Version: "1.0.0"}, &core.Options{
+	s := core.NewServer(core.Implementation{Name: "hello", Version: "1.0.0"}, core.Options{
 		Instructions: "Say hello with the greet tool.",
 	})
 	core.AddTool(s, &core.Tool{Name: "greet", Description: "Greets someone by name."},
@@ -44,7 +44,7 @@ func newServer() *core.Server {
 	}, func(ctx context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
 		return &core.GetPromptResult{Messages: []core.PromptMessage{{
 			Role:    "user",
-			Content: core.TextContent("Please review this code:\n\n" + req.Arguments["code"]),
+			Content: core.Text("Please review this code:\n\n" + req.Arguments["code"]),
 		}}}, nil
 	})
 	s.AddResource(&core.Resource{URI: "hello://readme", Name: "readme", MimeType: "text/plain", Description: "About this server."},

@@ -54,7 +54,7 @@ func addConformanceFixture(s *core.Server, o *auth.ScopeOptions) {
 		})
 	s.AddPrompt(&core.Prompt{Name: "test_simple_prompt", Description: "A fixed prompt."},
 		func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
-			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("This is a simple prompt for testing.")}}}, nil
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("This is a simple prompt for testing.")}}}, nil
 		})
 	o.Methods = map[string][]string{
 		"tools/call":     {"mcp:conformance:tools:call"},

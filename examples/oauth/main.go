@@ -73,7 +73,7 @@ func serve(ctx context.Context, ln net.Listener, cfg config) error {
 	if err != nil {
 		return err
 	}
-	srv := mcphttp.NewHTTPServer(ln.Addr().String(), h, mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer(ln.Addr().String(), h, mcphttp.HTTPServerOptions{})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Printf("oauth: serving MCP at %s/mcp", base)
@@ -128,7 +128,7 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 		addConformanceFixture(s, &scopes)
 	}
 	mcp := mcphttp.New(s, mcphttp.Options{})
-	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginOptions{})(
+	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginGuardOptions{})(
 		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
 			middleware.Decode(middleware.DecodeOptions{})(
 				auth.RequireScopes(scopes)(mcp)))))

@@ -31,7 +31,7 @@ type AddNoteInput struct {
 // newServer returns the example's MCP server: whoami (any valid token), add_note (notes:write),
 // the notes://{owner} template and the summarize prompt (notes:read).
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "oauth-example", Version: "1.0.0"}, nil)
+	s := core.NewServer(core.Implementation{Name: "oauth-example", Version: "1.0.0"}, core.Options{})
 	n := &notes{byWho: map[string][]string{}}
 	s.AddTool(&core.Tool{Name: "whoami", Description: "Says who the token belongs to and what it may do."},
 		func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
@@ -65,7 +65,7 @@ func newServer() *core.Server {
 			n.mu.Lock()
 			text := strings.Join(n.byWho[p], "\n")
 			n.mu.Unlock()
-			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.TextContent("Summarize these notes:\n" + text)}}}, nil
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: "user", Content: core.Text("Summarize these notes:\n" + text)}}}, nil
 		})
 	return s
 }

@@ -7,10 +7,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -34,7 +38,7 @@ type AddOutput struct {
 }
 
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "otel-example", Version: "1.0.0"}, nil)
+	s := core.NewServer(core.Implementation{Name: "otel-example", Version: "1.0.0"}, core.Options{})
 	core.AddTool(s, &core.Tool{Name: "add", Description: "Adds two numbers."},
 		func(ctx context.Context, req *core.ToolRequest, in AddInput) (*core.CallToolResult, AddOutput, error) {
 			// The handler's context carries the server span: child spans nest under it.
@@ -68,11 +72,23 @@ func main() {
 	otel.SetTracerProvider(tp)
 	// W3C trace context from HTTP headers and from params._meta.
 	otel.SetTextMapPropagator(propagation.TraceContext{})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	h := newHandler(newServer(), tp)
-	defer h.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	srv := mcphttp.NewHTTPServer(*addr, mux, mcphttp.ServerOptions{})
+	srv := mcphttp.NewHTTPServer(*addr, mux, mcphttp.HTTPServerOptions{})
+	go func() {
+		<-ctx.Done()
+		// The MCP handler first: it ends its long-lived streams, which srv.Shutdown waits for.
+		down, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = h.Shutdown(down)
+		_ = srv.Shutdown(down)
+	}()
 	log.Printf("otel example: MCP at http://%s/mcp, spans on stdout", *addr)
-	log.Fatal(srv.ListenAndServe())
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		_ = h.Close()
+		log.Print(err)
+	}
 }

@@ -19,8 +19,8 @@ const (
 	// AcceptSSE is the Accept value of a GET stream.
 	AcceptSSE = "text/event-stream"
 
-	HeaderSessionID       = "Mcp-Session-Id"
-	HeaderProtocolVersion = "MCP-Protocol-Version"
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "MCP-Protocol-Version"
 )
 
 // Request returns the text of a JSON-RPC request. id is encoded as given (an int, a string, or
@@ -239,10 +239,10 @@ func (c *Client) NewRequest(ctx context.Context, method string) *http.Request {
 
 func (c *Client) decorate(req *http.Request) {
 	if c.SessionID != "" {
-		req.Header.Set(HeaderSessionID, c.SessionID)
+		req.Header.Set(headerSessionID, c.SessionID)
 	}
 	if c.ProtocolVersion != "" {
-		req.Header.Set(HeaderProtocolVersion, c.ProtocolVersion)
+		req.Header.Set(headerProtocolVersion, c.ProtocolVersion)
 	}
 	for k, vs := range c.Header {
 		req.Header[k] = append([]string(nil), vs...)
@@ -305,7 +305,7 @@ func (c *Client) Initialize(t testing.TB) Reply {
 	if err := json.Unmarshal(w.Result, &res); err != nil {
 		t.Fatalf("initialize result: %v: %s", err, w.Result)
 	}
-	c.SessionID = rep.Header.Get(HeaderSessionID)
+	c.SessionID = rep.Header.Get(headerSessionID)
 	c.ProtocolVersion = res.ProtocolVersion
 	return rep
 }
@@ -324,10 +324,11 @@ func (c *Client) Call(t testing.TB, id any, method string, params any) Wire {
 // ModernVersion is the protocol version of the stateless lifecycle the modern helpers speak.
 const ModernVersion = "2026-07-28"
 
-// Header names of the 2026-07-28 lifecycle that mirror the body.
+// Header names of the 2026-07-28 lifecycle that mirror the body (the helpers spell the wire
+// names themselves, independently of the server packages they test).
 const (
-	HeaderMethod = "Mcp-Method"
-	HeaderName   = "Mcp-Name"
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
 )
 
 // Envelope returns the members of the 2026-07-28 _meta envelope: the protocol version, the
@@ -381,16 +382,16 @@ func ModernHeaders(body string) http.Header {
 	}
 	h := http.Header{}
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		h.Set(HeaderProtocolVersion, ModernVersion)
+		h.Set(headerProtocolVersion, ModernVersion)
 		return h
 	}
 	version := ModernVersion
 	if v, ok := m.Params.Meta.Version.(string); ok {
 		version = v
 	}
-	h.Set(HeaderProtocolVersion, version)
+	h.Set(headerProtocolVersion, version)
 	if m.Method != "" {
-		h.Set(HeaderMethod, m.Method)
+		h.Set(headerMethod, m.Method)
 	}
 	target := ""
 	switch m.Method {
@@ -402,7 +403,7 @@ func ModernHeaders(body string) http.Header {
 		target = m.Params.TaskID
 	}
 	if target != "" {
-		h.Set(HeaderName, HeaderValue(target))
+		h.Set(headerName, HeaderValue(target))
 	}
 	return h
 }

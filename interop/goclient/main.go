@@ -44,11 +44,11 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r := &run{}
-	opts := &client.Options{
+	opts := client.Options{
 		Lifecycle: lc,
 		Info:      core.Implementation{Name: "mcpkit-interop", Version: "1.0.0"},
 		Sampling: func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error) {
-			return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.TextContent("sampled by Go")}, Model: "go-model", StopReason: "endTurn"}, nil
+			return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.Text("sampled by Go")}, Model: "go-model", StopReason: "endTurn"}, nil
 		},
 		Elicitation: func(ctx context.Context, p *core.ElicitParams) (*core.ElicitResult, error) {
 			return &core.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice", "username": "alice", "email": "alice@example.com"}}, nil
