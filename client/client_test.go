@@ -347,12 +347,12 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 func TestInputRoundsBounded(t *testing.T) {
 	f := newFixture(t)
 	rounds := 0
-	f.server.AddTool(&core.Tool{Name: "forever", Description: "Always asks.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "forever", Description: "Always asks.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			rounds++
 			return nil, core.NeedInput(map[string]core.InputRequest{"r": core.RootsInput()}, fmt.Sprint(rounds))
 		})
-	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, handlers(&client.Options{Lifecycle: client.Modern, MaxInputRounds: 3}))
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, *handlers(&client.Options{Lifecycle: client.Modern, MaxInputRounds: 3}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestInputRoundsBounded(t *testing.T) {
 		t.Errorf("after %d requests: %v", rounds, err)
 	}
 
-	bare, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, &client.Options{Lifecycle: client.Modern})
+	bare, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, client.Options{Lifecycle: client.Modern})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestOptionsPanics(t *testing.T) {
 					t.Errorf("panic = %v", r)
 				}
 			}()
-			_, _ = client.Connect(context.Background(), &client.InMemoryTransport{Server: newFixture(t).server}, o)
+			_, _ = client.Connect(context.Background(), &client.InMemoryTransport{Server: newFixture(t).server}, *o)
 		})
 	}
 }

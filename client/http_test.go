@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -50,7 +50,7 @@ func TestHTTPSessionDeletedOnClose(t *testing.T) {
 	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
 	defer srv.Close()
 	rt := &recordingTransport{}
-	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, &client.Options{Lifecycle: client.Legacy})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, client.Options{Lifecycle: client.Legacy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestHTTPSessionDeletedOnClose(t *testing.T) {
 // client waits the server's retry interval and resumes with Last-Event-ID.
 func TestHTTPResumesClosedStream(t *testing.T) {
 	f := newFixture(t)
-	f.server.AddTool(&core.Tool{Name: "poll", Description: "Closes its stream, then answers.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "poll", Description: "Closes its stream, then answers.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			_ = req.Progress(1, 2, "before")
 			if err := req.CloseStream(); err != nil {
@@ -105,7 +105,7 @@ func TestHTTPResumesClosedStream(t *testing.T) {
 	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true, RetryInterval: 20 * time.Millisecond}}))
 	defer srv.Close()
 	rt := &recordingTransport{}
-	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneStream: true}, &client.Options{Lifecycle: client.Legacy})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneStream: true}, client.Options{Lifecycle: client.Legacy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestHTTPResumesClosedStream(t *testing.T) {
 // header would be answered 400 -32020).
 func TestHTTPModernHeaders(t *testing.T) {
 	f := newFixture(t)
-	f.server.AddTool(&core.Tool{Name: "region", Description: "Mirrors.", InputSchema: jsontext.Value(
+	f.server.AddTool(&core.Tool{Name: "region", Description: "Mirrors.", InputSchema: json.RawMessage(
 		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"q":{"type":"string"}}}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult("mirrored"), nil
@@ -136,7 +136,7 @@ func TestHTTPModernHeaders(t *testing.T) {
 	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
 	defer srv.Close()
 	rt := &recordingTransport{}
-	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, &client.Options{Lifecycle: client.Modern})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: rt}}, client.Options{Lifecycle: client.Modern})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestHTTPListen(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(mcphttp.New(f.server, mcphttp.Options{}))
 	defer srv.Close()
-	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Modern})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, client.Options{Lifecycle: client.Modern})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestHTTPListen(t *testing.T) {
 		t.Errorf("Err after the client ended it: %v", err)
 	}
 	// Listen needs 2026-07-28.
-	lc, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Legacy})
+	lc, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, client.Options{Lifecycle: client.Legacy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +223,12 @@ func TestHTTPErrors(t *testing.T) {
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"nope"}}`))
 	}))
 	defer srv.Close()
-	_, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, &client.Options{Lifecycle: client.Legacy})
+	_, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, client.Options{Lifecycle: client.Legacy})
 	var herr *client.HTTPError
 	if !errors.As(err, &herr) || herr.StatusCode != http.StatusUnauthorized || !strings.Contains(herr.Body, "who are you") {
 		t.Errorf("401: %v", err)
 	}
-	_, err = client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}}, &client.Options{Lifecycle: client.Legacy})
+	_, err = client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}}, client.Options{Lifecycle: client.Legacy})
 	var werr *core.Error
 	if !errors.As(err, &werr) || werr.Code != core.CodeInvalidRequest {
 		t.Errorf("JSON-RPC error body: %v", err)
@@ -241,13 +241,13 @@ func TestTelemetry(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	f := newFixture(t)
 	var parent string
-	f.server.AddTool(&core.Tool{Name: "trace", Description: "Reads the trace context.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "trace", Description: "Reads the trace context.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			parent = string(req.Meta("traceparent"))
 			return core.TextResult("ok"), nil
 		})
 	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server},
-		&client.Options{Lifecycle: client.Modern, Telemetry: client.Telemetry{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
+		client.Options{Lifecycle: client.Modern, Telemetry: client.Telemetry{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

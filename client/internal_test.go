@@ -1,13 +1,12 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 func TestHeaderValue(t *testing.T) {
@@ -27,12 +26,12 @@ func TestHeaderValue(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{`"a"`: "a", `42`: "42", `-1`: "-1", `true`: "true", `false`: "false"} {
-		if got, ok := paramValue(jsontext.Value(in)); !ok || got != want {
+		if got, ok := paramValue(json.RawMessage(in)); !ok || got != want {
 			t.Errorf("paramValue(%s) = %q, %v", in, got, ok)
 		}
 	}
 	for _, in := range []string{`null`, `{}`, `[1]`} {
-		if _, ok := paramValue(jsontext.Value(in)); ok {
+		if _, ok := paramValue(json.RawMessage(in)); ok {
 			t.Errorf("paramValue(%s) sends a header", in)
 		}
 	}
@@ -40,7 +39,7 @@ func TestHeaderValue(t *testing.T) {
 
 func TestToolHeaders(t *testing.T) {
 	ok := `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"},"p":{"type":"integer","x-mcp-header":"Priority"},"v":{"type":["boolean","null"],"x-mcp-header":"V"},"q":{"type":"string"}}}`
-	hs, err := toolHeaders(jsontext.Value(ok))
+	hs, err := toolHeaders(json.RawMessage(ok))
 	if err != nil || len(hs) != 3 {
 		t.Fatalf("valid schema: %v, %v", hs, err)
 	}
@@ -57,14 +56,14 @@ func TestToolHeaders(t *testing.T) {
 		"control":    `{"properties":{"a":{"type":"string","x-mcp-header":"Region\t1"}}}`,
 		"not string": `{"properties":{"a":{"type":"string","x-mcp-header":7}}}`,
 	} {
-		if _, err := toolHeaders(jsontext.Value(schema)); err == nil {
+		if _, err := toolHeaders(json.RawMessage(schema)); err == nil {
 			t.Errorf("%s: accepted %s", name, schema)
 		}
 	}
 }
 
 func TestApplyDefaults(t *testing.T) {
-	schema := jsontext.Value(`{"type":"object","properties":{"name":{"type":"string","default":"John"},"age":{"type":"integer","default":30},"ok":{"type":"boolean","default":true},"none":{"type":"string"}}}`)
+	schema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"John"},"age":{"type":"integer","default":30},"ok":{"type":"boolean","default":true},"none":{"type":"string"}}}`)
 	got := applyDefaults(schema, map[string]any{"name": "Jane"})
 	if got["name"] != "Jane" || got["age"] != float64(30) || got["ok"] != true {
 		t.Errorf("applyDefaults = %v", got)

@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
@@ -43,13 +42,13 @@ func TestMain(m *testing.M) {
 }
 
 func childServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "child", Version: "1"}, nil)
-	s.AddTool(&core.Tool{Name: "exit", Description: "Exits the process.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s := core.NewServer(core.Implementation{Name: "child", Version: "1"}, core.Options{})
+	s.AddTool(&core.Tool{Name: "exit", Description: "Exits the process.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			os.Exit(3)
 			return nil, nil
 		})
-	s.AddTool(&core.Tool{Name: "echo", Description: "Echoes.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	s.AddTool(&core.Tool{Name: "echo", Description: "Echoes.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult(string(req.Arguments)), nil
 		})
@@ -88,7 +87,7 @@ func TestCommandTransport(t *testing.T) {
 	for _, lc := range []client.Lifecycle{client.Legacy, client.Modern, client.Auto} {
 		t.Run(lc.String(), func(t *testing.T) {
 			cmd, stderr := child(t, "serve")
-			c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr}, &client.Options{Lifecycle: lc})
+			c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr}, client.Options{Lifecycle: lc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +110,7 @@ func TestCommandTransport(t *testing.T) {
 
 func TestCommandTransportKillsStubbornChild(t *testing.T) {
 	cmd, stderr := child(t, "stubborn")
-	c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr, ShutdownTimeout: 100 * time.Millisecond}, &client.Options{Lifecycle: client.Legacy})
+	c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr, ShutdownTimeout: 100 * time.Millisecond}, client.Options{Lifecycle: client.Legacy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func TestCommandTransportKillsStubbornChild(t *testing.T) {
 // too, instead of leaving them to their deadlines.
 func TestDeadServerFailsCalls(t *testing.T) {
 	cmd, stderr := child(t, "serve")
-	c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr}, &client.Options{Lifecycle: client.Legacy, Timeout: time.Minute})
+	c, err := client.Connect(context.Background(), &client.CommandTransport{Command: cmd, Stderr: stderr}, client.Options{Lifecycle: client.Legacy, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +156,7 @@ func TestIOTransportOverlongLine(t *testing.T) {
 	}()
 	defer sw.Close()
 	defer sr.Close()
-	_, err := client.Connect(context.Background(), &client.IOTransport{Reader: cr, Writer: cw, MaxMessageBytes: 100}, &client.Options{Lifecycle: client.Legacy})
+	_, err := client.Connect(context.Background(), &client.IOTransport{Reader: cr, Writer: cw, MaxMessageBytes: 100}, client.Options{Lifecycle: client.Legacy})
 	if !errors.Is(err, client.ErrClosed) || !strings.Contains(err.Error(), "longer than 100 bytes") {
 		t.Errorf("Connect: %v", err)
 	}

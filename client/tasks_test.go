@@ -2,13 +2,12 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
@@ -18,20 +17,20 @@ import (
 // taskServer offers the tasks extension: job runs only as a task and asks for a name first; slow
 // waits until cancelled.
 func taskServer(cancelled chan<- struct{}) *core.Server {
-	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, &core.Options{
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{
 		Tasks: core.TaskOptions{PollInterval: 10 * time.Millisecond},
 	})
-	s.AddTool(&core.Tool{Name: "job", Description: "A task.", InputSchema: jsontext.Value(`{"type":"object"}`),
+	s.AddTool(&core.Tool{Name: "job", Description: "A task.", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			res, err := req.Elicit(ctx, &core.ElicitParams{Message: "Name?",
-				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer"}}}`)})
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer"}}}`)})
 			if err != nil {
 				return nil, err
 			}
 			return core.TextResult(fmt.Sprintf("job done for %v (task %v)", res.Content["name"], req.TaskID() != "")), nil
 		})
-	s.AddTool(&core.Tool{Name: "slow", Description: "Waits.", InputSchema: jsontext.Value(`{"type":"object"}`),
+	s.AddTool(&core.Tool{Name: "slow", Description: "Waits.", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			<-ctx.Done()
@@ -54,7 +53,7 @@ func TestTasks(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := client.Connect(ctx, tr, handlers(&client.Options{Lifecycle: client.Modern}))
+			c, err := client.Connect(ctx, tr, *handlers(&client.Options{Lifecycle: client.Modern}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,12 +103,12 @@ func TestTasks(t *testing.T) {
 func TestTasksNotDeclaredWithoutServerOffer(t *testing.T) {
 	f := newFixture(t)
 	var caps core.ClientCapabilities
-	f.server.AddTool(&core.Tool{Name: "caps", Description: "Echoes capabilities.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	f.server.AddTool(&core.Tool{Name: "caps", Description: "Echoes capabilities.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			caps = req.ClientCapabilities()
 			return core.TextResult("ok"), nil
 		})
-	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, &client.Options{Lifecycle: client.Modern})
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, client.Options{Lifecycle: client.Modern})
 	if err != nil {
 		t.Fatal(err)
 	}
