@@ -158,3 +158,42 @@ func (ss *Session) outLocked() Sender {
 	}
 	return ss.hooks.Remote
 }
+
+// SendLocal sends msg on this process's own session-level path, never the remote one: how a
+// message another replica routed here for the standalone stream reaches it. It returns ErrNoPath
+// when this process has no such path.
+func (ss *Session) SendLocal(ctx context.Context, msg []byte) error {
+	ss.mu.Lock()
+	out := ss.out
+	ss.mu.Unlock()
+	if out == nil {
+		return ErrNoPath
+	}
+	return out.Send(ctx, msg)
+}
+
+// Encode returns the message as JSON-RPC: a response with its result or error, or a request or
+// notification with its params as received.
+func (m *Message) Encode() []byte {
+	switch {
+	case m.IsResponse() && m.Error != nil:
+		return EncodeError(m.ID, m.Error)
+	case m.IsResponse():
+		return EncodeResponse(m.ID, m.Result)
+	}
+	var params any
+	if m.Params != nil {
+		params = m.Params
+	}
+	var b []byte
+	var err error
+	if m.IsRequest() {
+		b, err = EncodeRequest(m.ID, m.Method, params)
+	} else {
+		b, err = EncodeNotification(m.Method, params)
+	}
+	if err != nil {
+		return nil
+	}
+	return b
+}

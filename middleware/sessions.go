@@ -131,29 +131,25 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
 				return
 			}
-			// Look up without renewing: a request that is refused below must not keep the session
-			// alive.
-			s, err := opts.Store.Get(r.Context(), id, false)
-			if err != nil {
-				storeError(w, r, reqID, err)
-				return
+			allow := func(s *session.Session) bool {
+				if opts.Authorize != nil && !opts.Authorize(r, s) {
+					return false
+				}
+				if !opts.SkipOriginCheck && s.Origin != "" {
+					if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, s.Origin) {
+						return false
+					}
+				}
+				return true
 			}
-			if opts.Authorize != nil && !opts.Authorize(r, s) {
+			s, err := lookup(r.Context(), opts.Store, id, touch, allow)
+			if errors.Is(err, session.ErrRefused) {
 				refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
 				return
 			}
-			if !opts.SkipOriginCheck && s.Origin != "" {
-				if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, s.Origin) {
-					refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
-					return
-				}
-			}
-			if touch {
-				// Renew; the session may have expired or been deleted in between.
-				if s, err = opts.Store.Get(r.Context(), id, true); err != nil {
-					storeError(w, r, reqID, err)
-					return
-				}
+			if err != nil {
+				storeError(w, r, reqID, err)
+				return
 			}
 			if ex := ExchangeFrom(r.Context()); ex != nil {
 				ex.SetSessionID(id)
@@ -161,6 +157,27 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 			next.ServeHTTP(w, WithSession(r, s))
 		})
 	}
+}
+
+// lookup finds the session, checks it with allow and renews it when touch is set, never renewing
+// one that allow refuses (ErrRefused): in one call on a session.Checker, else with a lookup that
+// does not renew and, once allowed, a second one that does.
+func lookup(ctx context.Context, store session.Store, id string, touch bool, allow func(*session.Session) bool) (*session.Session, error) {
+	if c, ok := store.(session.Checker); ok {
+		return c.GetChecked(ctx, id, touch, allow)
+	}
+	s, err := store.Get(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if !allow(s) {
+		return s, session.ErrRefused
+	}
+	if touch {
+		// Renew; the session may have expired or been deleted in between.
+		return store.Get(ctx, id, true)
+	}
+	return s, nil
 }
 
 // storeError answers a failed lookup: 404 for a session that is not there, 503 otherwise. The

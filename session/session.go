@@ -370,3 +370,15 @@ type Builder func(id string, rec Record) *Entry
 type Rebuilder interface {
 	SetBuilder(b Builder)
 }
+
+// ErrRefused is what Checker.GetChecked returns for a session its allow function refused.
+var ErrRefused = errors.New("session: request refused for this session")
+
+// Checker is implemented by a Store that can check a session before renewing it, in the same
+// lookup (one round trip to a remote store instead of two). GetChecked is Get with a check:
+// allow runs on the session (its Origin and Owner never change after Add) before it is renewed;
+// when allow returns false the session is not renewed and GetChecked returns it with ErrRefused.
+// The session validator uses it when the store has it.
+type Checker interface {
+	GetChecked(ctx context.Context, id string, touch bool, allow func(*Session) bool) (*Session, error)
+}

@@ -146,7 +146,8 @@ func (r Reply) Message(t testing.TB) Wire {
 	return DecodeWire(t, r.Body)
 }
 
-// Events decodes every message event of an SSE body, in order (comments are skipped).
+// Events decodes every message event of an SSE body, in order (comments and the empty priming
+// events of resumable streams are skipped).
 func (r Reply) Events(t testing.TB) []Wire {
 	t.Helper()
 	sr := NewSSEReader(bytes.NewReader(r.Body))
@@ -158,6 +159,9 @@ func (r Reply) Events(t testing.TB) []Wire {
 		}
 		if err != nil {
 			t.Fatalf("reading SSE body: %v", err)
+		}
+		if ev.Data == "" {
+			continue
 		}
 		out = append(out, DecodeWire(t, []byte(ev.Data)))
 	}

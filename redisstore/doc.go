@@ -1,0 +1,87 @@
+// Package redisstore shares the state of an MCP server between replicas on Redis, so that
+// several processes behind a round-robin load balancer serve the same clients: legacy sessions,
+// change broadcasts, the resumability event store, and the messages that land on a replica other
+// than the one that needs them. The in-process defaults of the kit stay the defaults: nothing
+// here runs unless it is configured.
+//
+// # Wiring
+//
+//	rdb, err := redisstore.NewClient("redis://127.0.0.1:6379/0")
+//	router := redisstore.NewRouter(rdb, redisstore.Options{})
+//	server := core.NewServer(impl, &core.Options{
+//		Broadcaster:  redisstore.NewBroadcaster(router),
+//		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica
+//	})
+//	h := mcphttp.New(server, mcphttp.Options{
+//		Store: redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+//		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
+//			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
+//	})
+//	defer router.Close() // after h.Close
+//
+// The 2026-07-28 lifecycle is stateless: it needs only the broadcaster (for
+// subscriptions/listen) and the shared requestState key.
+//
+// # What each backend costs
+//
+//   - Sessions (session.Store, session.Checker, session.Rebuilder): a Redis hash per session
+//     with a TTL of the idle timeout, and a sorted set of live sessions that enforces the cap
+//     across replicas in the same script that creates a record. A request for a session this
+//     replica holds costs one round trip (one script checks the record, renews its TTL and
+//     answers its revision); the first request for a session on a replica fetches the record and
+//     builds the in-process session from it (SessionState), and joins the session's channel.
+//     initialize, logging/setLevel and resources/subscribe|unsubscribe write the state through
+//     (one script, which also announces the new revision to the other replicas). DELETE removes
+//     the record and every replica ends its copy.
+//   - Broadcaster (core.Broadcaster): one PUBLISH per change; each replica delivers to its own
+//     legacy GET streams and listen streams, filtered there as in process.
+//   - EventStore (mcphttp.SharedEventStore): one script per stored event (push and trim to the
+//     bounds), a list read per resumption. A GET with Last-Event-ID that lands on a replica that
+//     does not run the stream replays what is stored and ends, so the client polls again after
+//     the retry interval, wherever its next GET lands.
+//   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
+//     the channel of each session it holds ("<prefix>c:<session>").
+//
+// Every Redis call is bounded by the caller's context and Options.Timeout. When Redis is down
+// or slow, requests that need it fail with a clear error (on HTTP 503 with a JSON-RPC error
+// body), nothing panics, and service resumes by itself when Redis is back.
+//
+// # The router
+//
+// A message on the router is an Envelope: a kind, the sending replica, the session it concerns
+// and an opaque payload, sent to one replica (ToReplica) or to every replica holding a session
+// (ToSession); Handle registers the receiver of a kind. The session store uses it for:
+//
+//   - "mcp.message": a client's JSON-RPC response to a server-to-client request (sampling,
+//     elicitation, roots, ping) or a notifications/cancelled that landed on a replica where
+//     nobody waits for it or runs the request (core.SessionHooks.Forward); the replica that
+//     does takes it (core.Session.Deliver);
+//   - "mcp.out": a message for the session's standalone GET stream, sent by a replica that does
+//     not hold the stream (core.SessionHooks.Remote);
+//   - "mcp.state": the new state of a session after a change, applied by the other replicas;
+//   - "mcp.end": the session was deleted.
+//
+// The broadcaster sends "mcp.change" on the changes channel. Other components (a task store
+// sending updates and cancels to the replica that runs a task) register kinds of their own and
+// use Key for their Redis keys. Delivery is at most once: a message for a replica that died, or
+// sent while a replica is cut off from Redis, is dropped with a log line and never retried. A
+// session's record survives the replica that created it: the other replicas go on serving it.
+//
+// Keys of one session share a hash tag, but the session index is one key, so the session store
+// needs a single Redis primary (with replicas or Sentinel for failover), not Redis Cluster.
+package redisstore
+
+import (
+	"github.com/redis/go-redis/v9"
+)
+
+// NewClient returns a go-redis client for a redis:// or rediss:// URL, with context deadlines
+// honoured on every call (the package bounds each call with the caller's context).
+func NewClient(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opts.ContextTimeoutEnabled = true
+	return redis.NewClient(opts), nil
+}

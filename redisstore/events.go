@@ -1,0 +1,187 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// EventStoreOptions bound what the shared event store keeps. The zero value is the default.
+type EventStoreOptions struct {
+	// MaxEvents is how many events a stream keeps; past it the oldest go first. Zero means
+	// mcphttp.DefaultMaxStreamEvents (256); a negative value panics.
+	MaxEvents int
+	// MaxBytes is how many bytes of message data a stream keeps; past it the oldest events go
+	// first, but the newest is always kept. Zero means mcphttp.DefaultMaxStreamBytes (1 MiB); a
+	// negative value panics.
+	MaxBytes int
+	// TTL is how long a stream is kept after its last event, so that nothing outlives an
+	// abandoned session. Zero means session.DefaultIdleTimeout (30 minutes), the idle timeout
+	// of sessions; a negative value panics.
+	TTL time.Duration
+}
+
+// EventStore is the mcphttp.SharedEventStore on Redis: each stream is a list of its events
+// (bounded by count and bytes in the same script that appends), expiring TTL after its last
+// event, so a client cut off from one replica replays with Last-Event-ID on another. A session's
+// events are forgotten when the session ends for good; a replica that merely lets go of a
+// session (it shuts down, or another replica deleted it) leaves them to the others while the
+// session record exists.
+type EventStore struct {
+	r         *Router
+	maxEvents int
+	maxBytes  int
+	ttl       time.Duration
+}
+
+var _ mcphttp.SharedEventStore = (*EventStore)(nil)
+
+// NewEventStore returns the shared event store. It panics on invalid options.
+func NewEventStore(r *Router, opts EventStoreOptions) *EventStore {
+	if r == nil {
+		panic("redisstore: NewEventStore needs a Router")
+	}
+	switch {
+	case opts.MaxEvents < 0:
+		panic("redisstore: EventStoreOptions.MaxEvents must not be negative")
+	case opts.MaxBytes < 0:
+		panic("redisstore: EventStoreOptions.MaxBytes must not be negative")
+	case opts.TTL < 0:
+		panic("redisstore: EventStoreOptions.TTL must not be negative")
+	}
+	e := &EventStore{r: r, maxEvents: opts.MaxEvents, maxBytes: opts.MaxBytes, ttl: opts.TTL}
+	if e.maxEvents == 0 {
+		e.maxEvents = mcphttp.DefaultMaxStreamEvents
+	}
+	if e.maxBytes == 0 {
+		e.maxBytes = mcphttp.DefaultMaxStreamBytes
+	}
+	if e.ttl == 0 {
+		e.ttl = session.DefaultIdleTimeout
+	}
+	return e
+}
+
+// Keys of a session share its hash tag, so a session's keys live in one slot.
+func (e *EventStore) list(sessionID, streamID string) string {
+	return e.r.prefix + "e:{" + sessionID + "}:" + streamID
+}
+func (e *EventStore) bytesKey(sessionID, streamID string) string {
+	return e.r.prefix + "eb:{" + sessionID + "}:" + streamID
+}
+func (e *EventStore) streams(sessionID string) string { return e.r.prefix + "es:{" + sessionID + "}" }
+
+// appendScript pushes "<seq>:<data>" and trims the oldest events while the stream holds more
+// than one event and is over either bound.
+var appendScript = redis.NewScript(`
+redis.call('RPUSH', KEYS[1], ARGV[1])
+local b = redis.call('INCRBY', KEYS[2], ARGV[2])
+local n = redis.call('LLEN', KEYS[1])
+local maxE, maxB = tonumber(ARGV[3]), tonumber(ARGV[4])
+while n > 1 and (n > maxE or b > maxB) do
+  local old = redis.call('LPOP', KEYS[1])
+  local i = string.find(old, ':', 1, true)
+  b = redis.call('DECRBY', KEYS[2], #old - i)
+  n = n - 1
+end
+redis.call('SADD', KEYS[3], ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+return n
+`)
+
+// dropSessionScript forgets a session's streams, unless its record still exists (this replica
+// let go of a session the others still serve).
+var dropSessionScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local ids = redis.call('SMEMBERS', KEYS[1])
+for _, id in ipairs(ids) do
+  redis.call('DEL', ARGV[1] .. id, ARGV[2] .. id)
+end
+redis.call('DEL', KEYS[1])
+return #ids
+`)
+
+// Append implements mcphttp.EventStore: one round trip.
+func (e *EventStore) Append(ctx context.Context, sessionID, streamID string, ev mcphttp.StoredEvent) error {
+	entry := make([]byte, 0, 21+len(ev.Data))
+	entry = strconv.AppendUint(entry, ev.Seq, 10)
+	entry = append(entry, ':')
+	entry = append(entry, ev.Data...)
+	ctx, cancel := e.r.Bound(ctx)
+	defer cancel()
+	err := appendScript.Run(ctx, e.r.rdb,
+		[]string{e.list(sessionID, streamID), e.bytesKey(sessionID, streamID), e.streams(sessionID)},
+		entry, len(ev.Data), e.maxEvents, e.maxBytes, e.ttl.Milliseconds(), streamID).Err()
+	if err != nil {
+		return fmt.Errorf("redisstore: storing an event: %w", err)
+	}
+	return nil
+}
+
+// After implements mcphttp.EventStore.
+func (e *EventStore) After(ctx context.Context, sessionID, streamID string, seq uint64) ([]mcphttp.StoredEvent, error) {
+	ctx, cancel := e.r.Bound(ctx)
+	defer cancel()
+	items, err := e.r.rdb.LRange(ctx, e.list(sessionID, streamID), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: reading events: %w", err)
+	}
+	var out []mcphttp.StoredEvent
+	for _, it := range items {
+		num, data, ok := strings.Cut(it, ":")
+		n, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil {
+			return nil, errors.New("redisstore: a malformed stored event")
+		}
+		if n > seq {
+			out = append(out, mcphttp.StoredEvent{Seq: n, Data: []byte(data)})
+		}
+	}
+	return out, nil
+}
+
+// Has implements mcphttp.SharedEventStore.
+func (e *EventStore) Has(ctx context.Context, sessionID, streamID string) (bool, error) {
+	ctx, cancel := e.r.Bound(ctx)
+	defer cancel()
+	n, err := e.r.rdb.Exists(ctx, e.list(sessionID, streamID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: looking a stream up: %w", err)
+	}
+	return n == 1, nil
+}
+
+// DropStream implements mcphttp.EventStore.
+func (e *EventStore) DropStream(ctx context.Context, sessionID, streamID string) {
+	ctx, cancel := e.r.Bound(ctx)
+	defer cancel()
+	_, err := e.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, e.list(sessionID, streamID), e.bytesKey(sessionID, streamID))
+		p.SRem(ctx, e.streams(sessionID), streamID)
+		return nil
+	})
+	if err != nil {
+		e.r.log.Warn().Err(err).Msg("redisstore: forgetting a stream (it expires by itself)")
+	}
+}
+
+// DropSession implements mcphttp.EventStore: the session's streams go once its record is gone.
+func (e *EventStore) DropSession(ctx context.Context, sessionID string) {
+	ctx, cancel := e.r.Bound(ctx)
+	defer cancel()
+	err := dropSessionScript.Run(ctx, e.r.rdb, []string{e.streams(sessionID), e.r.sessionKey(sessionID)},
+		e.r.prefix+"e:{"+sessionID+"}:", e.r.prefix+"eb:{"+sessionID+"}:").Err()
+	if err != nil {
+		e.r.log.Warn().Err(err).Msg("redisstore: forgetting a session's events (they expire by themselves)")
+	}
+}

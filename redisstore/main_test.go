@@ -1,0 +1,78 @@
+package redisstore_test
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/redisstore"
+)
+
+// One real redis-server for the whole test binary, started by the first test that needs it and
+// stopped by TestMain; each test gets its own key prefix.
+var (
+	redisOnce sync.Once
+	redisSrv  *testutil.RedisServer
+	redisErr  error
+	prefixes  atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if redisSrv != nil {
+		redisSrv.Close()
+	}
+	os.Exit(code)
+}
+
+// needRedis returns the shared server, skipping the test (or failing it under
+// MCPKIT_REQUIRE_BINARIES) when redis-server is not installed.
+func needRedis(t testing.TB) *testutil.RedisServer {
+	t.Helper()
+	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
+	redisOnce.Do(func() { redisSrv, redisErr = testutil.StartRedis(bin) })
+	if redisErr != nil {
+		t.Fatalf("starting redis-server: %v", redisErr)
+	}
+	return redisSrv
+}
+
+// ownRedis starts a server for this test alone (tests that stop and restart it).
+func ownRedis(t testing.TB) *testutil.RedisServer {
+	t.Helper()
+	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
+	srv, err := testutil.StartRedis(bin)
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newClient returns a client of srv, closed with the test.
+func newClient(t testing.TB, srv *testutil.RedisServer) *redis.Client {
+	t.Helper()
+	rdb, err := redisstore.NewClient(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// testPrefix returns a key prefix no other test uses.
+func testPrefix() string { return "t" + strconv.FormatInt(prefixes.Add(1), 10) + ":" }
+
+// newRouter returns a router on srv under prefix, closed with the test.
+func newRouter(t testing.TB, srv *testutil.RedisServer, prefix string) *redisstore.Router {
+	t.Helper()
+	nop := quietLogger()
+	r := redisstore.NewRouter(newClient(t, srv), redisstore.Options{Prefix: prefix, Logger: &nop})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}

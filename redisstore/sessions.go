@@ -1,0 +1,624 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// Message kinds the session store sends on the router.
+const (
+	kindMessage = "mcp.message" // a client message nobody on the sender waits for (an answer, a cancel)
+	kindOut     = "mcp.out"     // a message for the session's standalone stream
+	kindState   = "mcp.state"   // the session's state changed: "<rev>\n<state JSON>"
+	kindEnd     = "mcp.end"     // the session was deleted
+)
+
+// SessionsOptions configure the shared session store. The zero value is the secure default;
+// every replica must use the same values.
+type SessionsOptions struct {
+	// IdleTimeout ends a session nobody used for this long (the TTL of its record, renewed by
+	// every request and GET on any replica). Zero means session.DefaultIdleTimeout (30 minutes);
+	// a negative value turns expiry off.
+	IdleTimeout time.Duration
+	// MaxSessions caps the sessions of all replicas together, checked atomically in Redis. Zero
+	// means session.DefaultMaxSessions (10000); a negative value removes the cap.
+	MaxSessions int
+	// ReapInterval is how often this replica checks that the sessions it holds still exist (to
+	// let go of those that expired or whose deletion it missed). Zero means
+	// session.DefaultReapInterval (1 minute); a negative value panics.
+	ReapInterval time.Duration
+}
+
+// Sessions is the session.Store on Redis. The record of a session (protocol version, client
+// info and capabilities, log level, subscriptions, owner, Origin) is a Redis hash whose TTL is
+// the idle timeout; a sorted set of live sessions enforces the cap across replicas. Each replica
+// keeps the in-process sessions it serves (built from the record the first time a request for a
+// session lands on it) and listens on their router channels: changes are written through and
+// announced, a DELETE ends the session on every replica, and answers and cancels that land on
+// the wrong replica are forwarded to the one waiting for them.
+//
+// Create it with NewSessions; the HTTP endpoint installs its session builder itself
+// (session.Rebuilder). Close lets go of this replica's sessions without deleting them: the other
+// replicas keep serving them.
+type Sessions struct {
+	r     *Router
+	idle  time.Duration
+	max   int
+	every time.Duration
+
+	mu      sync.Mutex
+	local   map[string]*held
+	builder session.Builder
+	closed  bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// held is a session this replica serves, and the revision of the record it was built from.
+type held struct {
+	s   *session.Session
+	rev int64
+}
+
+// NewSessions returns the shared store and starts its reaper (stopped by Close). It panics on
+// invalid options.
+func NewSessions(r *Router, opts SessionsOptions) *Sessions {
+	if r == nil {
+		panic("redisstore: NewSessions needs a Router")
+	}
+	if opts.ReapInterval < 0 {
+		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
+	}
+	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval,
+		local: map[string]*held{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if s.idle == 0 {
+		s.idle = session.DefaultIdleTimeout
+	}
+	if s.max == 0 {
+		s.max = session.DefaultMaxSessions
+	}
+	if s.every == 0 {
+		s.every = session.DefaultReapInterval
+	}
+	r.Handle(kindMessage, s.onMessage)
+	r.Handle(kindOut, s.onOut)
+	r.Handle(kindState, s.onState)
+	r.Handle(kindEnd, s.onEnd)
+	go s.reap()
+	return s
+}
+
+// SetBuilder implements session.Rebuilder.
+func (s *Sessions) SetBuilder(b session.Builder) {
+	s.mu.Lock()
+	s.builder = b
+	s.mu.Unlock()
+}
+
+func (s *Sessions) key(id string) string { return s.r.sessionKey(id) }
+func (s *Sessions) index() string        { return s.r.prefix + "sessions" }
+
+func (s *Sessions) idleMillis() int64 {
+	if s.idle < 0 {
+		return 0
+	}
+	return s.idle.Milliseconds()
+}
+
+// addScript creates a session record unless the id is taken or the cap is reached (after
+// dropping expired entries of the index). It answers 1, -1 (taken) or -2 (full).
+var addScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local idle = tonumber(ARGV[2])
+local max = tonumber(ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if max > 0 and redis.call('ZCARD', KEYS[2]) >= max then return -2 end
+redis.call('HSET', KEYS[1], 'o', ARGV[4], 'ow', ARGV[5], 'st', ARGV[6], 'rev', 1)
+if idle > 0 then
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+else
+  redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
+end
+return 1
+`)
+
+// getScript looks a session up and, when asked, renews it: nil when it is gone; {rev} when the
+// caller's revision is current; {rev, origin, owner, state} otherwise.
+var getScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return false
+end
+local idle = tonumber(ARGV[2])
+if ARGV[3] == '1' and idle > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('ZADD', KEYS[2], 'XX', now + idle, ARGV[1])
+end
+local rev = redis.call('HGET', KEYS[1], 'rev')
+if rev == ARGV[4] then return {rev} end
+local f = redis.call('HMGET', KEYS[1], 'o', 'ow', 'st')
+return {rev, f[1] or '', f[2] or '', f[3] or ''}
+`)
+
+// persistScript writes a new state and announces it on the session's channel; it answers the new
+// revision, or nil when the session is gone.
+var persistScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSET', KEYS[1], 'st', ARGV[1])
+local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. rev .. '\n' .. ARGV[1])
+return rev
+`)
+
+// deleteScript removes a session and announces it; it answers 1 when there was one.
+var deleteScript = redis.NewScript(`
+local n = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if n == 1 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return n
+`)
+
+// Add implements session.Store. The session's Owner must be nil or a string.
+func (s *Sessions) Add(ctx context.Context, ss *session.Session) error {
+	owner, ok := ss.Owner.(string)
+	if !ok && ss.Owner != nil {
+		return fmt.Errorf("redisstore: a session owner must be a string, not %T", ss.Owner)
+	}
+	state, err := json.Marshal(ss.Core.State())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return session.ErrClosed
+	}
+	bctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	n, err := addScript.Run(bctx, s.r.rdb, []string{s.key(ss.ID), s.index()},
+		ss.ID, s.idleMillis(), s.max, ss.Origin, owner, state).Int64()
+	if err != nil {
+		return fmt.Errorf("redisstore: adding a session: %w", err)
+	}
+	switch n {
+	case -1:
+		return session.ErrExists
+	case -2:
+		return &session.FullError{Max: s.max}
+	}
+	if !s.hold(ctx, ss, 1) {
+		return session.ErrClosed
+	}
+	return nil
+}
+
+// hold makes ss a session this replica serves: hooks installed, its channel joined. It reports
+// false when the store closed meanwhile (ss is then ended).
+func (s *Sessions) hold(ctx context.Context, ss *session.Session, rev int64) bool {
+	s.install(ss)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ss.End()
+		return false
+	}
+	s.local[ss.ID] = &held{s: ss, rev: rev}
+	s.mu.Unlock()
+	if err := s.r.Join(ctx, ss.ID); err != nil {
+		// The subscription is retried by the pub/sub connection when it reconnects.
+		s.r.log.Warn().Err(err).Msg("redisstore: joining a session's channel")
+	}
+	return true
+}
+
+// install connects the protocol session to the store: changes written through, stray answers
+// and cancels forwarded, messages for a standalone stream held elsewhere routed there.
+func (s *Sessions) install(ss *session.Session) {
+	id := ss.ID
+	ss.Core.SetHooks(core.SessionHooks{
+		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
+		Forward: func(ctx context.Context, msg *core.Message) { s.forward(ctx, id, msg) },
+		Remote:  remoteOut{s: s, id: id},
+	})
+}
+
+func (s *Sessions) persist(ctx context.Context, id string, st core.SessionState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	header := kindState + "\n" + s.r.id + "\n" + id + "\n"
+	rev, err := persistScript.Run(ctx, s.r.rdb, []string{s.key(id)}, b, s.r.sessionChannel(id), header).Int64()
+	if errors.Is(err, redis.Nil) {
+		return session.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("redisstore: saving a session: %w", err)
+	}
+	s.mu.Lock()
+	if h := s.local[id]; h != nil && rev > h.rev {
+		h.rev = rev
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// forward sends a message nobody here waits for to the other replicas holding the session.
+func (s *Sessions) forward(ctx context.Context, id string, msg *core.Message) {
+	data := msg.Encode()
+	if data == nil {
+		return
+	}
+	n, err := s.r.ToSession(context.WithoutCancel(ctx), id, kindMessage, data)
+	switch {
+	case err != nil:
+		s.r.log.Warn().Err(err).Msg("redisstore: a client message for another replica was dropped")
+	case n <= 1: // this replica only
+		s.r.log.Info().Str("method", msg.Method).Msg("redisstore: no replica waits for this client message; dropped")
+	}
+}
+
+// remoteOut is the session-level path of a session whose standalone stream another replica
+// holds.
+type remoteOut struct {
+	s  *Sessions
+	id string
+}
+
+// Send implements core.Sender: ErrNoPath when no other replica holds the session.
+func (o remoteOut) Send(ctx context.Context, msg []byte) error {
+	n, err := o.s.r.ToSession(ctx, o.id, kindOut, msg)
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		return core.ErrNoPath
+	}
+	return nil
+}
+
+// revision returns the revision of this replica's copy of a session (0: none).
+func (s *Sessions) revision(id string) int64 {
+	if h := s.held(id); h != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return h.rev
+	}
+	return 0
+}
+
+func (s *Sessions) held(id string) *held {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.local[id]
+}
+
+func (s *Sessions) onMessage(e Envelope) {
+	if e.From == s.r.id {
+		return
+	}
+	h := s.held(e.Session)
+	if h == nil {
+		return
+	}
+	msg, derr := core.DecodeMessage(e.Payload)
+	if derr != nil {
+		return
+	}
+	h.s.Core.Deliver(msg)
+}
+
+func (s *Sessions) onOut(e Envelope) {
+	if e.From == s.r.id {
+		return
+	}
+	if h := s.held(e.Session); h != nil {
+		// The stream's queue never blocks; a replica without the stream drops it.
+		_ = h.s.Core.SendLocal(context.Background(), e.Payload)
+	}
+}
+
+func (s *Sessions) onState(e Envelope) {
+	if e.From == s.r.id {
+		return
+	}
+	revText, state, ok := cut(e.Payload)
+	if !ok {
+		return
+	}
+	rev, err := strconv.ParseInt(string(revText), 10, 64)
+	if err != nil {
+		return
+	}
+	var st core.SessionState
+	if json.Unmarshal(state, &st) != nil {
+		return
+	}
+	s.mu.Lock()
+	h := s.local[e.Session]
+	if h == nil || rev <= h.rev {
+		s.mu.Unlock()
+		return
+	}
+	h.rev = rev
+	s.mu.Unlock()
+	h.s.Core.Restore(st)
+}
+
+// onEnd lets go of a session deleted on another replica. Ending it runs its close hooks, which
+// may call Redis (the event store forgets its events): never on the router's receive goroutine.
+func (s *Sessions) onEnd(e Envelope) {
+	if h := s.release(e.Session); h != nil {
+		go s.end(e.Session, h)
+	}
+}
+
+// letGo ends this replica's copy of a session, if it holds one.
+func (s *Sessions) letGo(id string) {
+	if h := s.release(id); h != nil {
+		s.end(id, h)
+	}
+}
+
+func (s *Sessions) release(id string) *held {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.local[id]
+	delete(s.local, id)
+	return h
+}
+
+func (s *Sessions) end(id string, h *held) {
+	h.s.End()
+	_ = s.r.Leave(context.Background(), id)
+}
+
+func cut(b []byte) (before, after []byte, ok bool) {
+	for i, c := range b {
+		if c == '\n' {
+			return b[:i], b[i+1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// Get implements session.Store: one round trip that checks the record, renews it when touch is
+// set and brings this replica's copy up to date.
+func (s *Sessions) Get(ctx context.Context, id string, touch bool) (*session.Session, error) {
+	return s.GetChecked(ctx, id, touch, nil)
+}
+
+// GetChecked implements session.Checker: a session this replica holds is checked before the one
+// round trip that renews it; a session it does not hold yet is fetched, built, checked, and
+// renewed in a second round trip (once per session and replica).
+func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow func(*session.Session) bool) (*session.Session, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, session.ErrClosed
+	}
+	h := s.local[id]
+	var rev int64
+	var known *session.Session
+	if h != nil {
+		rev, known = h.rev, h.s
+	}
+	s.mu.Unlock()
+	if known != nil && allow != nil && !allow(known) {
+		return known, session.ErrRefused
+	}
+	renew := touch && (known != nil || allow == nil)
+	res, err := s.lookup(ctx, id, renew, rev)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := s.apply(ctx, id, res)
+	if err != nil {
+		return nil, err
+	}
+	if known == nil && allow != nil {
+		if !allow(ss) {
+			return ss, session.ErrRefused
+		}
+		if touch {
+			if _, err := s.lookup(ctx, id, true, s.revision(id)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ss, nil
+}
+
+// lookup runs getScript; a session that is gone is let go of here too.
+func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64) ([]any, error) {
+	bctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	t := "0"
+	if touch {
+		t = "1"
+	}
+	res, err := getScript.Run(bctx, s.r.rdb, []string{s.key(id), s.index()}, id, s.idleMillis(), t, rev).Slice()
+	if errors.Is(err, redis.Nil) {
+		s.letGo(id)
+		return nil, session.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
+	}
+	return res, nil
+}
+
+// apply brings this replica's copy of a session in line with what lookup returned, building it
+// when this replica does not hold it yet.
+func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.Session, error) {
+	if len(res) == 0 {
+		return nil, errors.New("redisstore: empty answer to a session lookup")
+	}
+	rev, err := strconv.ParseInt(fmt.Sprint(res[0]), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: bad session revision %v", res[0])
+	}
+	s.mu.Lock()
+	h := s.local[id]
+	if h != nil && len(res) == 1 {
+		s.mu.Unlock()
+		return h.s, nil
+	}
+	s.mu.Unlock()
+	if len(res) != 4 {
+		return nil, errors.New("redisstore: a session record changed under its lookup")
+	}
+	var rec session.Record
+	rec.Origin, _ = res[1].(string)
+	rec.Owner, _ = res[2].(string)
+	st, _ := res[3].(string)
+	if err := json.Unmarshal([]byte(st), &rec.State); err != nil {
+		return nil, fmt.Errorf("redisstore: bad session record: %w", err)
+	}
+	s.mu.Lock()
+	if h = s.local[id]; h != nil {
+		if rev > h.rev {
+			h.rev = rev
+			s.mu.Unlock()
+			h.s.Core.Restore(rec.State)
+			return h.s, nil
+		}
+		s.mu.Unlock()
+		return h.s, nil
+	}
+	b := s.builder
+	if b == nil {
+		s.mu.Unlock()
+		return nil, errors.New("redisstore: the session lives on another replica and this store has no session builder (mount it in an mcphttp endpoint)")
+	}
+	// Built under the lock, so that two requests for the same session build it once; building
+	// calls no store and no network.
+	ss := b(id, rec)
+	s.mu.Unlock()
+	if !s.hold(ctx, ss, rev) {
+		return nil, session.ErrClosed
+	}
+	return ss, nil
+}
+
+// Delete implements session.Store: the record goes, and every replica ends its copy.
+func (s *Sessions) Delete(ctx context.Context, id string) bool {
+	bctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	n, err := deleteScript.Run(bctx, s.r.rdb, []string{s.key(id), s.index()}, id,
+		s.r.sessionChannel(id), kindEnd+"\n"+s.r.id+"\n"+id+"\n").Int64()
+	if err != nil {
+		s.r.log.Warn().Err(err).Msg("redisstore: deleting a session")
+	}
+	local := s.held(id) != nil
+	s.letGo(id)
+	return n == 1 || local
+}
+
+// Len implements session.Store: the live sessions of all replicas (this replica's, when Redis
+// cannot be asked).
+func (s *Sessions) Len() int {
+	ctx, cancel := s.r.Bound(context.Background())
+	defer cancel()
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	n, err := s.r.rdb.ZCount(ctx, s.index(), "("+now, "+inf").Result()
+	if err != nil {
+		return s.Held()
+	}
+	return int(n)
+}
+
+// Held returns how many sessions this replica holds in process.
+func (s *Sessions) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.local)
+}
+
+// Close implements session.Store: this replica lets go of its sessions (their requests in flight
+// are cancelled, their streams end) but the records stay for the other replicas.
+func (s *Sessions) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	all := s.local
+	s.local = map[string]*held{}
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+	for id, h := range all {
+		h.s.End()
+		_ = s.r.Leave(context.Background(), id)
+	}
+	return nil
+}
+
+// Reap lets go of the sessions this replica holds whose record is gone (expired, or deleted
+// while this replica missed the announcement), in one pipelined round trip, and returns how many.
+func (s *Sessions) Reap(ctx context.Context) int {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.local))
+	for id := range s.local {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return 0
+	}
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	cmds := make([]*redis.IntCmd, len(ids))
+	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Exists(ctx, s.key(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for i, c := range cmds {
+		if c.Val() == 0 {
+			s.letGo(ids[i])
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Sessions) reap() {
+	defer close(s.done)
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.Reap(context.Background())
+		}
+	}
+}
