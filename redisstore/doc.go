@@ -76,12 +76,15 @@ import (
 )
 
 // NewClient returns a go-redis client for a redis:// or rediss:// URL, with context deadlines
-// honoured on every call (the package bounds each call with the caller's context).
+// honoured on every call (the package bounds each call with the caller's context) and two dial
+// attempts per connection, so that a Redis that is down fails requests quickly instead of
+// holding them for the whole timeout.
 func NewClient(url string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
 	opts.ContextTimeoutEnabled = true
+	opts.DialerRetries = 2
 	return redis.NewClient(opts), nil
 }

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"sync"
@@ -22,7 +23,13 @@ var (
 	prefixes  atomic.Int64
 )
 
+// quietRedis drops go-redis's own log lines (dial failures while a test has Redis stopped).
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quietRedis{})
 	code := m.Run()
 	if redisSrv != nil {
 		redisSrv.Close()
