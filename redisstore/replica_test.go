@@ -44,11 +44,12 @@ type replica struct {
 func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so redisstore.SessionsOptions, p *probe) *replica {
 	t.Helper()
 	router := newRouter(t, rs, prefix)
+	nop := quietLogger()
 	s := core.NewServer(core.Implementation{Name: "replica", Version: "1"}, &core.Options{
 		Broadcaster:                  redisstore.NewBroadcaster(router),
 		SubscribeHandler:             core.AcceptSubscription,
 		RequestState:                 core.RequestStateOptions{Key: make([]byte, 32)},
-		ErrorLog:                     func(error) {},
+		Logger:                       &nop,
 		ServerToClientRequestTimeout: 5 * time.Second,
 	})
 	addTools(s, p)
