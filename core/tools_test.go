@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
 type greetIn struct {
@@ -27,42 +27,30 @@ type greetOut struct {
 
 // errorLog collects what the server writes to Options.Logger.
 type errorLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	buf testutil.SyncBuffer
 	zl  zerolog.Logger
 }
 
 func newErrorLog() *errorLog {
 	l := &errorLog{}
-	l.zl = zerolog.New(l)
+	l.zl = zerolog.New(&l.buf)
 	return l
 }
 
-func (l *errorLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+func (l *errorLog) Write(p []byte) (int, error) { return l.buf.Write(p) }
 
 // logger is the value for Options.Logger.
 func (l *errorLog) logger() *zerolog.Logger { return &l.zl }
 
-func (l *errorLog) raw() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+// quietLog silences a server that is expected to log.
+var quietLog = func() *zerolog.Logger { l := zerolog.Nop(); return &l }()
 
-func (l *errorLog) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Reset()
-}
+func (l *errorLog) raw() string { return l.buf.String() }
+
+func (l *errorLog) reset() { l.buf.Reset() }
 
 // String returns the lines logged, each as "message: error" (decoded, so quotes stay quotes).
 func (l *errorLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
 		var rec struct {
@@ -77,9 +65,6 @@ func (l *errorLog) String() string {
 	}
 	return strings.Join(out, "\n")
 }
-
-// quietLog silences a server that is expected to log.
-var quietLog = func() *zerolog.Logger { l := zerolog.Nop(); return &l }()
 
 func toolServer(t *testing.T, opts *core.Options) (*core.Server, *errorLog) {
 	t.Helper()

@@ -1,10 +1,8 @@
 package mcphttp_test
 
 import (
-	"bytes"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -14,28 +12,10 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
-// syncBuffer is a bytes.Buffer for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestLoggerAndRequestLog: Options.Logger is where the stack logs; the request log is added only
 // with LogRequests, on that logger, and on zerolog's global logger when Logger is nil.
 func TestLoggerAndRequestLog(t *testing.T) {
-	var global syncBuffer
+	var global testutil.SyncBuffer
 	saved := log.Logger
 	log.Logger = zerolog.New(&global)
 	t.Cleanup(func() { log.Logger = saved })
@@ -50,7 +30,7 @@ func TestLoggerAndRequestLog(t *testing.T) {
 		{"global logger with request log", true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var own syncBuffer
+			var own testutil.SyncBuffer
 			opts := mcphttp.Options{LogRequests: tt.logRequests}
 			if tt.own {
 				l := zerolog.New(&own)
