@@ -144,7 +144,7 @@ func BenchmarkResourceTemplateRead(b *testing.B) {
 	for b.Loop() {
 		msg, derr := core.DecodeMessage(raw)
 		if derr != nil {
-			b.Fatal(derr.Err)
+			b.Fatal(derr)
 		}
 		if resp := c.ss.Handle(ctx, msg, nil); resp == nil || resp.Error != nil {
 			b.Fatalf("%v", resp)

@@ -131,7 +131,7 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
 				return
 			}
-			allow := func(s *session.Session) bool {
+			allow := func(s *session.Entry) bool {
 				if opts.Authorize != nil && !opts.Authorize(r, s) {
 					return false
 				}
@@ -162,7 +162,7 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 // lookup finds the session, checks it with allow and renews it when touch is set, never renewing
 // one that allow refuses (ErrRefused): in one call on a session.Checker, else with a lookup that
 // does not renew and, once allowed, a second one that does.
-func lookup(ctx context.Context, store session.Store, id string, touch bool, allow func(*session.Session) bool) (*session.Session, error) {
+func lookup(ctx context.Context, store session.Store, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
 	if c, ok := store.(session.Checker); ok {
 		return c.GetChecked(ctx, id, touch, allow)
 	}

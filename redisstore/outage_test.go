@@ -43,7 +43,7 @@ func TestRedisDownAndBack(t *testing.T) {
 		rep := a.client(nil).Post(t, testutil.Initialize(4, "2025-11-25"))
 		if rep.Status == http.StatusOK {
 			c = a.client(nil)
-			c.SessionID, c.ProtocolVersion = rep.Header.Get(testutil.HeaderSessionID), "2025-11-25"
+			c.SessionID, c.ProtocolVersion = rep.Header.Get("Mcp-Session-Id"), "2025-11-25"
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // go-redis reconnects on its own schedule

@@ -45,7 +45,7 @@ func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so rediss
 	t.Helper()
 	router := newRouter(t, rs, prefix)
 	nop := quietLogger()
-	s := core.NewServer(core.Implementation{Name: "replica", Version: "1"}, &core.Options{
+	s := core.NewServer(core.Implementation{Name: "replica", Version: "1"}, core.Options{
 		Broadcaster:                  redisstore.NewBroadcaster(router),
 		SubscribeHandler:             core.AcceptSubscription,
 		RequestState:                 core.RequestStateOptions{Key: make([]byte, 32)},
@@ -74,7 +74,7 @@ func addTools(s *core.Server, p *probe) {
 	})
 	s.AddTool(&core.Tool{Name: "ask", InputSchema: []byte(obj)}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		res, err := req.CreateMessage(ctx, &core.CreateMessageParams{MaxTokens: 10,
-			Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.TextContent("hi")}}}})
+			Messages: []core.SamplingMessage{{Role: "user", Content: core.ContentList{core.Text("hi")}}}})
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +123,7 @@ func (r *replica) initialize(t *testing.T) *testutil.Client {
 	if rep.Status != http.StatusOK {
 		t.Fatalf("initialize: %d %s", rep.Status, rep.Body)
 	}
-	c.SessionID, c.ProtocolVersion = rep.Header.Get(testutil.HeaderSessionID), "2025-11-25"
+	c.SessionID, c.ProtocolVersion = rep.Header.Get("Mcp-Session-Id"), "2025-11-25"
 	if c.SessionID == "" {
 		t.Fatalf("initialize gave no session: %s", rep.Body)
 	}

@@ -67,7 +67,7 @@ type Sessions struct {
 
 // held is a session this replica serves, and the revision of the record it was built from.
 type held struct {
-	s   *session.Session
+	s   *session.Entry
 	rev int64
 }
 
@@ -175,7 +175,7 @@ return n
 `)
 
 // Add implements session.Store. The session's Owner must be nil or a string.
-func (s *Sessions) Add(ctx context.Context, ss *session.Session) error {
+func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	owner, ok := ss.Owner.(string)
 	if !ok && ss.Owner != nil {
 		return fmt.Errorf("redisstore: a session owner must be a string, not %T", ss.Owner)
@@ -211,7 +211,7 @@ func (s *Sessions) Add(ctx context.Context, ss *session.Session) error {
 
 // hold makes ss a session this replica serves: hooks installed, its channel joined. It reports
 // false when the store closed meanwhile (ss is then ended).
-func (s *Sessions) hold(ctx context.Context, ss *session.Session, rev int64) bool {
+func (s *Sessions) hold(ctx context.Context, ss *session.Entry, rev int64) bool {
 	s.install(ss)
 	s.mu.Lock()
 	if s.closed {
@@ -230,7 +230,7 @@ func (s *Sessions) hold(ctx context.Context, ss *session.Session, rev int64) boo
 
 // install connects the protocol session to the store: changes written through, stray answers
 // and cancels forwarded, messages for a standalone stream held elsewhere routed there.
-func (s *Sessions) install(ss *session.Session) {
+func (s *Sessions) install(ss *session.Entry) {
 	id := ss.ID
 	ss.Core.SetHooks(core.SessionHooks{
 		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
@@ -403,14 +403,14 @@ func cut(b []byte) (before, after []byte, ok bool) {
 
 // Get implements session.Store: one round trip that checks the record, renews it when touch is
 // set and brings this replica's copy up to date.
-func (s *Sessions) Get(ctx context.Context, id string, touch bool) (*session.Session, error) {
+func (s *Sessions) Get(ctx context.Context, id string, touch bool) (*session.Entry, error) {
 	return s.GetChecked(ctx, id, touch, nil)
 }
 
 // GetChecked implements session.Checker: a session this replica holds is checked before the one
 // round trip that renews it; a session it does not hold yet is fetched, built, checked, and
 // renewed in a second round trip (once per session and replica).
-func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow func(*session.Session) bool) (*session.Session, error) {
+func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -418,7 +418,7 @@ func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow 
 	}
 	h := s.local[id]
 	var rev int64
-	var known *session.Session
+	var known *session.Entry
 	if h != nil {
 		rev, known = h.rev, h.s
 	}
@@ -469,7 +469,7 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64)
 
 // apply brings this replica's copy of a session in line with what lookup returned, building it
 // when this replica does not hold it yet.
-func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.Session, error) {
+func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.Entry, error) {
 	if len(res) == 0 {
 		return nil, errors.New("redisstore: empty answer to a session lookup")
 	}

@@ -380,5 +380,5 @@ var ErrRefused = errors.New("session: request refused for this session")
 // when allow returns false the session is not renewed and GetChecked returns it with ErrRefused.
 // The session validator uses it when the store has it.
 type Checker interface {
-	GetChecked(ctx context.Context, id string, touch bool, allow func(*Session) bool) (*Session, error)
+	GetChecked(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error)
 }
