@@ -8,7 +8,7 @@
 //
 //	rdb, err := redisstore.NewClient("redis://127.0.0.1:6379/0")
 //	router := redisstore.NewRouter(rdb, redisstore.Options{})
-//	server := core.NewServer(impl, &core.Options{
+//	server := core.NewServer(impl, core.Options{
 //		Broadcaster:  redisstore.NewBroadcaster(router),
 //		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica
 //	})
