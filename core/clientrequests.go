@@ -241,6 +241,9 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 		return err
 	}
 	p := &pendingRequest{answer: make(chan *Message, 1)}
+	if isDone(ss.inputEnded) {
+		return fmt.Errorf("%w: %w", ErrRequestsRefused, ErrInputEnded)
+	}
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
@@ -318,6 +321,7 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	case <-ctx.Done():
 	case <-parent:
 	case <-ss.done:
+	case <-ss.inputEnded:
 	}
 	// Several of the endings may be ready at once; the most specific one wins. An answer that
 	// arrived meanwhile is still taken.
@@ -329,6 +333,8 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	switch {
 	case isDone(ss.done):
 		return closed() // nobody is left to tell about the nested request
+	case isDone(ss.inputEnded):
+		return fmt.Errorf("%s request got no answer: %w", method, ErrInputEnded)
 	case c != nil && c.Cancelled():
 		return cancelled(context.Cause(c.ctx))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -28,6 +28,10 @@ var ErrNoPath = errors.New("mcpkit: no path to the client for this message")
 // ErrSessionClosed is returned for work on a session that has ended.
 var ErrSessionClosed = errors.New("mcpkit: session closed")
 
+// ErrInputEnded is wrapped by the error of a server-to-client request made or waiting after the
+// client's input ended (Session.EndInput): no answer can arrive any more.
+var ErrInputEnded = errors.New("mcpkit: the client's input has ended")
+
 // ErrInFlight is returned by Begin when the request id is already in flight on the session.
 var ErrInFlight = errors.New("mcpkit: request id already in flight")
 
@@ -84,6 +88,8 @@ type Session struct {
 	hooks               SessionHooks
 	closed              bool
 	done                chan struct{}
+	inputEnded          chan struct{} // closed by EndInput
+	endInput            sync.Once
 }
 
 // NewSession starts a session on the server. Close it when the connection ends.
@@ -95,6 +101,8 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 		inflight:  map[ID]*Call{},
 		ephemeral: opts.Ephemeral,
 		done:      make(chan struct{}),
+
+		inputEnded: make(chan struct{}),
 
 		changeNotifications: opts.ChangeNotifications,
 	}
@@ -163,6 +171,12 @@ func (ss *Session) LogLevel() LoggingLevel {
 
 // Done is closed when the session is closed.
 func (ss *Session) Done() <-chan struct{} { return ss.done }
+
+// EndInput tells the session that the client can send nothing more (a stdio client closed its
+// input) while the session goes on: requests in flight keep running and their responses are still
+// sent, but server-to-client requests waiting for an answer fail at once and new ones are refused,
+// both with an error wrapping ErrInputEnded. It is safe to call more than once.
+func (ss *Session) EndInput() { ss.endInput.Do(func() { close(ss.inputEnded) }) }
 
 // Close ends the session: requests in flight are cancelled and the server forgets the session.
 // It is safe to call more than once.

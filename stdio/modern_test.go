@@ -190,14 +190,16 @@ func TestEOFFailsClientRequestWait(t *testing.T) {
 		t.Fatalf("want roots/list, got %s", m.raw)
 	}
 	p.in.Close()
-	if err := await(t, ended, "the wait to end"); !errors.Is(err, core.ErrSessionClosed) {
-		t.Errorf("wait ended with %v, want the session's end", err)
+	if err := await(t, ended, "the wait to end"); !errors.Is(err, core.ErrInputEnded) {
+		t.Errorf("wait ended with %v, want the end of input", err)
 	}
 	if err := p.wait(); err != nil {
 		t.Errorf("Serve = %v", err)
 	}
 	rest := p.rest()
-	if len(rest) != 1 || string(rest[0].ID) != "5" || rest[0].Error == nil {
+	// The tool returned the wait's error: an isError result the model can read.
+	if len(rest) != 1 || string(rest[0].ID) != "5" || !strings.Contains(string(rest[0].Result), `"isError":true`) ||
+		!strings.Contains(string(rest[0].Result), "input has ended") {
 		t.Errorf("frames after EOF: %v", rest)
 	}
 }

@@ -4,12 +4,21 @@
 // One process is one session. Every line is one JSON-RPC message or a batch array (a batch is
 // answered with one array of the responses, unwrapped when there is exactly one, and not at all
 // when it held only notifications). Blank lines are ignored, a final line without a newline is
-// served at EOF, and notifications are never answered, not even malformed ones. Requests are
-// served concurrently, so a slow tool never stalls ping or notifications/cancelled, and writes are
-// serialized so frames never interleave. A frame longer than Options.MaxLineBytes ends the
-// connection: it is reported on the error log and the rest is not read. When the input ends,
-// requests in flight are cancelled (a handler waiting for the client's answer to a
-// server-to-client request is released at once) and Serve returns once they have finished.
+// served at EOF, and notifications are never answered, not even malformed ones. Writes are
+// serialized so frames never interleave, and each frame is written in one Write call.
+//
+// Ordering: initialize and server/discover are served before the next frame is read, so what a
+// client pipelines behind them (the printf | server use) is served on the session they set up,
+// in order. Every other request runs concurrently with the ones around it, so a slow tool never
+// stalls ping or notifications/cancelled; their answers come in the order they finish.
+//
+// Ending: when the input ends (EOF, a read error, or a frame longer than Options.MaxLineBytes,
+// of which the rest is not read), the requests in flight finish and are answered, for at most
+// Options.DrainTimeout (10 s by default); whatever still runs then is cancelled. Server-to-client
+// requests cannot be answered once the input ended, so a handler waiting for one is released at
+// once (core.ErrInputEnded). When the context is cancelled, or the output fails (its reader went
+// away), the requests in flight are cancelled at once. Either way Serve waits for the handlers
+// to return, and nothing is written after it returns.
 //
 // The process is one connection, so its lifecycle is decided once: a successful initialize
 // locks it to the legacy lifecycle, a successful server/discover or 2026-07-28 request locks it
@@ -24,8 +33,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
@@ -36,6 +48,13 @@ import (
 // DefaultMaxLineBytes is the frame bound used when Options.MaxLineBytes is zero: 4 MiB.
 const DefaultMaxLineBytes = 4 << 20
 
+// DefaultMaxInFlight is the bound on concurrent requests when Options.MaxInFlight is zero.
+const DefaultMaxInFlight = 1000
+
+// DefaultDrainTimeout is how long the requests in flight at the end of the input may run on when
+// Options.DrainTimeout is zero.
+const DefaultDrainTimeout = 10 * time.Second
+
 // ErrFrameTooLarge is returned by Serve when a frame exceeds the bound without a newline.
 var ErrFrameTooLarge = errors.New("stdio: frame too large")
 
@@ -45,30 +64,48 @@ type Options struct {
 	In io.Reader
 	// Out is where frames are written. Nil means os.Stdout.
 	Out io.Writer
-	// Logger receives transport problems (an over-long frame, a failed write) at error level.
-	// Nil means zerolog's global logger (github.com/rs/zerolog/log.Logger, stderr unless the
-	// program changed it); a pointer to zerolog.Nop() silences it. It never writes to Out. The
-	// server's own log (handler errors, panics) is core.Options.Logger, of the same type.
+	// Logger receives transport problems (an over-long frame, a failed write, a drain that
+	// timed out) at error level. Nil means zerolog's global logger
+	// (github.com/rs/zerolog/log.Logger, stderr unless the program changed it); a pointer to
+	// zerolog.Nop() silences it. It never writes to Out. The server's own log (handler errors,
+	// panics) is core.Options.Logger, of the same type.
 	Logger *zerolog.Logger
-	// MaxLineBytes bounds one frame, newline excluded. Zero means DefaultMaxLineBytes.
+	// MaxLineBytes bounds one frame, newline excluded. Zero means DefaultMaxLineBytes (4 MiB).
+	// Negative is invalid.
 	MaxLineBytes int
-	// MaxInFlight bounds the requests served at once. Zero means DefaultMaxInFlight; negative
-	// removes the bound. A request past it is answered at once with -32603 "Server busy" (the
-	// reader never waits, so answers to the server's own requests keep flowing).
+	// MaxInFlight bounds the requests served at once. Zero means DefaultMaxInFlight (1000);
+	// negative removes the bound. A request past it is answered at once with -32603 "Server
+	// busy: N requests in flight" (the reader never waits, so answers to the server's own
+	// requests keep flowing).
 	MaxInFlight int
+	// DrainTimeout bounds how long the requests in flight when the input ends may run on before
+	// they are cancelled. Zero means DefaultDrainTimeout (10 s); negative cancels them at once.
+	DrainTimeout time.Duration
 }
 
-// DefaultMaxInFlight is the bound on concurrent requests when Options.MaxInFlight is zero.
-const DefaultMaxInFlight = 1000
-
-// Serve serves one session on the reader and writer until the reader ends (EOF), the context is
-// cancelled, or a frame is too large. On the way out it cancels the requests in flight and
-// waits for them to finish; nothing is written after it returns. EOF is a clean end and returns
-// nil; an over-long frame returns ErrFrameTooLarge. A read in progress cannot be interrupted, so
-// a cancelled context is noticed when the next frame (or EOF) arrives; close the reader to stop
-// at once.
+// Serve serves one session on the reader and writer until the input ends, the context is
+// cancelled or the output fails. At the end of the input the requests in flight are drained (see
+// Options.DrainTimeout); on a cancelled context or a failed output they are cancelled at once.
+// Serve then waits for every handler to return; nothing is written after it returns.
+//
+// It returns nil for the normal ends: EOF, a cancelled context (a shutdown signal), and an output
+// whose reader went away (EPIPE or a closed pipe). It returns ErrFrameTooLarge for an over-long
+// frame, and the error for any other read or write failure.
+//
+// A read in progress cannot be interrupted: on a cancelled context Serve returns without waiting
+// for it, and a frame that read delivers later is not served.
+//
+// Go kills a process that writes to a closed stdout or stderr pipe with SIGPIPE (exit 141) unless
+// the program asks to be told about the signal. While Serve writes to an *os.File it does ask
+// (signal.Notify), so a vanished reader is an ordinary write error that ends Serve cleanly; the
+// default disposition is restored when Serve returns.
 func Serve(ctx context.Context, s *core.Server, opts Options) error {
 	c := newConn(s, opts)
+	if _, ok := c.out.(*os.File); ok {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGPIPE)
+		defer signal.Stop(sig)
+	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	// The read runs on its own goroutine so that a cancelled ctx ends Serve even while the
 	// reader blocks (an idle stdin). That goroutine ends with the reader's next frame or EOF;
@@ -78,11 +115,77 @@ func Serve(ctx context.Context, s *core.Server, opts Options) error {
 	var err error
 	select {
 	case err = <-done:
+		c.drain(ctx)
 	case <-ctx.Done():
-		err = ctx.Err()
+	case <-c.outFailed:
 	}
 	c.close()
+	if err == nil {
+		err = c.writeErr()
+	}
 	return err
+}
+
+type conn struct {
+	server  *core.Server
+	in      io.Reader
+	log     *zerolog.Logger
+	maxLine int
+	drainT  time.Duration
+
+	maxInFlight int64
+	inFlight    atomic.Int64
+
+	wmu     sync.Mutex // orders frames on the pipe; held only by this connection
+	out     io.Writer
+	wbuf    []byte // frame being written, reused
+	closed  bool   // set once Serve is returning: nothing more is written
+	werr    error  // the first write failure; nothing is written after it
+	failOne sync.Once
+	// outFailed is closed at the first write failure: the output is unusable (a partial
+	// frame may have gone out), so the connection ends.
+	outFailed chan struct{}
+
+	session  *core.Session
+	wg       sync.WaitGroup
+	smu      sync.Mutex
+	stopping bool // set when Serve is returning: no new work starts
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+func newConn(s *core.Server, opts Options) *conn {
+	if opts.MaxLineBytes < 0 {
+		panic("stdio: Options.MaxLineBytes must not be negative")
+	}
+	c := &conn{server: s, in: opts.In, out: opts.Out, log: opts.Logger, maxLine: opts.MaxLineBytes,
+		outFailed: make(chan struct{})}
+	switch {
+	case opts.MaxInFlight == 0:
+		c.maxInFlight = DefaultMaxInFlight
+	case opts.MaxInFlight > 0:
+		c.maxInFlight = int64(opts.MaxInFlight)
+	}
+	switch {
+	case opts.DrainTimeout == 0:
+		c.drainT = DefaultDrainTimeout
+	case opts.DrainTimeout > 0:
+		c.drainT = opts.DrainTimeout
+	}
+	if c.in == nil {
+		c.in = os.Stdin
+	}
+	if c.out == nil {
+		c.out = os.Stdout
+	}
+	if c.log == nil {
+		c.log = &log.Logger
+	}
+	if c.maxLine == 0 {
+		c.maxLine = DefaultMaxLineBytes
+	}
+	c.session = s.NewSession(core.SessionOptions{Out: core.SenderFunc(c.send)})
+	return c
 }
 
 // spawn runs f on its own goroutine, counted for close, unless the connection is stopping.
@@ -100,52 +203,6 @@ func (c *conn) spawn(f func()) bool {
 	return true
 }
 
-type conn struct {
-	server  *core.Server
-	in      io.Reader
-	log     *zerolog.Logger
-	maxLine int
-
-	maxInFlight int64
-	inFlight    atomic.Int64
-
-	wmu    sync.Mutex // orders frames on the pipe; held only by this connection
-	out    io.Writer
-	wbuf   []byte // frame being written, reused
-	closed bool   // set once Serve is returning: nothing more is written
-
-	session  *core.Session
-	wg       sync.WaitGroup
-	smu      sync.Mutex
-	stopping bool // set when Serve is returning: no new work starts
-	ctx      context.Context
-	cancel   context.CancelFunc
-}
-
-func newConn(s *core.Server, opts Options) *conn {
-	c := &conn{server: s, in: opts.In, out: opts.Out, log: opts.Logger, maxLine: opts.MaxLineBytes}
-	switch {
-	case opts.MaxInFlight == 0:
-		c.maxInFlight = DefaultMaxInFlight
-	case opts.MaxInFlight > 0:
-		c.maxInFlight = int64(opts.MaxInFlight)
-	}
-	if c.in == nil {
-		c.in = os.Stdin
-	}
-	if c.out == nil {
-		c.out = os.Stdout
-	}
-	if c.log == nil {
-		c.log = &log.Logger
-	}
-	if c.maxLine <= 0 {
-		c.maxLine = DefaultMaxLineBytes
-	}
-	c.session = s.NewSession(core.SessionOptions{Out: core.SenderFunc(c.send)})
-	return c
-}
-
 // send writes one frame, the message and its newline in one write. The lock is this
 // connection's own: it only orders frames on one pipe.
 func (c *conn) send(_ context.Context, msg []byte) error {
@@ -154,21 +211,66 @@ func (c *conn) send(_ context.Context, msg []byte) error {
 	if c.closed {
 		return core.ErrSessionClosed
 	}
+	if c.werr != nil {
+		return c.werr
+	}
 	c.wbuf = append(append(c.wbuf[:0], msg...), '\n')
 	_, err := c.out.Write(c.wbuf)
 	if cap(c.wbuf) > 64<<10 {
 		c.wbuf = nil // do not keep a large frame's buffer for the small ones
 	}
 	if err != nil {
-		c.log.Error().Err(err).Msg("stdio: write failed")
+		c.werr = err
+		if !outputGone(err) {
+			c.log.Error().Err(err).Msg("stdio: write failed")
+		}
+		c.failOne.Do(func() { close(c.outFailed) })
 		return err
 	}
 	return nil
 }
 
-// close ends the session (which cancels the requests in flight and fails their waits for the
-// client's answers at once: nobody is left to answer), waits for the requests (their responses
-// are still written), then stops all writes.
+// outputGone reports whether a write failed because the output's reader went away.
+func outputGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)
+}
+
+// writeErr is what Serve reports about the output: nil when it worked or its reader went away.
+func (c *conn) writeErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr == nil || outputGone(c.werr) {
+		return nil
+	}
+	return fmt.Errorf("stdio: write: %w", c.werr)
+}
+
+// drain runs once the input ended: the client can answer nothing any more, and the requests in
+// flight get DrainTimeout to finish (less when ctx ends or the output fails first).
+func (c *conn) drain(ctx context.Context) {
+	c.session.EndInput()
+	if c.drainT <= 0 {
+		return
+	}
+	// The reader is done, so nothing adds to wg any more: waiting on it here is safe.
+	idle := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(idle)
+	}()
+	t := time.NewTimer(c.drainT)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+		c.log.Error().Dur("drain_timeout", c.drainT).Msg("stdio: requests still running at the end of the drain are cancelled")
+	case <-ctx.Done():
+	case <-c.outFailed:
+	}
+}
+
+// close ends the session (which cancels what still runs and fails its waits for the client's
+// answers), waits for the handlers (their responses are still written), then stops all writes.
 func (c *conn) close() {
 	c.smu.Lock()
 	c.stopping = true
@@ -211,14 +313,24 @@ func (c *conn) readLoop() error {
 		default:
 			return err
 		}
-		if c.ctx.Err() != nil {
-			return c.ctx.Err()
+		if c.ctx.Err() != nil || c.failed() {
+			return nil // Serve is already returning
 		}
 	}
 }
 
-// serveFrame handles one line. Requests run on their own goroutine; everything else is quick and
-// runs in line, so a cancel is seen as soon as it is read.
+func (c *conn) failed() bool {
+	select {
+	case <-c.outFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// serveFrame handles one line. Requests run on their own goroutine (initialize and
+// server/discover excepted, see serveMessage); everything else is quick and runs in line, so a
+// cancel is seen as soon as it is read.
 func (c *conn) serveFrame(frame []byte) {
 	data := bytes.TrimSpace(frame)
 	if len(data) == 0 {
@@ -246,6 +358,12 @@ func (c *conn) serveFrame(frame []byte) {
 	c.serveMessage(msg)
 }
 
+// inLine reports whether a request is served before the next frame is read: the two that decide
+// the connection's lifecycle, so that what a client pipelines behind them finds it decided.
+func inLine(msg *core.Message) bool {
+	return msg.Method == "initialize" || msg.Method == "server/discover"
+}
+
 func (c *conn) serveMessage(msg *core.Message) {
 	if !msg.IsRequest() {
 		c.session.Handle(c.ctx, msg, nil)
@@ -261,15 +379,20 @@ func (c *conn) serveMessage(msg *core.Message) {
 		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
 		return
 	}
-	// When Serve is already returning the call never runs: its context is cancelled with the
-	// connection's and the session is closed.
-	if !c.spawn(func() {
+	run := func() {
 		resp := call.Run()
 		c.release(1) // before the answer: a client that saw it may send the next request at once
 		if resp != nil {
 			_ = c.send(c.ctx, resp.Encode())
 		}
-	}) {
+	}
+	if inLine(msg) {
+		run()
+		return
+	}
+	// When Serve is already returning the call never runs: its context is cancelled with the
+	// connection's and the session is closed.
+	if !c.spawn(run) {
 		c.release(1)
 	}
 }
@@ -292,16 +415,41 @@ func (c *conn) release(n int64) {
 	}
 }
 
-// busy is the answer to a request past MaxInFlight.
+// busy is the answer to a request past MaxInFlight: the reason is the message itself.
 func busy(id core.ID, limit int64) []byte {
-	return core.EncodeError(id, core.InternalError(fmt.Sprintf("Server busy: %d requests in flight", limit)))
+	return core.EncodeError(id, core.Errorf(core.CodeInternalError, "Server busy: %d requests in flight", limit))
 }
 
 // serveBatch answers a batch with one array of the responses (unwrapped when there is exactly
-// one, nothing when there are none).
+// one, nothing when there are none). An initialize or server/discover in the batch is served
+// first, before the other members begin.
 func (c *conn) serveBatch(items []core.BatchItem) {
 	var errs [][]byte
 	var calls []*core.Call
+	// begin starts a member, or records its refusal.
+	begin := func(m *core.Message) *core.Call {
+		if !c.admit(1) {
+			errs = append(errs, busy(m.ID, c.maxInFlight))
+			return nil
+		}
+		call, err := c.session.Begin(c.ctx, m, nil)
+		if err != nil {
+			c.release(1)
+			errs = append(errs, core.RefusedResponse(m.ID, err).Encode())
+			return nil
+		}
+		return call
+	}
+	for _, it := range items {
+		if it.Err == nil && it.Msg.IsRequest() && inLine(it.Msg) {
+			if call := begin(it.Msg); call != nil {
+				if resp := call.Run(); resp != nil {
+					errs = append(errs, resp.Encode())
+				}
+				c.release(1)
+			}
+		}
+	}
 	for _, it := range items {
 		switch {
 		case it.Err != nil:
@@ -309,17 +457,12 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 				errs = append(errs, core.EncodeError(it.Err.ID, it.Err.Err))
 			}
 		case it.Msg.IsRequest():
-			if !c.admit(1) {
-				errs = append(errs, busy(it.Msg.ID, c.maxInFlight))
-				continue
+			if inLine(it.Msg) {
+				continue // served above
 			}
-			call, err := c.session.Begin(c.ctx, it.Msg, nil)
-			if err != nil {
-				c.release(1)
-				errs = append(errs, core.RefusedResponse(it.Msg.ID, err).Encode())
-				continue
+			if call := begin(it.Msg); call != nil {
+				calls = append(calls, call)
 			}
-			calls = append(calls, call)
 		default:
 			c.session.Handle(c.ctx, it.Msg, nil)
 		}

@@ -495,34 +495,87 @@ func TestFinalFrameWithoutNewline(t *testing.T) {
 	}
 }
 
-// TestEOFCancelsInFlight: EOF cancels the work in flight, and Serve returns only once it ended.
-func TestEOFCancelsInFlight(t *testing.T) {
-	srv, s := slowServer()
+// TestEOFDrainsInFlight: at the end of the input a request in flight is not cancelled: its wait
+// for the client's answer fails at once (nobody can answer), the handler goes on, its answer is
+// written, and only then does Serve return.
+func TestEOFDrainsInFlight(t *testing.T) {
+	type seen struct{ wait, ctx error }
+	saw := make(chan seen, 1)
+	release := make(chan struct{})
+	srv := newServer()
+	srv.AddTool(&core.Tool{Name: "patient"}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		_, err := req.ListRoots(ctx)
+		saw <- seen{err, ctx.Err()}
+		select {
+		case <-release:
+			return core.TextResult("drained"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
 	p := serve(t, srv, stdio.Options{})
-	p.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}` + "\n")
-	await(t, s.started, "the slow tool")
+	p.write(rootsInit)
+	p.next()
+	p.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"patient"}}` + "\n")
+	if m := p.next(); m.Method != "roots/list" {
+		t.Fatalf("want roots/list, got %s", m.raw)
+	}
 	p.in.Close()
-	if cause := await(t, s.ended, "the EOF to cancel the tool"); cause == nil || errors.Is(cause, core.ErrCancelled) {
-		t.Errorf("cause %v, want the transport's cancellation", cause)
+	got := await(t, saw, "the end of input to end the wait")
+	if !errors.Is(got.wait, core.ErrInputEnded) || got.ctx != nil {
+		t.Fatalf("at EOF the wait ended with %v and the context with %v; want ErrInputEnded and a live context", got.wait, got.ctx)
 	}
 	select {
 	case err := <-p.done:
 		t.Fatalf("Serve returned (%v) while the tool was still running", err)
 	default:
 	}
-	close(s.finish)
+	close(release)
 	if err := p.wait(); err != nil {
 		t.Errorf("Serve = %v", err)
 	}
-	if !s.done.Load() {
-		t.Error("Serve returned before the tool finished")
-	}
-	// The cancelled call still gets its answer (an error), written before Serve returned.
 	rest := p.rest()
-	if len(rest) != 1 || rest[0].Error == nil || string(rest[0].ID) != "1" {
+	if len(rest) != 1 || string(rest[0].ID) != "1" || !strings.Contains(string(rest[0].Result), "drained") {
 		t.Errorf("frames after EOF: %v", rest)
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent())
+}
+
+// TestDrainTimeout: a request still running DrainTimeout after the end of the input is cancelled
+// (with the session's end as the cause); Serve waits for its handler and returns nil. A negative
+// DrainTimeout cancels at once.
+func TestDrainTimeout(t *testing.T) {
+	for _, d := range []time.Duration{20 * time.Millisecond, -1} {
+		t.Run(d.String(), func(t *testing.T) {
+			srv, s := slowServer()
+			p := serve(t, srv, stdio.Options{DrainTimeout: d})
+			p.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}` + "\n")
+			await(t, s.started, "the slow tool")
+			p.in.Close()
+			if cause := await(t, s.ended, "the drain to end"); !errors.Is(cause, core.ErrSessionClosed) {
+				t.Errorf("cause %v, want the session's end", cause)
+			}
+			select {
+			case err := <-p.done:
+				t.Fatalf("Serve returned (%v) while the handler was still running", err)
+			default:
+			}
+			close(s.finish)
+			if err := p.wait(); err != nil {
+				t.Errorf("Serve = %v", err)
+			}
+			if !s.done.Load() {
+				t.Error("Serve returned before the handler did")
+			}
+			for _, m := range p.rest() {
+				if string(m.ID) == "1" && m.Result != nil {
+					t.Errorf("a cancelled call was answered with a result: %s", m.raw)
+				}
+			}
+			if d > 0 && !strings.Contains(p.errLog.String(), "cancelled") {
+				t.Errorf("the drain timeout was not logged: %q", p.errLog.String())
+			}
+		})
+	}
 }
 
 func TestContextCancelEndsServe(t *testing.T) {
@@ -535,8 +588,8 @@ func TestContextCancelEndsServe(t *testing.T) {
 	}()
 	// Nothing is ever written: the read blocks on an idle input, and the cancel still ends Serve.
 	cancel()
-	if err := await(t, done, "Serve"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Serve = %v", err)
+	if err := await(t, done, "Serve"); err != nil {
+		t.Errorf("Serve = %v, want nil: a cancelled context is a normal end", err)
 	}
 	// A frame read after Serve returned is not served, and the reading goroutine ends with the
 	// input (the package's leak check fails otherwise).
@@ -644,8 +697,8 @@ func TestWriteFailureIsLogged(t *testing.T) {
 	err := stdio.Serve(context.Background(), newServer(), stdio.Options{
 		In: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), Out: failingWriter{}, Logger: logTo(elog),
 	})
-	if err != nil {
-		t.Errorf("Serve = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("Serve = %v, want the write error", err)
 	}
 	if !strings.Contains(elog.String(), `"error":"disk on fire","message":"stdio: write failed"`) {
 		t.Errorf("error log %q", elog.String())
@@ -701,7 +754,7 @@ func TestMaxInFlight(t *testing.T) {
 	await(t, started, "the second call")
 	hold(3)
 	m := p.next()
-	if string(m.ID) != "3" || m.Error == nil || m.Error.Code != -32603 || !strings.Contains(string(m.Error.Data), "Server busy") {
+	if string(m.ID) != "3" || m.Error == nil || m.Error.Code != -32603 || m.Error.Message != "Server busy: 2 requests in flight" {
 		t.Fatalf("third request past the bound: %s", m.raw)
 	}
 	// ping is a request too: still refused while both slots are taken.
@@ -725,4 +778,88 @@ func TestMaxInFlight(t *testing.T) {
 func logTo(w io.Writer) *zerolog.Logger {
 	l := zerolog.New(w)
 	return &l
+}
+
+// TestPipelinedBehindInitialize: what a client writes right behind initialize, without waiting
+// for its answer, is served on the initialized session and answered after it.
+func TestPipelinedBehindInitialize(t *testing.T) {
+	srv := newServer()
+	srv.AddTool(&core.Tool{Name: "who"}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		if ci := req.ClientInfo(); ci != nil {
+			return core.TextResult(ci.Name), nil
+		}
+		return core.TextResult("nobody"), nil
+	})
+	for i := range 20 { // concurrent dispatch used to lose this race now and then
+		var out lockedBuffer
+		in := strings.NewReader(initFrame +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"who"}}` + "\n" +
+			`[{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}]` + "\n")
+		if err := stdio.Serve(context.Background(), srv, stdio.Options{In: in, Out: &out, Logger: logTo(io.Discard)}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("run %d: %d answers: %q", i, len(lines), out.String())
+		}
+		first := parse(t, lines[0])
+		if string(first.ID) != "0" || first.Result == nil {
+			t.Fatalf("run %d: first answer %s, want initialize's", i, first.raw)
+		}
+		// The other two run concurrently: their answers may come in either order.
+		byID := map[string]msg{}
+		for _, l := range lines[1:] {
+			m := parse(t, l)
+			byID[string(m.ID)] = m
+		}
+		if m := byID["1"]; !strings.Contains(string(m.Result), `"text":"c"`) {
+			t.Fatalf("run %d: the pipelined call was not served on the initialized session: %s", i, m.raw)
+		}
+		if m := byID["2"]; m.Error == nil || m.Error.Code != -32600 {
+			t.Fatalf("run %d: a second initialize in a batch: %s", i, m.raw)
+		}
+	}
+}
+
+// TestOutputGoneEndsServe: when the output's reader goes away Serve ends at once, with nil, even
+// while the input stays open and requests are in flight (which are cancelled).
+func TestOutputGoneEndsServe(t *testing.T) {
+	srv, s := slowServer()
+	close(s.finish)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inW.Close()
+	defer outW.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- stdio.Serve(context.Background(), srv, stdio.Options{In: inR, Out: outW, Logger: logTo(io.Discard)})
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`+"\n")
+	await(t, s.started, "the slow tool")
+	outR.Close() // the reader vanished
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	if err := await(t, done, "Serve to end"); err != nil {
+		t.Errorf("Serve = %v, want nil", err)
+	}
+	if cause := await(t, s.ended, "the slow tool to be cancelled"); cause == nil {
+		t.Error("the tool in flight was not cancelled")
+	}
+	inW.Close() // lets the reading goroutine end (the leak check)
+	inR.Close()
+}
+
+func TestNegativeMaxLineBytesPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "MaxLineBytes") {
+			t.Errorf("recovered %v, want a panic naming MaxLineBytes", r)
+		}
+	}()
+	_ = stdio.Serve(context.Background(), newServer(), stdio.Options{In: strings.NewReader(""), Out: io.Discard, MaxLineBytes: -1})
 }

@@ -69,7 +69,7 @@ func main() {
 
 // serveStdio serves s on stdin and stdout until the input ends or ctx ends (a signal).
 func serveStdio(ctx context.Context, s *core.Server) error {
-	if err := stdio.Serve(ctx, s, stdio.Options{}); err != nil && !errors.Is(err, context.Canceled) {
+	if err := stdio.Serve(ctx, s, stdio.Options{}); err != nil {
 		return err
 	}
 	return nil
