@@ -246,6 +246,7 @@ type resumable struct {
 	postGone  chan struct{}         // closed when the POST connection is detached
 	sub       *resumeQueue          // the resuming GET connection while attached
 	finished  bool                  // the response (or nothing, for a cancelled request) is in
+	answered  bool                  // finished with a response, the stream's last stored event
 	forgotten bool                  // no longer kept: the store has nothing of it
 }
 
@@ -253,7 +254,7 @@ type resumable struct {
 type resumeItem struct {
 	seq   uint64
 	data  []byte
-	final bool // the response: the stream ends after it
+	final bool // the stream ends after it: the response, or (data nil) the end of a cancelled request
 }
 
 // resumeQueue carries events to a resuming GET handler, which writes them. It never blocks the
@@ -399,14 +400,27 @@ func (rs *resumable) CloseStream() error {
 }
 
 // finish records the request's response (nil: the client cancelled it, nothing is sent) and
-// reports whether it was written to the POST connection, after which the stream is done.
+// reports whether the stream is done: its response was written to the POST connection, or a
+// cancelled request's stream was still attached to the connection that saw all of it. A
+// cancelled request whose client is away keeps its stream: what was stored (the server's
+// notifications/cancelled for its nested requests, say) is replayed to a resuming GET, which
+// then ends.
 func (rs *resumable) finish(resp *core.Response) (written bool) {
 	rs.mu.Lock()
 	rs.finished = true
+	rs.answered = resp != nil
 	switch {
+	case resp == nil && (rs.post != nil || rs.forgotten):
+		written = true // the POST connection saw everything; or nothing is kept to replay
 	case resp == nil:
-		rs.detachSubLocked()
-		written = true // nothing is owed to the client
+		if rs.sub != nil {
+			select {
+			case rs.sub.ch <- resumeItem{seq: rs.seq, final: true}:
+			default:
+				rs.sub.behind = true // it resumes from the store, and then ends
+				rs.detachSubLocked()
+			}
+		}
 	case rs.forgotten:
 		if rs.post != nil {
 			rs.seq++
@@ -457,23 +471,27 @@ func (rs *resumable) forget() {
 // returns what it must write first: the stored events after seq, and whether the stream already
 // holds its response (the GET then ends after the backlog). Backlog and queue are taken under the
 // stream's lock, so every event reaches the GET exactly once.
-func (rs *resumable) attachGet(ctx context.Context, after uint64) (q *resumeQueue, backlog []StoredEvent, finished bool, err error) {
+//
+// answered reports that the last event of a finished stream's backlog is its response; a
+// finished stream that is not answered is a cancelled request, whose GET ends after the backlog
+// without a response.
+func (rs *resumable) attachGet(ctx context.Context, after uint64) (q *resumeQueue, backlog []StoredEvent, finished, answered bool, err error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.forgotten {
-		return nil, nil, false, errStreamForgotten
+		return nil, nil, false, false, errStreamForgotten
 	}
 	backlog, err = rs.res.store.After(ctx, rs.session, rs.key, after)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, false, err
 	}
 	rs.detachPostLocked()
 	rs.detachSubLocked()
 	if rs.finished {
-		return nil, backlog, true, nil
+		return nil, backlog, true, rs.answered, nil
 	}
 	rs.sub = newResumeQueue()
-	return rs.sub, backlog, false, nil
+	return rs.sub, backlog, false, false, nil
 }
 
 // detachGet detaches q when it is still the stream's connection.
@@ -562,7 +580,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 // It reports false, having written nothing, when the stream was forgotten meanwhile: the GET is
 // then served as one without Last-Event-ID.
 func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.Entry, rs *resumable, after uint64) bool {
-	q, backlog, finished, err := rs.attachGet(r.Context(), after)
+	q, backlog, finished, answered, err := rs.attachGet(r.Context(), after)
 	if errors.Is(err, errStreamForgotten) {
 		return false
 	}
@@ -586,7 +604,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 	for i, ev := range backlog {
 		frame := middleware.SSEEvent{ID: eventID(rs.id, ev.Seq), Data: ev.Data}
 		var err error
-		if finished && i == len(backlog)-1 {
+		if answered && i == len(backlog)-1 {
 			err = sse.WriteFinalSSE(frame) // the stream's response: nothing may follow it
 		} else {
 			err = sse.WriteSSE(frame)
@@ -596,7 +614,8 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 		}
 	}
 	if finished {
-		// Everything the stream holds was written, the response last.
+		// Everything the stream holds was written, the response last (a cancelled request has
+		// none: its stream simply ends here).
 		rs.drop()
 		return true
 	}
@@ -611,6 +630,10 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 		}
 		select {
 		case it := <-q.ch:
+			if it.final && it.data == nil {
+				rs.drop() // a cancelled request: everything was written, no response follows
+				return true
+			}
 			frame := middleware.SSEEvent{ID: eventID(rs.id, it.seq), Data: it.data}
 			if it.final {
 				if sse.WriteFinalSSE(frame) == nil {

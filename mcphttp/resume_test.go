@@ -587,3 +587,75 @@ func TestResumableFallbackWhenAllStreamsBusy(t *testing.T) {
 	wantResponse(t, sr, "1-1", "1", "released")
 	wantEnd(t, sr)
 }
+
+// A client that dropped a request's stream and then cancels the request gets, on resuming, what
+// the stream stored after the id it names (here the server's notifications/cancelled for the
+// nested roots/list request), and then the end of the stream: a cancelled request has no
+// response, and the GET must not hang.
+func TestResumeAfterCancel(t *testing.T) {
+	f, store, _ := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	own := f.client()
+	own.HTTP = &http.Client{Transport: &http.Transport{}}
+	own.SessionID, own.ProtocolVersion = c.SessionID, c.ProtocolVersion
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for len(f.connClosed) > 0 {
+		<-f.connClosed
+	}
+	resp := openStream(t, own, own.NewPost(ctx, testutil.CallTool(7, "roots", nil, nil)))
+	sr := testutil.NewSSEReader(resp.Body)
+	wantPriming(t, sr, "1-0", "1000")
+	nested := testutil.DecodeWire(t, []byte(wantEvent(t, sr, "1-1").Data))
+	if nested.Method != "roots/list" {
+		t.Fatalf("event 1-1 %s, want the nested roots/list request", nested.Method)
+	}
+	cancel() // the client drops the stream...
+	recv(t, f.connClosed, "the server to close the POST's connection")
+	// ...and then cancels the request.
+	wantEmpty(t, c.Post(t, testutil.Notification("notifications/cancelled", map[string]any{"requestId": 7})), http.StatusAccepted)
+	note := store.waitAppended(t, c.SessionID, "1", 2)
+	if !strings.Contains(note.data, `"method":"notifications/cancelled"`) || !strings.Contains(note.data, string(nested.ID)) {
+		t.Fatalf("event 1-2 %s, want notifications/cancelled for %s", note.data, nested.ID)
+	}
+
+	gr := testutil.NewSSEReader(resumeGet(t, c, "1-1").Body)
+	ev := wantEvent(t, gr, "1-2")
+	if w := testutil.DecodeWire(t, []byte(ev.Data)); w.Method != "notifications/cancelled" {
+		t.Fatalf("replayed %s, want notifications/cancelled", ev.Data)
+	}
+	wantEnd(t, gr)
+	storeUsage(t, store, 0, 0)
+	// The stream is forgotten once replayed: the id now names nothing.
+	wantStandalone(t, c, resumeGet(t, c, "1-1"))
+}
+
+// The same, with the client resumed before it cancels: the live GET gets the nested
+// notifications/cancelled and then ends.
+func TestCancelWhileResumed(t *testing.T) {
+	f, store, _ := resumableFixture(t, mcphttp.ResumabilityOptions{})
+	c := f.initialized(t)
+	own := f.client()
+	own.HTTP = &http.Client{Transport: &http.Transport{}}
+	own.SessionID, own.ProtocolVersion = c.SessionID, c.ProtocolVersion
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for len(f.connClosed) > 0 {
+		<-f.connClosed
+	}
+	resp := openStream(t, own, own.NewPost(ctx, testutil.CallTool(8, "roots", nil, nil)))
+	sr := testutil.NewSSEReader(resp.Body)
+	wantPriming(t, sr, "1-0", "1000")
+	wantEvent(t, sr, "1-1")
+	cancel()
+	recv(t, f.connClosed, "the server to close the POST's connection")
+
+	gr := testutil.NewSSEReader(resumeGet(t, c, "1-1").Body)
+	wantEmpty(t, c.Post(t, testutil.Notification("notifications/cancelled", map[string]any{"requestId": 8})), http.StatusAccepted)
+	ev := wantEvent(t, gr, "1-2")
+	if w := testutil.DecodeWire(t, []byte(ev.Data)); w.Method != "notifications/cancelled" {
+		t.Fatalf("live event %s, want notifications/cancelled", ev.Data)
+	}
+	wantEnd(t, gr)
+	storeUsage(t, store, 0, 0)
+}
