@@ -147,7 +147,8 @@ type Client struct {
 	serverInfo   core.Implementation
 	serverCaps   core.ServerCapabilities
 	instructions string
-	extensions   map[string]json.RawMessage
+	// caps is what every 2026-07-28 request declares, fixed once server/discover answered.
+	caps core.ClientCapabilities
 
 	nextID atomic.Int64
 
@@ -316,6 +317,7 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 		}
 		c.serverCaps = res.Capabilities
 		c.instructions = res.Instructions
+		c.caps = c.capabilities()
 		if res.ServerInfo != nil {
 			c.serverInfo = *res.ServerInfo
 		} else if raw, ok := res.Meta[core.MetaServerInfo]; ok {

@@ -36,7 +36,7 @@ type fixture struct {
 	started   chan struct{}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{cancelled: make(chan struct{}, 8), started: make(chan struct{}, 8)}
 	s := core.NewServer(core.Implementation{Name: "fixture", Version: "1.2.3"}, core.Options{PageSize: 2, Instructions: "be nice"})
@@ -387,6 +387,93 @@ func TestOptionsPanics(t *testing.T) {
 				}
 			}()
 			_, _ = client.Connect(context.Background(), &client.InMemoryTransport{Server: newFixture(t).server}, *o)
+		})
+	}
+}
+
+// TestLegacyExtras: completion, resource subscriptions, roots changes and url-mode elicitation
+// on a legacy session, over every transport that has one.
+func TestLegacyExtras(t *testing.T) {
+	for _, name := range []string{"memory", "http", "stdio"} {
+		t.Run(name, func(t *testing.T) {
+			rootsChanged := make(chan struct{}, 1)
+			s := core.NewServer(core.Implementation{Name: "extras", Version: "1"}, core.Options{
+				SubscribeHandler: core.AcceptSubscription,
+				CompletionHandler: func(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
+					return &core.CompleteResult{Completion: core.Completion{Values: []string{req.Argument.Value + "1", req.Context["lang"]}}}, nil
+				},
+				OnRootsListChanged: func(ctx context.Context, s *core.Session) { rootsChanged <- struct{}{} },
+			})
+			s.AddPrompt(&core.Prompt{Name: "p", Description: "P.", Arguments: []core.PromptArgument{{Name: "a"}}},
+				func(ctx context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {
+					return &core.GetPromptResult{Messages: []core.PromptMessage{}}, nil
+				})
+			s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
+				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://r", Text: "r"}}}, nil
+			})
+			s.AddTool(&core.Tool{Name: "login", Description: "URL elicitation.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+					res, err := req.Elicit(ctx, &core.ElicitParams{Mode: "url", Message: "Log in", URL: "https://example.com/login"})
+					if err != nil {
+						return nil, err
+					}
+					return core.TextResult(res.Action), nil
+				})
+			updates := make(chan string, 4)
+			f := &fixture{server: s}
+			var gotURL string
+			c, err := client.Connect(context.Background(), transports(t, f)[name](), client.Options{
+				Lifecycle:      client.Legacy,
+				URLElicitation: true,
+				Elicitation: func(ctx context.Context, p *core.ElicitParams) (*core.ElicitResult, error) {
+					gotURL = p.URL
+					return &core.ElicitResult{Action: "accept"}, nil
+				},
+				Roots: func(ctx context.Context) ([]core.Root, error) { return nil, nil },
+				OnNotification: func(ctx context.Context, n client.Notification) {
+					if n.Method == "notifications/resources/updated" {
+						updates <- string(n.Params)
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			cr, err := c.Complete(ctx, core.CompleteRef{Type: "ref/prompt", Name: "p"}, core.CompleteArgument{Name: "a", Value: "v"}, map[string]string{"lang": "go"})
+			if err != nil || strings.Join(cr.Completion.Values, ",") != "v1,go" {
+				t.Errorf("Complete: %+v, %v", cr, err)
+			}
+			if err := c.Subscribe(ctx, "test://r"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.NotifyResourceUpdated(ctx, "test://r"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case p := <-updates:
+				if !strings.Contains(p, "test://r") {
+					t.Errorf("update params %s", p)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no resources/updated")
+			}
+			if err := c.Unsubscribe(ctx, "test://r"); err != nil {
+				t.Error(err)
+			}
+			if err := c.RootsChanged(ctx); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-rootsChanged:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the server did not hear of the roots change")
+			}
+			res, err := c.CallTool(ctx, "login", nil)
+			if err != nil || res.Content[0].Text != "accept" || gotURL != "https://example.com/login" {
+				t.Errorf("url elicitation: %+v, %v, %q", res, err, gotURL)
+			}
 		})
 	}
 }

@@ -254,7 +254,11 @@ func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, pa
 	if c.modern {
 		meta[core.MetaProtocolVersion] = c.version
 		meta[core.MetaClientInfo] = c.info
-		meta[core.MetaClientCapabilities] = c.capabilities()
+		caps := c.caps
+		if caps == nil {
+			caps = c.capabilities()
+		}
+		meta[core.MetaClientCapabilities] = caps
 		c.mu.Lock()
 		if c.logLevel != "" {
 			meta[core.MetaLogLevel] = c.logLevel

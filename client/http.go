@@ -263,10 +263,11 @@ func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg
 	retry := DefaultRetry
 	for attempt := 0; ; attempt++ {
 		done, err := l.readEvents(body, m.id, &last, &retry)
-		body.Close()
 		if done {
+			drain(body)
 			return nil
 		}
+		body.Close()
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -290,6 +291,16 @@ func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg
 			return err
 		}
 	}
+}
+
+// drain reads what little follows a response on its stream (a server closes the stream right
+// after it), so the connection can serve the next request; a stream that stays open is cut after
+// a short wait.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(100*time.Millisecond, func() { body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	t.Stop()
+	body.Close()
 }
 
 // resume opens the GET that continues a stream after the event last.
