@@ -329,6 +329,12 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 		if _, err := c.CallTool(context.Background(), "ask", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
+		var sub *client.Subscription
+		if lc == client.Modern {
+			if sub, err = c.Listen(context.Background(), client.ListenFilter{ToolsListChanged: true}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -336,6 +342,9 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 			t.Errorf("call in flight at Close: %v", err)
 		}
 		<-f.cancelled
+		if sub != nil && !errors.Is(sub.Err(), client.ErrClosed) {
+			t.Errorf("listen open at Close: %v", sub.Err())
+		}
 		if _, err := c.CallTool(context.Background(), "add", addIn{}); !errors.Is(err, client.ErrClosed) {
 			t.Errorf("call after Close: %v", err)
 		}

@@ -291,3 +291,44 @@ func TestTelemetry(t *testing.T) {
 		t.Errorf("failed call attributes = %v", failedAttrs)
 	}
 }
+
+// TestInMemoryListen: the in-memory transport serves subscriptions/listen from the server's
+// broadcaster, and a listen the client ends leaves nothing behind.
+func TestInMemoryListen(t *testing.T) {
+	f := newFixture(t)
+	f.server.AddResource(&core.Resource{URI: "test://b", Name: "b"}, func(ctx context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
+		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://b", Text: "B"}}}, nil
+	})
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, &client.Options{Lifecycle: client.Modern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if tools := c.ServerCapabilities().Tools; tools == nil || !tools.ListChanged {
+		t.Errorf("discover does not offer list changes: %+v", c.ServerCapabilities())
+	}
+	got := make(chan client.Notification, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	sub, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, func(n client.Notification) { got <- n })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sub.Honored.ToolsListChanged || sub.Honored.PromptsListChanged {
+		t.Errorf("honored = %+v", sub.Honored)
+	}
+	f.server.NotifyPromptsListChanged(context.Background()) // not asked for
+	f.server.NotifyToolsListChanged(context.Background())
+	select {
+	case n := <-got:
+		if n.Method != "notifications/tools/list_changed" || !strings.Contains(string(n.Params), "subscriptionId") {
+			t.Errorf("got %s %s", n.Method, n.Params)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification")
+	}
+	cancel()
+	<-sub.Done()
+	if err := sub.Err(); err != nil {
+		t.Errorf("Err = %v", err)
+	}
+}
