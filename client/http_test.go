@@ -299,7 +299,7 @@ func TestInMemoryListen(t *testing.T) {
 	f.server.AddResource(&core.Resource{URI: "test://b", Name: "b"}, func(ctx context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://b", Text: "B"}}}, nil
 	})
-	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, &client.Options{Lifecycle: client.Modern})
+	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, client.Options{Lifecycle: client.Modern})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -34,8 +34,8 @@ type memLink struct {
 	closed  bool
 	listens map[core.ID]chan struct{}
 	wg      sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
@@ -111,7 +111,7 @@ func (l *memLink) listenFor(msg *core.Message) chan struct{} {
 	var p struct {
 		RequestID core.ID `json:"requestId"`
 	}
-	if json.Unmarshal(msg.Params, &p) != nil {
+	if jsonv2.Unmarshal(msg.Params, &p) != nil {
 		return nil
 	}
 	stop := l.listens[p.RequestID.Key()]
@@ -131,19 +131,19 @@ func (l *memLink) listen(msg *core.Message, stop chan struct{}) {
 		}
 		l.mu.Unlock()
 	}()
-	if _, werr := core.ParseEnvelope(msg); werr != nil {
-		_ = l.toClient(l.ctx, core.EncodeError(msg.ID, werr))
+	if _, err := core.ParseEnvelope(msg); err != nil {
+		_ = l.toClient(l.ctx, core.EncodeError(msg.ID, wireError(err)))
 		return
 	}
 	var p struct {
 		Notifications *core.SubscriptionFilter `json:"notifications"`
 	}
-	if json.Unmarshal(msg.Params, &p) != nil || p.Notifications == nil {
+	if jsonv2.Unmarshal(msg.Params, &p) != nil || p.Notifications == nil {
 		_ = l.toClient(l.ctx, core.EncodeError(msg.ID, core.InvalidParams("Invalid params: `notifications` must be an object")))
 		return
 	}
 	honored := l.server.Honor(*p.Notifications)
-	sid := jsontext.Value(msg.ID.String())
+	sid := json.RawMessage(msg.ID.String())
 	meta := map[string]any{core.MetaSubscriptionID: sid}
 	frame := func(method string, params map[string]any) {
 		params["_meta"] = meta
@@ -171,7 +171,7 @@ func (l *memLink) listen(msg *core.Message, stop chan struct{}) {
 			}
 			frame(c.Method, params)
 		case <-stop:
-			final, _ := json.Marshal(map[string]any{"resultType": "complete", "_meta": meta})
+			final, _ := jsonv2.Marshal(map[string]any{"resultType": "complete", "_meta": meta})
 			_ = l.toClient(l.ctx, core.EncodeResponse(msg.ID, final))
 			return
 		case <-l.ctx.Done():
