@@ -28,7 +28,11 @@ const (
 // JWTOptions.Algorithms is nil: the asymmetric JWS algorithms. Neither "none" nor an HMAC
 // algorithm can ever be configured: a resource server holds no secret shared with the
 // authorization server, and an HMAC check keyed with a public key is the classic forgery.
-var DefaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+var DefaultAlgorithms = slices.Clone(asymmetricAlgorithms)
+
+// asymmetricAlgorithms is the fixed set JWTOptions.Algorithms may draw from (DefaultAlgorithms
+// is a copy a program could change; the check never reads it).
+var asymmetricAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // DefaultTokenTypes are the JWT "typ" header values a JWTVerifier accepts when
 // JWTOptions.Types is nil (RFC 9068 section 4), compared case-insensitively.
@@ -112,15 +116,15 @@ func NewJWTVerifier(opts JWTOptions) *JWTVerifier {
 	}
 	names := opts.Algorithms
 	if names == nil {
-		names = DefaultAlgorithms
+		names = asymmetricAlgorithms
 	}
 	if len(names) == 0 {
 		panic("auth: JWTOptions.Algorithms must not be empty")
 	}
 	algs := make([]jose.SignatureAlgorithm, 0, len(names))
 	for _, n := range names {
-		if !slices.Contains(DefaultAlgorithms, n) {
-			panic(fmt.Sprintf("auth: JWTOptions.Algorithms: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", n, strings.Join(DefaultAlgorithms, ", ")))
+		if !slices.Contains(asymmetricAlgorithms, n) {
+			panic(fmt.Sprintf("auth: JWTOptions.Algorithms: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", n, strings.Join(asymmetricAlgorithms, ", ")))
 		}
 		algs = append(algs, jose.SignatureAlgorithm(n))
 	}

@@ -18,7 +18,7 @@ type Operation struct {
 	Method string
 	// Name is the tool of tools/call or the prompt of prompts/get.
 	Name string
-	// URI is the resource of resources/read.
+	// URI is the resource of resources/read and resources/subscribe.
 	URI string
 	// Template is the URI template a resources/read URI resolves to ("" for an exact resource
 	// or an unknown URI), found exactly as dispatch finds it, and Vars its variables.
@@ -60,10 +60,12 @@ type ScopeOptions struct {
 	Tools map[string][]string
 	// Prompts maps prompt names to the scopes a prompts/get of that prompt needs.
 	Prompts map[string][]string
-	// Resources maps resource URIs to the scopes a resources/read of that exact URI needs.
+	// Resources maps resource URIs to the scopes a resources/read (or resources/subscribe) of
+	// that exact URI needs.
 	Resources map[string][]string
-	// Templates maps URI templates, as registered, to the scopes a resources/read of a URI
-	// resolving to that template needs.
+	// Templates maps URI templates, as registered, to the scopes a resources/read (or
+	// resources/subscribe) of a URI resolving to that template needs. Other methods naming a
+	// prompt or resource (completion/complete, say) are covered by Methods.
 	Templates map[string][]string
 	// Require, when set, returns more scopes an operation needs, computed from the request:
 	// its arguments (Operation.Arguments) or template variables. It runs for every request
@@ -206,7 +208,7 @@ func (p *scopePolicy) required(msg *core.Message) ([]string, error) {
 	case "prompts/get":
 		op.Name = msg.Name
 		add(p.opts.Prompts[op.Name])
-	case "resources/read":
+	case "resources/read", "resources/subscribe":
 		op.URI = msg.URI
 		if s, ok := p.opts.Resources[op.URI]; ok {
 			add(s)

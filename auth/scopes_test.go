@@ -223,6 +223,10 @@ func TestScopesTemplatesMap(t *testing.T) {
 	if w := c.CallModern(t, 2, "resources/read", map[string]any{"uri": "test://static-text"}); w.Error != nil {
 		t.Fatalf("exact resource: %v", w.Error)
 	}
+	// A legacy subscription to such a URI needs the same scopes as reading it.
+	c.Initialize(t)
+	r = c.Post(t, testutil.Request(3, "resources/subscribe", map[string]any{"uri": "test://template/7/data"}))
+	wantScopeChallenge(t, r, u, []string{"mcp:conformance:baseline", "templates:read"}, "3")
 }
 
 func TestScopesNeverForHandshake(t *testing.T) {
