@@ -16,7 +16,7 @@ import (
 // layer after it, then the endpoint.
 func Example() {
 	const resource = "https://mcp.example.com/mcp"
-	server := core.NewServer(core.Implementation{Name: "notes", Version: "1.0.0"}, nil)
+	server := core.NewServer(core.Implementation{Name: "notes", Version: "1.0.0"}, core.Options{})
 
 	meta := auth.NewMetadataHandler(auth.Metadata{
 		Resource:             resource,
@@ -35,7 +35,7 @@ func Example() {
 
 	mux := http.NewServeMux()
 	meta.Mount(mux)
-	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginOptions{AllowedHosts: []string{"mcp.example.com"}})(
+	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}})(
 		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
 			middleware.Decode(middleware.DecodeOptions{})(
 				auth.RequireScopes(scopes)(endpoint)))))
