@@ -35,6 +35,9 @@ func init() {
 		"resources/unsubscribe":    {handle: handleUnsubscribe, capability: "resources.subscribe"},
 		"completion/complete":      {handle: handleComplete, capability: "completions"},
 		"server/discover":          {handle: handleDiscover},
+		"skills/list":              {handle: handleListSkills, capability: "skills"},
+		"skills/get":               {handle: handleGetSkill, capability: "skills"},
+		"resources/directory/read": {handle: handleReadDirectory, capability: "skills"},
 		"tasks/get":                {handle: handleGetTask, capability: "tasks"},
 		"tasks/update":             {handle: handleUpdateTask, capability: "tasks"},
 		"tasks/cancel":             {handle: handleCancelTask, capability: "tasks"},
@@ -60,6 +63,9 @@ func hasCapability(caps ServerCapabilities, name string) bool {
 		return caps.Completions != nil
 	case "tasks":
 		_, ok := caps.Extensions[TasksExtension]
+		return ok
+	case "skills":
+		_, ok := caps.Extensions[SkillsExtension]
 		return ok
 	}
 	return false
@@ -93,6 +99,8 @@ func (s *Server) supports(name string) bool {
 		return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil
 	case "tasks":
 		return s.taskTools > 0
+	case "skills":
+		return s.skills.len() > 0
 	}
 	return false
 }

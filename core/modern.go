@@ -47,6 +47,8 @@ var cacheableMethods = map[string]bool{
 	"resources/list":           true,
 	"resources/templates/list": true,
 	"resources/read":           true,
+	"skills/list":              true,
+	"skills/get":               true,
 }
 
 // ClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a

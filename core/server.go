@@ -91,6 +91,9 @@ type Options struct {
 	// type, exists in mcphttp.Options and stdio.Options for what those packages log.
 	Logger *zerolog.Logger
 
+	// Skills bound the skills AddSkill registers (SEP-2640).
+	Skills SkillOptions
+
 	// Tasks configure the tasks extension (SEP-2663), offered once a tool declares task support
 	// (Tool.Execution). The zero value keeps tasks in memory with the documented limits.
 	Tasks TaskOptions
@@ -117,6 +120,8 @@ type Server struct {
 	templates registry[*templateEntry]
 	methods   map[string]MethodHandler
 	taskTools int // tools that may run as tasks
+	skills    registry[*skillEntry]
+	skillDirs map[string]map[string]Resource // directory URI -> its children, by URI
 
 	tasks *taskManager
 
@@ -157,6 +162,12 @@ func NewServer(impl Implementation, opts Options) *Server {
 		panic("mcpkit: Options." + err.Error())
 	}
 	s.tasks = newTaskManager(s, s.opts.Tasks)
+	if s.opts.Skills.MaxFiles == 0 {
+		s.opts.Skills.MaxFiles = DefaultMaxSkillFiles
+	}
+	if s.opts.Skills.MaxBytes == 0 {
+		s.opts.Skills.MaxBytes = DefaultMaxSkillBytes
+	}
 	s.broadcaster = s.opts.Broadcaster
 	if s.broadcaster == nil {
 		s.broadcaster = NewLocalBroadcaster()
@@ -195,8 +206,14 @@ func (s *Server) Capabilities() ServerCapabilities {
 	if s.opts.CompletionHandler != nil {
 		caps.Completions = &struct{}{}
 	}
+	if s.taskTools > 0 || s.skills.len() > 0 {
+		caps.Extensions = map[string]any{}
+	}
 	if s.taskTools > 0 {
-		caps.Extensions = map[string]any{TasksExtension: map[string]any{}}
+		caps.Extensions[TasksExtension] = map[string]any{}
+	}
+	if s.skills.len() > 0 {
+		caps.Extensions[SkillsExtension] = map[string]any{"directoryRead": true}
 	}
 	return caps
 }

@@ -2,7 +2,9 @@ package stdio_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -77,4 +79,42 @@ func TestTaskOverStdio(t *testing.T) {
 	if len(task.Result.Content) != 1 || task.Result.Content[0].Text != "answer: decline" {
 		t.Errorf("result %+v", task.Result)
 	}
+}
+
+// TestSkillsOverStdio: skills/list, skills/get and resources/directory/read on real pipes.
+func TestSkillsOverStdio(t *testing.T) {
+	srv := core.NewServer(core.Implementation{Name: "skills", Version: "1"}, core.Options{})
+	fsys := fstest.MapFS{
+		"SKILL.md":      {Data: []byte("---\nname: notes\ndescription: Take notes\n---\nBody\n")},
+		"refs/STYLE.md": {Data: []byte("style")},
+	}
+	if err := srv.AddSkill("notes", fsys); err != nil {
+		t.Fatal(err)
+	}
+	p := servePipes(t, srv)
+	meta := envelope(core.Version20260728)
+	p.write(frame(t, 1, "skills/list", nil, meta))
+	var list struct {
+		Skills []struct {
+			URI       string `json:"uri"`
+			Resources []struct {
+				URI  string `json:"uri"`
+				Size int    `json:"size"`
+			} `json:"resources"`
+		} `json:"skills"`
+		TTLMs *int64 `json:"ttlMs"`
+	}
+	if m := p.next(); json.Unmarshal(m.Result, &list) != nil || len(list.Skills) != 1 || len(list.Skills[0].Resources) != 2 || list.TTLMs == nil {
+		t.Fatalf("skills/list: %s", m.raw)
+	}
+	p.write(frame(t, 2, "skills/get", map[string]any{"uri": "skill://notes/SKILL.md"}, meta))
+	if m := p.next(); m.Error != nil || !strings.Contains(string(m.Result), `"skill":{"uri":"skill://notes/SKILL.md"`) {
+		t.Errorf("skills/get: %s", m.raw)
+	}
+	p.write(frame(t, 3, "resources/directory/read", map[string]any{"uri": "skill://notes/refs"}, meta))
+	if m := p.next(); m.Error != nil || !strings.Contains(string(m.Result), `"uri":"skill://notes/refs/STYLE.md"`) {
+		t.Errorf("directory read: %s", m.raw)
+	}
+	p.write(frame(t, 4, "skills/get", map[string]any{"uri": "skill://other/SKILL.md"}, meta))
+	wantErr(t, p.next(), "4", core.CodeInvalidParams, "")
 }

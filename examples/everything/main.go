@@ -43,6 +43,7 @@ func newServer() *core.Server {
 	addResources(s)
 	addPrompts(s)
 	addTaskTools(s)
+	addSkills(s)
 	return s
 }
 

@@ -351,7 +351,8 @@ func TestInitialize(t *testing.T) {
 		"prompts": {"listChanged": true},
 		"resources": {"subscribe": true, "listChanged": true},
 		"logging": {},
-		"completions": {}
+		"completions": {},
+		"extensions": {"io.modelcontextprotocol/skills": {"directoryRead": true}}
 	}`)
 }
 
@@ -641,6 +642,7 @@ func contentOf(t *testing.T, res json.RawMessage) json.RawMessage {
 func TestResources(t *testing.T) {
 	c, _ := newClient(t)
 	res, _ := c.call("resources/list", nil, "ListResourcesResult")
+	res = withoutSkills(t, res) // the skill's files: skills_test.go
 	sameJSON(t, "resources/list", res, `{"resources":[
 		{"uri":"test://static-text","name":"static-text","title":"Static Text Resource",
 		 "description":"A static text resource for testing","mimeType":"text/plain"},

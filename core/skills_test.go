@@ -1,0 +1,234 @@
+package core_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+const refundsMD = "---\nname: refunds\ndescription: Process refunds per policy\nlicense: Apache-2.0\nmetadata:\n  version: \"2.1\"\n  since: 2026-01-02\n  count: 3\n  tags: [a, b]\n  nothing: ~\n---\n\n# Refunds\nSee references/POLICY.md.\n"
+
+func refundsFS() fstest.MapFS {
+	return fstest.MapFS{
+		"SKILL.md":               {Data: []byte(refundsMD)},
+		"references/POLICY.md":   {Data: []byte("# Policy\n")},
+		"templates/email.txt":    {Data: []byte("Dear customer")},
+		"templates/eu/form.json": {Data: []byte(`{"a":1}`)},
+		"assets/logo.bin":        {Data: []byte{0xff, 0x00, 0x01}},
+	}
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+func skillServer(t *testing.T, opts core.Options) (*core.Server, *taskClient) {
+	t.Helper()
+	s := core.NewServer(core.Implementation{Name: "skills", Version: "1"}, opts)
+	if err := s.AddSkill("acme/billing/refunds", refundsFS()); err != nil {
+		t.Fatal(err)
+	}
+	return s, &taskClient{t: t, srv: s, plain: true}
+}
+
+func TestSkillsListAndGet(t *testing.T) {
+	s, c := skillServer(t, core.Options{})
+	caps := c.ok("server/discover", nil)["capabilities"].(map[string]any)
+	if ext, _ := caps["extensions"].(map[string]any)[core.SkillsExtension].(map[string]any); ext["directoryRead"] != true {
+		t.Errorf("capabilities = %v", caps)
+	}
+	if caps["resources"] == nil {
+		t.Errorf("the skills extension without the resources capability: %v", caps)
+	}
+	l := c.ok("skills/list", nil)
+	if l["ttlMs"] == nil || l["cacheScope"] == nil || l["nextCursor"] != nil {
+		t.Errorf("skills/list result = %v", l)
+	}
+	skills := l["skills"].([]any)
+	if len(skills) != 1 {
+		t.Fatalf("skills = %v", skills)
+	}
+	e := skills[0].(map[string]any)
+	if e["uri"] != "skill://acme/billing/refunds/SKILL.md" {
+		t.Errorf("uri = %v", e["uri"])
+	}
+	fm, _ := json.Marshal(e["frontmatter"])
+	want := `{"description":"Process refunds per policy","license":"Apache-2.0","metadata":{"count":3,"nothing":null,"since":"2026-01-02","tags":["a","b"],"version":"2.1"},"name":"refunds"}`
+	if string(fm) != want {
+		t.Errorf("frontmatter = %s, want %s", fm, want)
+	}
+	res := e["resources"].([]any)
+	wantFiles := map[string][]byte{}
+	for p, f := range refundsFS() {
+		wantFiles["skill://acme/billing/refunds/"+p] = f.Data
+	}
+	if len(res) != len(wantFiles) || res[0].(map[string]any)["uri"] != e["uri"] {
+		t.Errorf("resources = %v (SKILL.md first, every file once)", res)
+	}
+	for _, r := range res {
+		m := r.(map[string]any)
+		data, ok := wantFiles[m["uri"].(string)]
+		if !ok || m["digest"] != digest(data) || m["size"] != float64(len(data)) {
+			t.Errorf("resource %v, want digest %s size %d", m, digest(data), len(data))
+		}
+	}
+	g := c.ok("skills/get", map[string]any{"uri": "skill://acme/billing/refunds/SKILL.md"})
+	if g["nextCursor"] != nil || g["ttlMs"] == nil || g["cacheScope"] == nil {
+		t.Errorf("skills/get result = %v", g)
+	}
+	got, _ := json.Marshal(g["skill"])
+	listed, _ := json.Marshal(e)
+	if string(got) != string(listed) {
+		t.Errorf("skills/get entry %s differs from the listing's %s", got, listed)
+	}
+	for _, uri := range []string{"skill://acme/billing/refunds", "skill://nope/SKILL.md", "skill://acme/billing/refunds/references/POLICY.md"} {
+		w := c.send("skills/get", map[string]any{"uri": uri})
+		wantError(t, w, core.CodeInvalidParams, "Skill not found: "+uri, map[string]any{"uri": uri})
+	}
+	if sk := s.Skills(); len(sk) != 1 || sk[0].Name != "refunds" || len(sk[0].Files) != 5 {
+		t.Errorf("Skills() = %+v", sk)
+	}
+}
+
+func TestSkillsPagination(t *testing.T) {
+	s, c := skillServer(t, core.Options{PageSize: 1})
+	other := fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: second\ndescription: d\n---\n")}}
+	if err := s.AddSkill("second", other); err != nil {
+		t.Fatal(err)
+	}
+	p1 := c.ok("skills/list", nil)
+	cursor, _ := p1["nextCursor"].(string)
+	if len(p1["skills"].([]any)) != 1 || cursor == "" {
+		t.Fatalf("page 1 = %v", p1)
+	}
+	p2 := c.ok("skills/list", map[string]any{"cursor": cursor})
+	if s := p2["skills"].([]any); len(s) != 1 || s[0].(map[string]any)["uri"] != "skill://second/SKILL.md" || p2["nextCursor"] != nil {
+		t.Errorf("page 2 = %v", p2)
+	}
+	w := c.send("skills/list", map[string]any{"cursor": "bogus"})
+	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Invalid cursor")
+	// Directory pages: the skill root holds SKILL.md and three directories.
+	var uris []string
+	var next any = nil
+	for {
+		params := map[string]any{"uri": "skill://acme/billing/refunds"}
+		if next != nil {
+			params["cursor"] = next
+		}
+		r := c.ok("resources/directory/read", params)
+		for _, x := range r["resources"].([]any) {
+			uris = append(uris, x.(map[string]any)["uri"].(string))
+		}
+		if next = r["nextCursor"]; next == nil {
+			break
+		}
+	}
+	if strings.Join(uris, " ") != "skill://acme/billing/refunds/SKILL.md skill://acme/billing/refunds/assets skill://acme/billing/refunds/references skill://acme/billing/refunds/templates" {
+		t.Errorf("directory pages = %v", uris)
+	}
+}
+
+func TestSkillsDirectoryAndRead(t *testing.T) {
+	_, c := skillServer(t, core.Options{})
+	r := c.ok("resources/directory/read", map[string]any{"uri": "skill://acme/billing/refunds/templates"})
+	kids := r["resources"].([]any)
+	if len(kids) != 2 {
+		t.Fatalf("templates/ = %v", kids)
+	}
+	if d := kids[0].(map[string]any); d["uri"] != "skill://acme/billing/refunds/templates/email.txt" || d["mimeType"] != "text/plain" || d["size"] != float64(13) || d["name"] != "email.txt" {
+		t.Errorf("file child = %v", d)
+	}
+	if d := kids[1].(map[string]any); d["uri"] != "skill://acme/billing/refunds/templates/eu" || d["mimeType"] != core.DirectoryMimeType || d["name"] != "eu" {
+		t.Errorf("directory child = %v", d)
+	}
+	// The organizational prefix is a directory too.
+	r = c.ok("resources/directory/read", map[string]any{"uri": "skill://acme"})
+	if kids := r["resources"].([]any); len(kids) != 1 || kids[0].(map[string]any)["uri"] != "skill://acme/billing" {
+		t.Errorf("skill://acme = %v", kids)
+	}
+	for _, uri := range []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/templates/", "skill://other"} {
+		w := c.send("resources/directory/read", map[string]any{"uri": uri})
+		wantError(t, w, core.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
+	}
+	w := c.send("resources/directory/read", map[string]any{})
+	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid uri")
+
+	// resources/read serves every file: text as is, anything else in base64.
+	md := c.ok("resources/read", map[string]any{"uri": "skill://acme/billing/refunds/SKILL.md"})
+	content := md["contents"].([]any)[0].(map[string]any)
+	if content["text"] != refundsMD || content["mimeType"] != "text/markdown" {
+		t.Errorf("SKILL.md = %v", content)
+	}
+	bin := c.ok("resources/read", map[string]any{"uri": "skill://acme/billing/refunds/assets/logo.bin"})
+	content = bin["contents"].([]any)[0].(map[string]any)
+	if content["blob"] != base64.StdEncoding.EncodeToString([]byte{0xff, 0, 1}) || content["mimeType"] != "application/octet-stream" {
+		t.Errorf("logo.bin = %v", content)
+	}
+	// resources/list names the SKILL.md after its frontmatter.
+	for _, x := range c.ok("resources/list", nil)["resources"].([]any) {
+		m := x.(map[string]any)
+		if m["uri"] == "skill://acme/billing/refunds/SKILL.md" && (m["name"] != "refunds" || m["description"] != "Process refunds per policy" || m["mimeType"] != "text/markdown") {
+			t.Errorf("SKILL.md resource = %v", m)
+		}
+	}
+}
+
+func TestAddSkillRules(t *testing.T) {
+	md := func(fm string) fstest.MapFS { return fstest.MapFS{"SKILL.md": {Data: []byte(fm)}} }
+	cases := []struct {
+		name, path string
+		fsys       fstest.MapFS
+		opts       core.SkillOptions
+		want       string
+	}{
+		{"no SKILL.md", "x", fstest.MapFS{"README.md": {Data: []byte("hi")}}, core.SkillOptions{}, "has no SKILL.md"},
+		{"no frontmatter", "x", md("# x\n"), core.SkillOptions{}, "must begin with YAML frontmatter"},
+		{"unclosed", "x", md("---\nname: x\n"), core.SkillOptions{}, "no closing ---"},
+		{"no description", "x", md("---\nname: x\n---\n"), core.SkillOptions{}, "needs a name and a description"},
+		{"not a mapping", "x", md("---\n- a\n---\n"), core.SkillOptions{}, "must be a YAML mapping"},
+		{"bad yaml", "x", md("---\nname: [\n---\n"), core.SkillOptions{}, "not valid YAML"},
+		{"name mismatch", "a/x", md("---\nname: y\ndescription: d\n---\n"), core.SkillOptions{}, `names the skill "y"`},
+		{"bad name", "X_y", md("---\nname: X_y\ndescription: d\n---\n"), core.SkillOptions{}, "skill name"},
+		{"doubled hyphen", "a--b", md("---\nname: a--b\ndescription: d\n---\n"), core.SkillOptions{}, "skill name"},
+		{"bad segment", "a b/x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{}, "segment 1"},
+		{"dot segment", "../x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{}, "segment 1"},
+		{"too many files", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a": {Data: []byte("a")}}, core.SkillOptions{MaxFiles: 1}, "more than 1 files"},
+		{"too big", "x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{MaxBytes: 10}, "more than 10 bytes"},
+		{"bad file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a?b": {Data: []byte("a")}}, core.SkillOptions{}, "cannot be part of a resource URI"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := core.NewServer(core.Implementation{Name: "s", Version: "1"}, core.Options{Skills: tc.opts})
+			err := s.AddSkill(tc.path, tc.fsys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("AddSkill = %v, want an error containing %q", err, tc.want)
+			}
+			if len(s.Skills()) != 0 || s.Capabilities().Extensions != nil {
+				t.Errorf("a refused skill was registered")
+			}
+		})
+	}
+	// Unlimited when negative; a BOM and CRLF line ends are fine; replacing a skill drops its old files.
+	s := core.NewServer(core.Implementation{Name: "s", Version: "1"}, core.Options{Skills: core.SkillOptions{MaxFiles: -1, MaxBytes: -1}})
+	if err := s.AddSkill("x", fstest.MapFS{"SKILL.md": {Data: []byte("\ufeff---\r\nname: x\r\ndescription: d\r\n---\r\n")}, "old.txt": {Data: []byte("o")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSkill("x", md("---\nname: x\ndescription: new\n---\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := &taskClient{t: t, srv: s, plain: true}
+	w := c.send("resources/read", map[string]any{"uri": "skill://x/old.txt"})
+	if w.Error == nil {
+		t.Errorf("the replaced skill's file is still served: %s", w)
+	}
+	if sk := s.Skills(); len(sk) != 1 || sk[0].Description != "new" {
+		t.Errorf("Skills() = %+v", sk)
+	}
+}
