@@ -334,7 +334,7 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 }
 
 // deliver takes one inbound message from the link and returns the id of a response.
-func (c *Client) deliver(raw []byte) core.ID {
+func (c *Client) deliver(raw []byte, stream core.ID) core.ID {
 	m, derr := core.DecodeMessage(raw)
 	if derr != nil {
 		return core.ID{} // nothing can be answered: an unreadable frame from the server
@@ -347,7 +347,9 @@ func (c *Client) deliver(raw []byte) core.ID {
 		c.mu.Unlock()
 		if p != nil {
 			p.ch <- m
-			if p.stop != nil {
+			// An answer that came another way (a standalone or resumed stream) ends the read of
+			// the request's own stream; one on that stream lets it finish cleanly.
+			if p.stop != nil && !(stream.IsValid() && stream.Equal(m.ID)) {
 				p.stop()
 			}
 		}

@@ -209,12 +209,12 @@ func (l *httpLink) deliverBody(body []byte) {
 		var items []json.RawMessage
 		if jsonv2.Unmarshal(body, &items) == nil {
 			for _, it := range items {
-				l.sink.deliver(it)
+				l.sink.deliver(it, core.ID{})
 			}
 		}
 		return
 	}
-	l.sink.deliver(body)
+	l.sink.deliver(body, core.ID{})
 }
 
 // statusError turns an error status into an error: the JSON-RPC error of the body when there is
@@ -355,7 +355,7 @@ func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time
 		if len(ev.data) == 0 || (ev.event != "" && ev.event != "message") {
 			continue
 		}
-		got := l.sink.deliver(ev.data)
+		got := l.sink.deliver(ev.data, id)
 		if id.IsValid() && got == id {
 			return true, nil
 		}

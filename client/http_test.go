@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,5 +332,33 @@ func TestInMemoryListen(t *testing.T) {
 	<-sub.Done()
 	if err := sub.Err(); err != nil {
 		t.Errorf("Err = %v", err)
+	}
+}
+
+// TestHTTPReusesConnections: a legacy call answered on an SSE stream leaves its connection
+// ready for the next request (the client reads the stream to its end after the response).
+func TestHTTPReusesConnections(t *testing.T) {
+	f := newFixture(t)
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(mcphttp.New(f.server, mcphttp.Options{}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, DisableStandaloneStream: true}, client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 10 {
+		if _, err := c.CallTool(context.Background(), "add", addIn{A: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n > 2 {
+		t.Errorf("%d connections for 12 requests", n)
 	}
 }

@@ -56,7 +56,7 @@ func (l *memLink) toClient(ctx context.Context, msg []byte) error {
 	if closed {
 		return core.ErrSessionClosed
 	}
-	l.sink.deliver(append([]byte(nil), msg...))
+	l.sink.deliver(append([]byte(nil), msg...), core.ID{})
 	return nil
 }
 

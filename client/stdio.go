@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpkit/mcpkit/core"
 )
 
 // DefaultShutdownTimeout is how long CommandTransport waits for a server to exit after its
@@ -168,7 +170,7 @@ func (l *lineLink) read() {
 			return
 		}
 		if len(line) > 0 {
-			l.sink.deliver(append([]byte(nil), line...))
+			l.sink.deliver(append([]byte(nil), line...), core.ID{})
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

@@ -16,7 +16,8 @@ type Transport interface {
 // sink is where a link hands what it receives.
 type sink interface {
 	// deliver takes one inbound message and reports the id of a response (zero otherwise).
-	deliver(raw []byte) core.ID
+	// stream is the request whose own answer stream carried it (zero for any other path).
+	deliver(raw []byte, stream core.ID) core.ID
 	// connLost reports that the connection ended on its own.
 	connLost(err error)
 }
