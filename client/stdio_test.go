@@ -11,13 +11,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/stdio"
 )
 
@@ -55,32 +55,14 @@ func childServer() *core.Server {
 	return s
 }
 
-// syncBuffer is a bytes.Buffer safe for the child's stderr copier and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func child(t *testing.T, mode string) (*exec.Cmd, *syncBuffer) {
+func child(t *testing.T, mode string) (*exec.Cmd, *testutil.SyncBuffer) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
-	return cmd, &syncBuffer{}
+	return cmd, &testutil.SyncBuffer{}
 }
 
 func TestCommandTransport(t *testing.T) {

@@ -171,6 +171,26 @@ func (r *run) counts(ctx context.Context) {
 	})
 }
 
+// readFirstResource reads the first listed resource.
+func (r *run) readFirstResource(ctx context.Context) {
+	r.check("resources/read", func() error {
+		for res, err := range r.c.ListResources(ctx) {
+			if err != nil {
+				return err
+			}
+			rr, err := r.c.ReadResource(ctx, res.URI)
+			if err != nil {
+				return fmt.Errorf("%s: %w", res.URI, err)
+			}
+			if len(rr.Contents) == 0 {
+				return fmt.Errorf("%s: no contents", res.URI)
+			}
+			return nil
+		}
+		return errors.New("no resources")
+	})
+}
+
 func progressOpt(n *atomic.Int32) client.CallOption {
 	return client.WithProgress(func(client.Progress) { n.Add(1) })
 }
@@ -210,22 +230,7 @@ func (r *run) kit(ctx context.Context) {
 		}
 		return nil
 	})
-	r.check("resources/read", func() error {
-		for res, err := range r.c.ListResources(ctx) {
-			if err != nil {
-				return err
-			}
-			rr, err := r.c.ReadResource(ctx, res.URI)
-			if err != nil {
-				return fmt.Errorf("%s: %w", res.URI, err)
-			}
-			if len(rr.Contents) == 0 {
-				return fmt.Errorf("%s: no contents", res.URI)
-			}
-			return nil
-		}
-		return errors.New("no resources")
-	})
+	r.readFirstResource(ctx)
 	if r.c.Modern() {
 		r.expect(ctx, "test_custom_headers", map[string]any{"region": "eu west", "priority": 3, "query": "q"}, "")
 		caps := r.c.ServerCapabilities()
@@ -315,21 +320,6 @@ func (r *run) typescript(ctx context.Context) {
 		}
 		return nil
 	})
-	r.check("resources/read", func() error {
-		for res, err := range r.c.ListResources(ctx) {
-			if err != nil {
-				return err
-			}
-			rr, err := r.c.ReadResource(ctx, res.URI)
-			if err != nil {
-				return fmt.Errorf("%s: %w", res.URI, err)
-			}
-			if len(rr.Contents) == 0 {
-				return fmt.Errorf("%s: no contents", res.URI)
-			}
-			return nil
-		}
-		return errors.New("no resources")
-	})
+	r.readFirstResource(ctx)
 	r.check("logging/setLevel", func() error { return r.c.SetLoggingLevel(ctx, core.LevelDebug) })
 }
