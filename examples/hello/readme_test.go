@@ -12,14 +12,20 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
-// readmeWalkthrough returns the shell blocks of the README's curl walk-through, in order.
-func readmeWalkthrough(t *testing.T) string {
+// readme returns the repository's README, whose examples the tests run.
+func readme(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
+	return string(b)
+}
+
+// readmeWalkthrough returns the shell blocks of the README's curl walk-through, in order.
+func readmeWalkthrough(t *testing.T) string {
+	t.Helper()
+	s := readme(t)
 	start := strings.Index(s, "### The HTTP side by hand")
 	if start < 0 {
 		t.Fatal("the README has no HTTP walk-through")
