@@ -49,6 +49,13 @@ type Call struct {
 	requestState   string
 	hasState       bool
 
+	// op is the operation an Observer sees for this call (nil when nobody observes); opObs is
+	// the observer core started it with (nil when a transport started it); ownOp is its storage,
+	// so observing allocates nothing of core's own.
+	op    *Operation
+	opObs Observer
+	ownOp Operation
+
 	metaOnce sync.Once
 	meta     map[string]json.RawMessage
 

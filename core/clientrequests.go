@@ -218,7 +218,7 @@ func (c *Call) Ping(ctx context.Context, opts ...RequestOption) error {
 	return c.Request(ctx, "ping", nil, &res, opts...)
 }
 
-func (ss *Session) request(ctx context.Context, c *Call, method string, params, result any, opts []RequestOption) error {
+func (ss *Session) request(ctx context.Context, c *Call, method string, params, result any, opts []RequestOption) (err error) {
 	cfg := requestConfig{timeout: ss.server.opts.ServerToClientRequestTimeout}
 	for _, o := range opts {
 		o(&cfg)
@@ -239,6 +239,11 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	msg, err := EncodeRequest(id, method, params)
 	if err != nil {
 		return err
+	}
+	var answer *Message
+	if octx, end := ss.observeOutgoing(ctx, c, id, method); end != nil {
+		ctx = octx
+		defer func() { end(answer, err) }()
 	}
 	p := &pendingRequest{answer: make(chan *Message, 1)}
 	if isDone(ss.inputEnded) {
@@ -314,8 +319,8 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 		return fmt.Errorf("%s request was cancelled: %w", method, cause)
 	}
 	select {
-	case ans := <-p.answer:
-		return decodeAnswer(method, ans, result)
+	case answer = <-p.answer:
+		return decodeAnswer(method, answer, result)
 	case <-timer.C:
 		return timedOut()
 	case <-ctx.Done():
@@ -326,8 +331,8 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	// Several of the endings may be ready at once; the most specific one wins. An answer that
 	// arrived meanwhile is still taken.
 	select {
-	case ans := <-p.answer:
-		return decodeAnswer(method, ans, result)
+	case answer = <-p.answer:
+		return decodeAnswer(method, answer, result)
 	default:
 	}
 	switch {

@@ -145,13 +145,22 @@ func (c *Call) Run() *Response {
 	defer c.session.finish(c)
 	defer c.cancelFn(nil)
 	defer c.over.Store(true)
+	c.startObserving()
+	result, resp := c.serve()
+	c.endObserving(resp, result)
+	return resp
+}
+
+// serve runs the handler and builds the response (nil when the client cancelled the request);
+// it also returns the handler's result, for the observer.
+func (c *Call) serve() (any, *Response) {
 	result, err := c.dispatch()
 	var ir *InputRequiredError
 	if errors.As(err, &ir) {
 		result, err = c.answerInputRequired(ir)
 	}
 	if c.Cancelled() {
-		return nil
+		return result, nil
 	}
 	if err != nil {
 		var typed *Error
@@ -164,21 +173,21 @@ func (c *Call) Run() *Response {
 			// The 2026-07-28 lifecycle has no -32042: URL elicitation goes through input_required.
 			werr = InternalError("URL elicitation required: the 2026-07-28 lifecycle needs an input_required result instead")
 		}
-		return &Response{ID: c.id, Error: werr}
+		return result, &Response{ID: c.id, Error: werr}
 	}
 	b := []byte("{}")
 	if result != nil {
 		var merr error
 		if b, merr = marshal(result); merr != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
-			return &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
+			return result, &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
 		}
 	}
 	if c.modern != nil || c.method == "server/discover" {
 		b = c.stampModern(b)
 		c.lockModern()
 	}
-	return &Response{ID: c.id, Result: b}
+	return result, &Response{ID: c.id, Result: b}
 }
 
 func (c *Call) dispatch() (result any, err error) {

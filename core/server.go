@@ -82,6 +82,13 @@ type Options struct {
 	// sessions and listen streams of every replica. Nil means an in-process LocalBroadcaster.
 	Broadcaster Broadcaster
 
+	// Observer sees every request and notification the server serves, every request it sends to
+	// a client and the end of every session, on every transport (see Observer; package otelmcp
+	// provides OpenTelemetry spans and metrics). Nil observes nothing and costs nothing. On
+	// Streamable HTTP the tracing layer, which times the whole exchange, starts the operation
+	// and core fills in its outcome.
+	Observer Observer
+
 	// Logger receives, at error level, what a client is never told in full: the error a tool
 	// handler returned (the model gets its text as an isError result), the error of any other
 	// handler (answered -32603), a panic with its value and stack (answered -32603; the server

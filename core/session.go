@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -61,6 +62,12 @@ type SessionOptions struct {
 	// notifications to 2026-07-28 clients (subscriptions/listen). Without it server/discover
 	// leaves the listChanged and subscribe flags out.
 	ChangeNotifications bool
+	// Transport describes how the session's messages arrive, for observers (TransportPipe on
+	// stdio; tcp/http on Streamable HTTP). The zero value reports nothing.
+	Transport Transport
+	// Observer, when set, observes this session's operations instead of Options.Observer (the
+	// stdio adapter adds its message log this way).
+	Observer Observer
 	// State, when set, restores the shared state of a session another replica created (see
 	// SessionState): the session then serves requests as if initialize had run here.
 	State *SessionState
@@ -90,6 +97,9 @@ type Session struct {
 	done                chan struct{}
 	inputEnded          chan struct{} // closed by EndInput
 	endInput            sync.Once
+	obs                 Observer
+	transport           Transport
+	started             time.Time
 }
 
 // NewSession starts a session on the server. Close it when the connection ends.
@@ -101,6 +111,9 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 		inflight:  map[ID]*Call{},
 		ephemeral: opts.Ephemeral,
 		done:      make(chan struct{}),
+		obs:       opts.Observer,
+		transport: opts.Transport,
+		started:   time.Now(),
 
 		inputEnded: make(chan struct{}),
 
@@ -200,6 +213,7 @@ func (ss *Session) Close() {
 	if !ss.ephemeral {
 		ss.server.removeSession(ss)
 	}
+	ss.reportEnd()
 }
 
 // Subscribed reports whether the session subscribed to uri.
@@ -253,6 +267,7 @@ func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Respon
 		}
 		return nil
 	case msg.IsNotification():
+		ss.observeNotification(ctx, msg)
 		ss.handleNotification(ctx, msg)
 		return nil
 	}

@@ -1,0 +1,178 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// endedOp is what a test keeps of an ended operation.
+type endedOp struct {
+	Method, Target, ErrorType, ProtocolVersion string
+	ErrorCode                                  int64
+	ToolError                                  bool
+	Result                                     []byte
+	Transport                                  core.Transport
+	Start, End                                 time.Time
+}
+
+func snapshot(op *core.Operation) endedOp {
+	return endedOp{Method: op.Method, Target: op.Target, ErrorCode: op.ErrorCode, ErrorType: op.ErrorType,
+		ToolError: op.ToolError, Result: op.Result, ProtocolVersion: op.ProtocolVersion, Transport: op.Transport,
+		Start: op.Start, End: op.End}
+}
+
+// recordingObserver keeps what it is told, in order.
+type recordingObserver struct {
+	mu       sync.Mutex
+	started  []string
+	ended    []endedOp
+	sessions []core.SessionReport
+}
+
+func (r *recordingObserver) StartOperation(ctx context.Context, op *core.Operation) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, op.Method)
+	return ctx
+}
+
+func (r *recordingObserver) EndOperation(_ context.Context, op *core.Operation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, snapshot(op))
+}
+
+func (r *recordingObserver) SessionEnded(s *core.SessionReport) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sessions = append(r.sessions, *s)
+}
+
+// observedServer has a tool "wait" that says it runs on running (when not nil), then waits for
+// block to close and fails.
+func observedServer(obs core.Observer, running, block chan struct{}) *core.Server {
+	nop := zerolog.Nop()
+	s := core.NewServer(core.Implementation{Name: "o", Version: "1"}, core.Options{Observer: obs, Logger: &nop})
+	core.AddTool(s, &core.Tool{Name: "wait"}, func(ctx context.Context, _ *core.ToolRequest, _ struct{}) (*core.CallToolResult, any, error) {
+		if running != nil {
+			close(running)
+		}
+		<-block
+		return nil, nil, errors.New("late failure")
+	})
+	return s
+}
+
+func decode(t *testing.T, raw string) *core.Message {
+	t.Helper()
+	m, err := core.DecodeMessage([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const initRaw = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestObserverSeesEveryMessage: requests, notifications and the session's end reach the server's
+// observer, with the outcome and the session's transport.
+func TestObserverSeesEveryMessage(t *testing.T) {
+	rec := &recordingObserver{}
+	block := make(chan struct{})
+	close(block)
+	s := observedServer(rec, nil, block)
+	ss := s.NewSession(core.SessionOptions{Transport: core.TransportPipe})
+	ctx := context.Background()
+	ss.Handle(ctx, decode(t, initRaw), nil)
+	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
+	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"nope"}`), nil)
+	ss.Close()
+	ss.Close()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ended) != 4 || len(rec.started) != 4 {
+		t.Fatalf("started %v, ended %d", rec.started, len(rec.ended))
+	}
+	if e := rec.ended[0]; e.Method != "initialize" || e.ProtocolVersion != "2025-11-25" || e.Transport != core.TransportPipe || e.End.Before(e.Start) {
+		t.Errorf("initialize: %+v", e)
+	}
+	if e := rec.ended[2]; e.Target != "wait" || !e.ToolError || e.ErrorCode != 0 || len(e.Result) == 0 {
+		t.Errorf("tool error: %+v", e)
+	}
+	if e := rec.ended[3]; e.ErrorCode != core.CodeMethodNotFound {
+		t.Errorf("unknown method: %+v", e)
+	}
+	if len(rec.sessions) != 1 || rec.sessions[0].ProtocolVersion != "2025-11-25" || rec.sessions[0].End.Before(rec.sessions[0].Start) {
+		t.Errorf("session reports %+v, want one", rec.sessions)
+	}
+}
+
+// TestTransportOperationHandover: an operation a transport started is filled in by core, and
+// when the transport releases it while core still serves the request, it is ended only once the
+// request is over, with the final outcome.
+func TestTransportOperationHandover(t *testing.T) {
+	running, block := make(chan struct{}), make(chan struct{})
+	s := observedServer(nil, running, block)
+	ss := s.NewSession(core.SessionOptions{})
+	ss.Handle(context.Background(), decode(t, initRaw), nil)
+
+	op := &core.Operation{Method: "tools/call"}
+	ctx := core.WithOperation(context.Background(), op)
+	call, err := ss.Begin(ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *core.Response)
+	go func() { done <- call.Run() }()
+	<-running // core claimed the operation before the handler ran
+
+	// A second message in the same exchange (a batch) never takes the same operation.
+	other, err := ss.Begin(ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Run()
+
+	ended := make(chan endedOp, 1)
+	op.Release(func() { ended <- snapshot(op) })
+	select {
+	case e := <-ended:
+		t.Fatalf("ended while core still serves the request: %+v", e)
+	default:
+	}
+	close(block)
+	<-done
+	e := <-ended
+	if !e.ToolError || e.End.IsZero() {
+		t.Errorf("the ending did not see the outcome: %+v", e)
+	}
+	if e.Method != "tools/call" {
+		t.Errorf("the operation was taken by another message: %q", e.Method)
+	}
+}
+
+func TestObserversComposition(t *testing.T) {
+	if core.Observers() != nil || core.Observers(nil, nil) != nil {
+		t.Error("no observer must compose to nil")
+	}
+	a := &recordingObserver{}
+	if core.Observers(nil, a) != core.Observer(a) {
+		t.Error("one observer must compose to itself")
+	}
+	b := &recordingObserver{}
+	both := core.Observers(a, b)
+	op := &core.Operation{Method: "m"}
+	both.EndOperation(both.StartOperation(context.Background(), op), op)
+	both.SessionEnded(&core.SessionReport{})
+	if len(a.ended) != 1 || len(b.ended) != 1 || len(a.sessions) != 1 || len(b.sessions) != 1 {
+		t.Errorf("a %+v, b %+v", a, b)
+	}
+}
