@@ -24,6 +24,10 @@ const DefaultKeepAlive = 30 * time.Second
 
 // EndpointOptions configure the bare endpoint (the innermost handler of the stack).
 type EndpointOptions struct {
+	// Observer observes the endpoint's sessions (their operations, when no tracing layer started
+	// them, and their end: mcp.server.session.duration). Nil means the server's
+	// (core.Options.Observer).
+	Observer core.Observer
 	// Stateless serves every POST on a fresh session that ends with the request: no
 	// Mcp-Session-Id, no GET stream, no DELETE (both 405), no server-to-client requests.
 	Stateless bool
@@ -113,7 +117,7 @@ func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *sessio
 // rebuild is the session.Builder of a shared store: the in-process session of a record that
 // another replica created.
 func (e *Endpoint) rebuild(id string, r session.Record) *session.Entry {
-	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State})
+	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State, Transport: sessionTransport, Observer: e.opts.Observer})
 	rec := e.newRecord(id, cs, r.Origin)
 	if r.Owner != "" {
 		rec.Owner = r.Owner
@@ -371,7 +375,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 	case e.opts.Stateless || msg.Method == "server/discover":
 		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
 		// requests.
-		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true})
+		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
 		defer cs.Close()
 	default:
 		// Stateful, but no session layer resolved one: the validator is missing from the stack.
@@ -401,7 +405,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		return
 	}
 	id := session.NewID()
-	cs := e.server.NewSession(core.SessionOptions{ID: id})
+	cs := e.server.NewSession(core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer})
 	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
 	if e.opts.Owner != nil {
 		rec.Owner = e.opts.Owner(r)
@@ -769,3 +773,6 @@ func (e *Endpoint) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// sessionTransport is the transport of Streamable HTTP sessions, as observers see it.
+var sessionTransport = core.Transport{Network: "tcp", Protocol: "http"}

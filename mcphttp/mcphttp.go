@@ -56,10 +56,12 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -119,8 +121,16 @@ type Options struct {
 	// LogRequests adds the request log: one line per exchange on Logger at info level (method,
 	// session fingerprint, status, duration, bytes; never bodies or secrets). Off by default.
 	LogRequests bool
+	// Observer receives every MCP operation and the end of every legacy session (see
+	// core.Observer). Nil means the server's (core.Options.Observer) when it has one, otherwise an
+	// otelmcp.Observer on TracerProvider and MeterProvider, so that HTTP and stdio report the same
+	// spans and metrics.
+	Observer core.Observer
 	// TracerProvider makes the tracing layer's tracer. Nil means the global provider.
 	TracerProvider trace.TracerProvider
+	// MeterProvider makes the meter of the operation and session metrics when Observer is nil and
+	// the server has none. Nil means the global provider.
+	MeterProvider metric.MeterProvider
 	// OnPanic is told about a recovered panic (the client gets a 500).
 	OnPanic func(r *http.Request, v any)
 
@@ -176,7 +186,15 @@ func New(s *core.Server, opts Options) *Handler {
 	case store == nil:
 		store = session.NewMemory(opts.Sessions)
 	}
+	obs := opts.Observer
+	if obs == nil {
+		obs = s.Observer()
+	}
+	if obs == nil {
+		obs = otelmcp.New(otelmcp.Options{TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider})
+	}
 	ep := NewEndpoint(s, EndpointOptions{
+		Observer:        obs,
 		Stateless:       opts.Stateless,
 		JSONResponse:    opts.JSONResponse,
 		Store:           store,
@@ -224,7 +242,7 @@ func New(s *core.Server, opts Options) *Handler {
 		}
 		h = middleware.RequestLog(middleware.RequestLogOptions{Logger: logger})(h)
 	}
-	h = middleware.Tracing(middleware.TracingOptions{TracerProvider: opts.TracerProvider})(h)
+	h = middleware.Tracing(middleware.TracingOptions{Observer: obs, TracerProvider: opts.TracerProvider})(h)
 	h = middleware.Recover(middleware.RecoverOptions{Logger: opts.Logger, OnPanic: opts.OnPanic})(h)
 	return &Handler{stack: h, endpoint: ep, store: store, listeners: listeners}
 }

@@ -113,7 +113,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		m.listen.ServeHTTP(w, r)
 		return
 	}
-	cs := m.server.NewSession(core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications})
+	cs := m.server.NewSession(core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
 	defer cs.Close()
 	if !msg.IsRequest() {
 		// Notifications and stray responses: there is no state for them to reach.

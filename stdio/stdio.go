@@ -81,6 +81,12 @@ type Options struct {
 	// DrainTimeout bounds how long the requests in flight when the input ends may run on before
 	// they are cancelled. Zero means DefaultDrainTimeout (10 s); negative cancels them at once.
 	DrainTimeout time.Duration
+	// LogMessages writes one line per message served on Logger, at info level (error level for
+	// -32603 answers): method, JSON-RPC id, protocol version, outcome (error_code, error_type or
+	// tool_error), duration, params and result sizes, and the trace id when a span is recording.
+	// Never the contents. Off by default. Spans and metrics come from core.Options.Observer
+	// (package otelmcp), which stdio drives like every transport.
+	LogMessages bool
 }
 
 // Serve serves one session on the reader and writer until the input ends, the context is
@@ -184,7 +190,11 @@ func newConn(s *core.Server, opts Options) *conn {
 	if c.maxLine == 0 {
 		c.maxLine = DefaultMaxLineBytes
 	}
-	c.session = s.NewSession(core.SessionOptions{Out: core.SenderFunc(c.send)})
+	so := core.SessionOptions{Out: core.SenderFunc(c.send), Transport: core.TransportPipe}
+	if opts.LogMessages {
+		so.Observer = core.Observers(s.Observer(), messageLog{log: c.log})
+	}
+	c.session = s.NewSession(so)
 	return c
 }
 

@@ -1,29 +1,43 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
-func TestToolCallSpan(t *testing.T) {
+// TestHTTP: the example's wiring over Streamable HTTP gives the tool call a SERVER span with the
+// tool's own span inside it, and the operation metric.
+func TestHTTP(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	reader := sdkmetric.NewManualReader()
+	tel := &telemetry{tp: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
+	t.Cleanup(tel.shutdown)
 	// The tool's own span comes from the global provider, as in main.
 	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
+	otel.SetTracerProvider(tel.tp)
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 
-	h := newHandler(newServer(), tp)
+	h := mcphttp.New(newServer(tel.observer()), mcphttp.Options{})
 	srv := httptest.NewServer(h)
 	c := testutil.NewClient(srv.URL, srv.Client())
 	c.Initialize(t)
@@ -52,12 +66,8 @@ func TestToolCallSpan(t *testing.T) {
 			child = s
 		}
 	}
-	if server == nil {
-		names := []string{}
-		for _, s := range rec.Ended() {
-			names = append(names, s.Name())
-		}
-		t.Fatalf("no \"tools/call add\" span among %q", names)
+	if server == nil || child == nil {
+		t.Fatalf("spans: server %v, child %v", server, child)
 	}
 	if server.SpanKind() != trace.SpanKindServer {
 		t.Fatalf("span kind %v, want server", server.SpanKind())
@@ -73,6 +83,8 @@ func TestToolCallSpan(t *testing.T) {
 		"jsonrpc.request.id":    "7",
 		"mcp.session.id":        c.SessionID,
 		"mcp.protocol.version":  c.ProtocolVersion,
+		"network.transport":     "tcp",
+		"network.protocol.name": "http",
 	} {
 		if got := attrs[key].AsString(); got != want {
 			t.Errorf("%s = %q, want %q", key, got, want)
@@ -81,10 +93,64 @@ func TestToolCallSpan(t *testing.T) {
 	if got := attrs["http.response.status_code"].AsInt64(); got != 200 {
 		t.Errorf("http.response.status_code = %d, want 200", got)
 	}
-	if child == nil {
-		t.Fatal("the tool's own span is missing")
-	}
-	if child.Parent().SpanID() != server.SpanContext().SpanID() || child.SpanContext().TraceID() != server.SpanContext().TraceID() {
+	if child.Parent().SpanID() != server.SpanContext().SpanID() {
 		t.Fatal("the tool's span is not a child of the server span")
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			names[m.Name] = true
+		}
+	}
+	if !names[otelmcp.MetricServerOperationDuration] || !names[otelmcp.MetricServerSessionDuration] {
+		t.Errorf("metrics %v, want the operation and session durations", names)
+	}
+}
+
+// TestStdio runs the real binary with -stdio over pipes: stdout carries only the protocol, and the
+// spans and the metrics (flushed when the input ends) are on stderr.
+func TestStdio(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "otel")
+	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the example: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-stdio")
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`,
+	}, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(stdout)))
+	var ids []float64
+	for sc.Scan() {
+		var m struct {
+			ID float64 `json:"id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout carries something other than JSON-RPC: %q", sc.Text())
+		}
+		ids = append(ids, m.ID)
+	}
+	if len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
+		t.Fatalf("answers %v, want 1 and 2", ids)
+	}
+	logs := stderr.String()
+	for _, want := range []string{`"tools/call add"`, `"pipe"`, otelmcp.MetricServerOperationDuration, otelmcp.MetricServerSessionDuration} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("stderr lacks %s", want)
+		}
+	}
+	if testing.Verbose() {
+		_, _ = os.Stderr.WriteString(logs[:min(len(logs), 2000)])
 	}
 }
