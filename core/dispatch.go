@@ -200,7 +200,7 @@ func (c *Call) dispatch() (result any, err error) {
 			result, err = nil, InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
-	// Before the handler: an input_required retry's requestState is verified (the audience
+	// Before the handler: an input_required retry's requestState is verified (the principal
 	// check runs the server's own code, hence inside the recover) and its inputResponses checked.
 	if e := c.prepareRetry(); e != nil {
 		return nil, e

@@ -68,7 +68,7 @@
 // requestState; the handler reads them with Call.InputResponses, Call.InputResponse,
 // Call.ElicitResponse, Call.SamplingResponse, Call.RootsResponse and Call.RequestState. The
 // state leaves the server sealed (Options.RequestState: AES-256-GCM bound to method, target,
-// canonical arguments, expiry and an optional audience); before the handler of a retry runs, a
+// canonical arguments, expiry and the request's principal); before the handler of a retry runs, a
 // state that fails any check, and inputResponses that are not an object of results, are
 // -32602. On the legacy lifecycle the server fulfils the requests itself as server-to-client
 // requests on the call's own path and runs the handler again with the answers and the

@@ -134,7 +134,9 @@ func checkInputForm(params any) error {
 var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // RequestStateOptions configure the protection of requestState. The zero value seals it with a
-// random key made for this process.
+// random key made for this process. A sealed state is bound to the request it was issued for
+// (method, target, arguments, lifecycle) and to the request's principal (WithPrincipal): a state
+// issued to P opens only for P, one issued to nobody only for nobody.
 type RequestStateOptions struct {
 	// Key is the 32-byte AES-256 key (NewServer panics on any other length, even with
 	// Disable). Nil means a random key per process: replicas behind one load balancer must share
@@ -149,9 +151,6 @@ type RequestStateOptions struct {
 	// TTL bounds how long an issued state can be used. Zero means 5 minutes; NewServer panics
 	// on a negative TTL.
 	TTL time.Duration
-	// Audience, when set, binds the state to a principal (for example the authenticated user
-	// taken from the request's context): a state issued to one audience is refused for another.
-	Audience func(c *Call) string
 	// Disable sends the handler's state as it is, unprotected. Only for handlers that protect
 	// their state themselves.
 	Disable bool
@@ -167,14 +166,13 @@ type sealer struct {
 	aead     cipher.AEAD
 	old      []cipher.AEAD // OldKeys: tried, in order, when aead cannot open a state
 	ttl      time.Duration
-	audience func(*Call) string
 	disabled bool
 	// now is the clock of expiry (time.Now; tests move it).
 	now func() time.Time
 }
 
 func newSealer(o RequestStateOptions) (*sealer, error) {
-	s := &sealer{ttl: o.TTL, audience: o.Audience, disabled: o.Disable, now: time.Now}
+	s := &sealer{ttl: o.TTL, disabled: o.Disable, now: time.Now}
 	if o.Key != nil && len(o.Key) != 32 {
 		return nil, fmt.Errorf("RequestState.Key must be 32 bytes, not %d", len(o.Key))
 	}
@@ -271,9 +269,9 @@ func (c *Call) binding() (cl stateClaims, ok bool) {
 	}
 	sum := sha256.Sum256(args)
 	cl.A = hex.EncodeToString(sum[:])
-	if a := c.session.server.sealer.audience; a != nil {
-		cl.Aud = a(c)
-	}
+	// The audience is the request's principal (WithPrincipal): a state issued to P opens only for
+	// P, and one issued to nobody only for nobody.
+	cl.Aud, _ = PrincipalFrom(c.ctx)
 	if c.modern != nil {
 		cl.E = "modern"
 	}
@@ -578,7 +576,7 @@ const MaxLegacyInputRounds = 8
 func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err error) {
 	s := c.session.server
 	defer func() {
-		// Options.RequestState.Audience is the server's own code, as is a handler the shim reruns.
+		// A handler the shim reruns is the server's own code.
 		if v := recover(); v != nil {
 			s.logError(fmt.Errorf("mcpkit: panic answering input_required of %s: %v", c.method, v))
 			result, err = nil, InternalError("Internal error handling "+c.method+" request")

@@ -636,15 +636,9 @@ func TestInputRequiredCapabilityGate(t *testing.T) {
 // key returns a 32-byte key filled with b.
 func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
-type audienceKey struct{}
-
-func audienceOf(c *core.Call) string {
-	v, _ := c.Context().Value(audienceKey{}).(string)
-	return v
-}
-
+// as returns a context naming the principal who ("" for nobody), as a transport would.
 func as(who string) context.Context {
-	return context.WithValue(context.Background(), audienceKey{}, who)
+	return core.WithPrincipal(context.Background(), who)
 }
 
 // stateEcho completes with the plaintext state when there is one, and otherwise issues one.
@@ -699,7 +693,7 @@ func flipByte(t testing.TB, token string, i int) string {
 // request, principal or key is refused with the same -32602 before the handler runs.
 func TestRequestStateRejected(t *testing.T) {
 	opts := func(k []byte) *core.Options {
-		return &core.Options{RequestState: core.RequestStateOptions{Key: k, TTL: time.Minute, Audience: audienceOf}}
+		return &core.Options{RequestState: core.RequestStateOptions{Key: k, TTL: time.Minute}}
 	}
 	h := newMRTR(t, opts(key(1)), stateEcho)
 	other := newMRTR(t, opts(key(2)), stateEcho)
@@ -995,32 +989,6 @@ func TestRequestStateOptions(t *testing.T) {
 				t.Fatalf("NewServer panic %q, want %q", got, tt.panic)
 			}
 		})
-	}
-}
-
-// TestRequestStateAudiencePanics: a panicking audience function costs the request (sealing or
-// opening), not the server.
-func TestRequestStateAudiencePanics(t *testing.T) {
-	aud := func(c *core.Call) string {
-		if who := audienceOf(c); who != "boom" {
-			return who
-		}
-		panic("no principal")
-	}
-	h := newMRTR(t, &core.Options{RequestState: core.RequestStateOptions{Audience: aud}}, stateEcho)
-	c := newClient(t, h.srv)
-	tg := mrtrTargets[0]
-	const detail = "Internal error handling tools/call request"
-	wantError(t, c.modernCallCtx(as("boom"), tg.method, tg.params, nil), -32603, "Internal error", detail)
-	token := wantInputRequired(t, c.modernCallCtx(as("ann"), tg.method, tg.params, nil), tg.def).state(t)
-	before := h.runs.Load()
-	wantError(t, c.modernCallCtx(as("boom"), tg.method, with(tg.params, "requestState", token), nil), -32603, "Internal error", detail)
-	if h.runs.Load() != before {
-		t.Error("the handler ran")
-	}
-	complete(t, c.modernCallCtx(as("ann"), tg.method, with(tg.params, "requestState", token), nil), tg.def)
-	if !strings.Contains(h.log.String(), "no principal") {
-		t.Errorf("error log %q", h.log)
 	}
 }
 

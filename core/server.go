@@ -69,7 +69,7 @@ type Options struct {
 	OnRootsListChanged func(ctx context.Context, s *Session)
 
 	// RequestState protects the requestState of input_required results (SEP-2322): sealed with
-	// AES-256-GCM and bound to the method, target, arguments, expiry and optional audience. The
+	// AES-256-GCM and bound to the method, target, arguments, expiry and the request's principal. The
 	// zero value seals with a random per-process key (replicas must share Key).
 	RequestState RequestStateOptions
 

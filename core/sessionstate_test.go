@@ -17,7 +17,7 @@ import (
 // the key it retired, and a key that is in neither place is refused.
 func TestRequestStateKeyRing(t *testing.T) {
 	opts := func(current []byte, old ...[]byte) *core.Options {
-		return &core.Options{RequestState: core.RequestStateOptions{Key: current, OldKeys: old, TTL: time.Minute, Audience: audienceOf}}
+		return &core.Options{RequestState: core.RequestStateOptions{Key: current, OldKeys: old, TTL: time.Minute}}
 	}
 	before := newMRTR(t, opts(key(1)), stateEcho)           // not rotated yet
 	during := newMRTR(t, opts(key(1), key(2)), stateEcho)   // knows the next key

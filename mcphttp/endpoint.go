@@ -51,9 +51,6 @@ type EndpointOptions struct {
 	// Resumability turns on resumable request streams (see ResumabilityOptions). The zero value
 	// keeps them off. Ignored when Stateless or JSONResponse is set.
 	Resumability ResumabilityOptions
-	// Owner, when set, is called at initialize to record who owns the new session (for example
-	// the authenticated principal); the value lands in session.Entry.Owner for Authorize hooks.
-	Owner func(r *http.Request) any
 }
 
 // Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
@@ -119,9 +116,7 @@ func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *sessio
 func (e *Endpoint) rebuild(id string, r session.Record) *session.Entry {
 	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State, Transport: sessionTransport, Observer: e.opts.Observer})
 	rec := e.newRecord(id, cs, r.Origin)
-	if r.Owner != "" {
-		rec.Owner = r.Owner
-	}
+	rec.Owner = r.Owner
 	return rec
 }
 
@@ -407,9 +402,8 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	id := session.NewID()
 	cs := e.server.NewSession(core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer})
 	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
-	if e.opts.Owner != nil {
-		rec.Owner = e.opts.Owner(r)
-	}
+	// The session belongs to the principal that opened it (nobody's when there is none).
+	rec.Owner, _ = core.PrincipalFrom(r.Context())
 	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
 		cs.Close()
 		var full *session.FullError

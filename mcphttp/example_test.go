@@ -14,20 +14,21 @@ import (
 func ExampleNewEndpoint() {
 	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, core.Options{})
 	myAuth := func(next http.Handler) http.Handler { return next } // the team's own layer
-	principal := func(r *http.Request) any { return r.Header.Get("X-User") }
+	principal := func(r *http.Request) string { return r.Header.Get("X-User") }
 
 	store := session.NewMemory(session.MemoryOptions{})
-	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store, Owner: principal})
+	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
 	modern := legacy.Track(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(
 		mcphttp.NewModern(server, mcphttp.ModernOptions{})))
-	ownsSession := func(r *http.Request, s *session.Entry) bool { return s.Owner == principal(r) }
 
+	// The principal layer (or an auth layer calling core.WithPrincipal) names the caller once;
+	// the endpoint records it at initialize and the validator lets only that principal in.
 	h := middleware.Recover(middleware.RecoverOptions{})(
 		middleware.OriginGuard(middleware.OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}})(
-			myAuth(
+			myAuth(middleware.Principal(middleware.PrincipalOptions{Resolve: principal})(
 				middleware.Decode(middleware.DecodeOptions{})(
 					middleware.EraRouter(middleware.EraRouterOptions{Modern: modern})(
-						middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: ownsSession})(legacy))))))
+						middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(legacy)))))))
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -41,10 +42,7 @@ func ExampleNewEndpoint_ownSessionLayer() {
 	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, core.Options{})
 	user := func(r *http.Request) string { return r.Header.Get("X-User") } // set by the team's auth
 	store := session.NewMemory(session.MemoryOptions{})
-	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{
-		Store: store,
-		Owner: func(r *http.Request) any { return user(r) },
-	})
+	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
 
 	ownSessions := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +59,9 @@ func ExampleNewEndpoint_ownSessionLayer() {
 			next.ServeHTTP(w, middleware.WithSession(r, s))
 		})
 	}
-	h := middleware.Decode(middleware.DecodeOptions{})(ownSessions(legacy))
+	// The endpoint records the principal in the context at initialize as the session's Owner.
+	h := middleware.Principal(middleware.PrincipalOptions{Resolve: user})(
+		middleware.Decode(middleware.DecodeOptions{})(ownSessions(legacy)))
 	_ = h
 	_ = legacy.Close()
 	// Output:

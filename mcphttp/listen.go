@@ -47,11 +47,6 @@ type ListenersOptions struct {
 	// (10 s); negative leaves them unbounded too (Close may then wait forever on a stalled
 	// client).
 	CloseTimeout time.Duration
-	// ClientKey names the client a listen request comes from (for example the authenticated
-	// principal). A listen id must be unique among the open streams of one client: a second
-	// stream with the same id and key is refused with 409, while another client may use the same
-	// id. Nil puts every request in one scope: ids are then unique across the whole server.
-	ClientKey func(r *http.Request) string
 	// MaxRequestBytes bounds the body when Listeners decodes it itself (mounted without a Decode
 	// layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
 	MaxRequestBytes int64
@@ -83,7 +78,6 @@ type Listeners struct {
 	sse       middleware.SSEWriterOptions
 	info      []byte        // the server's Implementation, for the _meta of the final result
 	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
-	clientKey func(*http.Request) string
 
 	count   atomic.Int64
 	mu      sync.RWMutex // guards streams and byID; publishing holds it for reading
@@ -98,11 +92,13 @@ type Listeners struct {
 	decode http.Handler // for a request no Decode layer ran in front of
 }
 
-// listenKey names a listen stream among the open ones: the client it belongs to
-// (ListenersOptions.ClientKey, "" without one) and the listen request's id.
+// listenKey names a listen stream among the open ones: the principal it belongs to
+// (core.PrincipalFrom; "" for nobody) and the listen request's id. A listen id must be unique
+// among the open streams of one principal: a second stream with the same id is refused with 409,
+// while another principal may use the same id. Callers with no principal share one scope.
 type listenKey struct {
-	client string
-	id     core.ID
+	principal string
+	id        core.ID
 }
 
 // listenStream is one open subscriptions/listen stream. Publishers only append to pending, under
@@ -153,7 +149,7 @@ func (st *listenStream) take(spare []core.Change) ([]core.Change, bool) {
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
 func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
-	l := &Listeners{server: s, byID: map[listenKey]*listenStream{}, closing: make(chan struct{}), clientKey: opts.ClientKey}
+	l := &Listeners{server: s, byID: map[listenKey]*listenStream{}, closing: make(chan struct{})}
 	l.max = int64(opts.MaxStreams)
 	if l.max <= 0 {
 		l.max = DefaultMaxListenStreams
@@ -326,9 +322,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	idJSON, _ := msg.ID.MarshalJSON()
 	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1),
 		key: listenKey{id: msg.ID.Key()}, rc: http.NewResponseController(w)}
-	if l.clientKey != nil {
-		st.key.client = l.clientKey(r)
-	}
+	st.key.principal, _ = core.PrincipalFrom(r.Context())
 	switch l.register(st) {
 	case errDuplicate:
 		l.count.Add(-1)

@@ -811,11 +811,11 @@ func TestListenCloseBoundedWithoutWriteTimeout(t *testing.T) {
 	}
 }
 
-// Listen ids are unique per client: with ClientKey, two clients may both use id 1 while a
-// second stream of the same client with that id is refused; without it the whole server is one
-// scope.
+// Listen ids are unique per principal (Options.Principal): two principals may both use id 1 while
+// a second stream of the same principal with that id is refused; callers with no principal
+// share one scope (two anonymous callers refuse each other), and never a principal's.
 func TestListenIDScope(t *testing.T) {
-	clientKey := func(r *http.Request) string { return r.Header.Get("X-Test-Client") }
+	principal := func(r *http.Request) string { return r.Header.Get("X-Test-Client") }
 	as := func(f *fixture, t *testing.T, client string) *listenStream {
 		t.Helper()
 		c := f.client()
@@ -836,8 +836,8 @@ func TestListenIDScope(t *testing.T) {
 			http.StatusConflict, -32600, msgListenConflict, "1")
 	}
 
-	t.Run("per client", func(t *testing.T) {
-		f := newFixture(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{ClientKey: clientKey}})
+	t.Run("per principal", func(t *testing.T) {
+		f := newFixture(t, mcphttp.Options{Principal: principal})
 		alice := as(f, t, "alice")
 		defer alice.close()
 		bob := as(f, t, "bob")
@@ -861,8 +861,19 @@ func TestListenIDScope(t *testing.T) {
 		wantChange(t, bob.next(t), core.ToolsListChanged, "1")
 		wantChange(t, again.next(t), core.ToolsListChanged, "1")
 	})
+	t.Run("anonymous", func(t *testing.T) {
+		f := newFixture(t, mcphttp.Options{Principal: principal})
+		nobody := as(f, t, "")
+		defer nobody.close()
+		alice := as(f, t, "alice") // a principal never shares nobody's scope
+		defer alice.close()
+		refusedAs(f, t, "")
+		f.server.NotifyToolsListChanged(context.Background())
+		wantChange(t, nobody.next(t), core.ToolsListChanged, "1")
+		wantChange(t, alice.next(t), core.ToolsListChanged, "1")
+	})
 	t.Run("one scope", func(t *testing.T) {
-		f := newFixture(t, mcphttp.Options{})
+		f := newFixture(t, mcphttp.Options{}) // no principal: every caller is nobody
 		alice := as(f, t, "alice")
 		defer alice.close()
 		refusedAs(f, t, "bob")

@@ -92,12 +92,15 @@ type Options struct {
 	// Sessions configure the default in-memory store (idle timeout, cap, reap interval); ignored
 	// when Store is set.
 	Sessions session.MemoryOptions
-	// Authorize is the ownership check of every request naming a session, given the session
-	// once it was found (its Owner is what Owner recorded); false answers 403. Nil allows any
-	// request that knows the session id.
-	Authorize func(r *http.Request, s *session.Entry) bool
-	// Owner records, at initialize, who owns the new session (see session.Entry.Owner).
-	Owner func(r *http.Request) any
+	// Principal names who is calling, once per request (for example the subject an existing
+	// authentication layer put in the request's context); "" means nobody. The endpoint stores
+	// it with core.WithPrincipal, and that one principal is what everything tied to a caller
+	// reads: a legacy session answers only the principal that opened it (403 otherwise; an
+	// authenticated principal never matches a session opened by nobody, nor the reverse), listen
+	// ids are scoped per principal, a requestState is sealed for it, a task is owned by it. Nil
+	// uses the principal already in the request's context (set by an auth layer in front, such
+	// as package auth), or nobody.
+	Principal func(r *http.Request) string
 
 	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
 	// turns them off.
@@ -137,8 +140,8 @@ type Options struct {
 	// MaxRequestNotifications bounds the notifications one 2026-07-28 request may send (its
 	// SSE stream). Zero means 1000; past it notify calls report the notification was dropped.
 	MaxRequestNotifications int
-	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout, the scope
-	// of listen ids through Listen.ClientKey). A zero Listen.WriteTimeout takes WriteTimeout, a
+	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout). A zero
+	// Listen.WriteTimeout takes WriteTimeout, a
 	// zero Listen.MaxRequestBytes takes MaxRequestBytes.
 	Listen ListenersOptions
 	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
@@ -201,12 +204,11 @@ func New(s *core.Server, opts Options) *Handler {
 		KeepAlive:       opts.KeepAlive,
 		WriteTimeout:    opts.WriteTimeout,
 		MaxRequestBytes: opts.MaxRequestBytes,
-		Owner:           opts.Owner,
 		Resumability:    opts.Resumability,
 	})
 	var h http.Handler = ep
 	if !opts.Stateless {
-		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: opts.Authorize})(h)
+		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(h)
 		h = versionGate(h)
 	}
 	var listeners *Listeners
@@ -234,6 +236,9 @@ func New(s *core.Server, opts Options) *Handler {
 	})(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = ep.preflight(h)
+	if opts.Principal != nil {
+		h = middleware.Principal(middleware.PrincipalOptions{Resolve: opts.Principal})(h)
+	}
 	h = middleware.OriginGuard(opts.Origin)(h)
 	if opts.LogRequests {
 		logger := opts.Logger

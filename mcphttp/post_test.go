@@ -277,21 +277,24 @@ func TestPostInitializeAfterReap(t *testing.T) {
 	a.Post(t, ping).WantError(t, http.StatusNotFound, -32600, msgNotFound, `"p-1"`)
 }
 
-// Row 16: Authorize false, on requests, notifications and client responses.
+// Row 16: a session used by another principal than the one that opened it (or by nobody), on
+// requests, notifications and client responses.
 func TestPostForbidden(t *testing.T) {
-	var allow atomic.Bool
-	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(r *http.Request, s *session.Entry) bool { return allow.Load() }})
+	var user atomic.Value
+	user.Store("alice")
+	f := newFixture(t, mcphttp.Options{Principal: func(*http.Request) string { return user.Load().(string) }})
 	c := f.initialized(t)
-	allow.Store(false)
+	user.Store("")
+	c.Post(t, ping).WantError(t, http.StatusForbidden, -32600, msgForbidden, `"p-1"`)
+	user.Store("bob")
 	c.Post(t, ping).WantError(t, http.StatusForbidden, -32600, msgForbidden, `"p-1"`)
 	c.Post(t, testutil.Notification("notifications/initialized", nil)).WantError(t, http.StatusForbidden, -32600, msgForbidden, "null")
 	c.Post(t, testutil.Result("srv-1", map[string]any{})).WantError(t, http.StatusForbidden, -32600, msgForbidden, `"srv-1"`)
-	// An unknown session is 404 whatever Authorize says.
+	// An unknown session is 404 whoever asks.
 	u := f.client()
 	u.SessionID = "no-such-session"
 	u.Post(t, ping).WantError(t, http.StatusNotFound, -32600, msgNotFound, `"p-1"`)
-	allow.Store(true)
+	user.Store("alice")
 	wantResult(t, c.Call(t, "p-2", "ping", nil), `"p-2"`)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/session"
 )
 
 // Row 23: a request on its own SSE stream, its progress notifications before its response.
@@ -241,7 +240,12 @@ func TestStateless(t *testing.T) {
 func TestGetLadder(t *testing.T) {
 	var allow atomic.Bool
 	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Entry) bool { return allow.Load() }})
+	f := newFixture(t, mcphttp.Options{Principal: func(*http.Request) string {
+		if allow.Load() {
+			return "owner"
+		}
+		return "someone else"
+	}})
 	c := f.initialized(t)
 	sid := c.SessionID
 	// Row 2, before the session checks.
@@ -327,7 +331,12 @@ func TestGetStream(t *testing.T) {
 func TestDeleteLadder(t *testing.T) {
 	var allow atomic.Bool
 	allow.Store(true)
-	f := newFixture(t, mcphttp.Options{Authorize: func(*http.Request, *session.Entry) bool { return allow.Load() }})
+	f := newFixture(t, mcphttp.Options{Principal: func(*http.Request) string {
+		if allow.Load() {
+			return "owner"
+		}
+		return "someone else"
+	}})
 	c := f.initialized(t)
 	sid := c.SessionID
 	f.raw(t, http.MethodDelete, "").WantError(t, http.StatusBadRequest, -32600, msgMissingSession, "null")

@@ -13,6 +13,7 @@ func TestLayersRefuseInvalidOptions(t *testing.T) {
 		"EraRouterOptions.Modern":       func() { EraRouter(EraRouterOptions{}) },
 		"RequestLogOptions.Logger":      func() { RequestLog(RequestLogOptions{}) },
 		"SessionValidatorOptions.Store": func() { SessionValidator(SessionValidatorOptions{}) },
+		"PrincipalOptions.Resolve":      func() { Principal(PrincipalOptions{}) },
 	} {
 		t.Run(name, func(t *testing.T) { testutil.WantPanic(t, name, build) })
 	}

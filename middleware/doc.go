@@ -19,7 +19,10 @@
 //     (MCP-Protocol-Version), then shape (Mcp-Session-Id, a sessionless initialize, the _meta
 //     envelope claim); refuses an envelope body on the legacy path (400 -32020 / -32600).
 //   - SessionValidator: ties legacy requests to their session (400 missing id, 404 unknown or
-//     expired, 403 when Authorize refuses or the Origin differs from the one seen at initialize).
+//     expired, 403 when the request's principal is not the one that opened the session or the
+//     Origin differs from the one seen at initialize).
+//   - Principal: resolves the request's principal once (core.WithPrincipal) for everything
+//     below that ties state to a caller; an authentication layer in front may set it instead.
 //   - MirrorHeaders: on the 2026-07-28 path, MCP-Protocol-Version, Mcp-Method, Mcp-Name and the
 //     Mcp-Param-* headers of a tool's x-mcp-header arguments must say what the body says
 //     (400 -32020; -32022 for a version the kit does not serve).

@@ -28,11 +28,6 @@ const (
 type SessionValidatorOptions struct {
 	// Store holds the sessions. It is required (SessionValidator panics without one).
 	Store session.Store
-	// Authorize decides whether a request may use the session it names: the ownership check,
-	// for example "the authenticated principal is the one recorded in s.Owner at initialize". It
-	// runs, once the session was found, on every request, notification, client response, GET and
-	// DELETE that names a session. False answers 403. Nil allows every request that knows the id.
-	Authorize func(r *http.Request, s *session.Entry) bool
 	// SkipOriginCheck turns off the built-in check that a request carrying an Origin header
 	// carries the Origin the session was initialized with. The zero value checks.
 	SkipOriginCheck bool
@@ -64,8 +59,11 @@ func SessionFrom(ctx context.Context) *session.Entry {
 //   - any other POST, and every GET and DELETE, without the header: 400 -32600 "Missing session
 //     ID";
 //   - an unknown or expired session: 404 -32600 "Session not found";
-//   - Authorize false, or an Origin header different from the one recorded at initialize (when
-//     both are present): 403 -32600 "Forbidden: session request validation failed";
+//   - a request whose principal (core.PrincipalFrom) is not the one that opened the session
+//     (session.Entry.Owner; an authenticated principal never matches a session opened by nobody,
+//     nor nobody one opened by a principal), or an Origin header different from the one recorded
+//     at initialize (when both are present): 403 -32600 "Forbidden: session request validation
+//     failed";
 //   - a store that is closed or failing: 503 -32603;
 //   - otherwise the session's idle time is renewed (requests and GET only: notifications, client
 //     responses and DELETE do not keep a session alive) and the next handler gets the session
@@ -74,8 +72,10 @@ func SessionFrom(ctx context.Context) *session.Entry {
 // Error bodies echo the JSON-RPC id of the message when it has one. Requests with other HTTP
 // methods, and POSTs with no decoded message (no Decode layer in front), pass through untouched.
 //
-// Dropping this layer drops sessions: the endpoint then serves every POST statelessly. A team
-// with its own notion of ownership keeps the layer and sets Authorize.
+// Dropping this layer drops sessions: the endpoint then serves every POST statelessly. The
+// principal is whatever an authentication layer in front put in the context (core.WithPrincipal,
+// or the Principal layer); a team with its own session layer replaces this one with a layer that
+// calls WithSession.
 func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Handler {
 	if opts.Store == nil {
 		panic("middleware: SessionValidatorOptions.Store is required")
@@ -131,9 +131,10 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
 				return
 			}
+			principal, _ := core.PrincipalFrom(r.Context())
 			allow := func(s *session.Entry) bool {
-				if opts.Authorize != nil && !opts.Authorize(r, s) {
-					return false
+				if s.Owner != principal {
+					return false // another principal's session, or nobody's
 				}
 				if !opts.SkipOriginCheck && s.Origin != "" {
 					if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, s.Origin) {

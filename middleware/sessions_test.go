@@ -43,6 +43,9 @@ type validatorFixture struct {
 	live  *session.Entry
 	h     http.Handler
 
+	// principal is the principal of the requests serve makes ("" for nobody)
+	principal string
+
 	// what the stub saw on its last call
 	called   bool
 	sess     *session.Entry
@@ -86,6 +89,7 @@ func (f *validatorFixture) serve(t *testing.T, method, body, sessionID string, h
 		r.Header.Add(hdr[i], hdr[i+1])
 	}
 	r, _ = ensureExchange(r) // as an outer layer (tracing, request log) would
+	r = r.WithContext(core.WithPrincipal(r.Context(), f.principal))
 	if body != "" {
 		m, derr := core.DecodeMessage([]byte(body))
 		if derr != nil {
@@ -165,16 +169,17 @@ func TestValidatorMissingAndUnknownSession(t *testing.T) {
 	}
 }
 
-func TestValidatorAuthorize(t *testing.T) {
-	var mu sync.Mutex
-	allow := false
-	var seen []*session.Entry
-	f := newValidatorFixture(t, SessionValidatorOptions{Authorize: func(r *http.Request, s *session.Entry) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, s)
-		return allow
-	}})
+// A session answers only the principal that opened it: another principal and nobody get 403 on
+// every kind of exchange; a session opened by nobody answers 403 to every principal and serves
+// any caller without one (two anonymous callers cannot be told apart: the session id is then the
+// only credential). An unknown session is 404 whoever asks.
+func TestValidatorPrincipal(t *testing.T) {
+	f := newValidatorFixture(t, SessionValidatorOptions{})
+	id := session.NewID()
+	alices := &session.Entry{ID: id, Core: sessionTestServer.NewSession(core.SessionOptions{ID: id}), Owner: "alice"}
+	if err := f.store.Add(context.Background(), alices); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, method, body, id string
 	}{
@@ -184,26 +189,24 @@ func TestValidatorAuthorize(t *testing.T) {
 		{"GET", http.MethodGet, "", "null"},
 		{"DELETE", http.MethodDelete, "", "null"},
 	}
+	const forbidden = "Forbidden: session request validation failed"
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			allow = false
-			f.wantRefused(t, f.serve(t, c.method, c.body, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", c.id)
-			allow = true
+			for _, who := range []string{"bob", ""} {
+				f.principal = who
+				f.wantRefused(t, f.serve(t, c.method, c.body, alices.ID), http.StatusForbidden, -32600, forbidden, c.id)
+			}
+			f.principal = "alice"
+			f.wantRefused(t, f.serve(t, c.method, c.body, f.live.ID), http.StatusForbidden, -32600, forbidden, c.id)
+			if c.method != http.MethodDelete {
+				f.wantPassed(t, f.serve(t, c.method, c.body, alices.ID), alices)
+			}
+			f.principal = ""
 			f.wantPassed(t, f.serve(t, c.method, c.body, f.live.ID), f.live)
 		})
 	}
-	for _, s := range seen {
-		if s != f.live {
-			t.Fatalf("Authorize got %v, want the live session", s)
-		}
-	}
-	// An unknown session is 404 before Authorize is asked.
-	n := len(seen)
-	allow = false
+	f.principal = "alice"
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, "no-such-session"), http.StatusNotFound, -32600, "Session not found", `"p-1"`)
-	if len(seen) != n {
-		t.Fatal("Authorize was asked about an unknown session")
-	}
 }
 
 func TestValidatorOrigin(t *testing.T) {
@@ -263,7 +266,8 @@ func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
 }
 
 func TestValidatorRefusedRequestDoesNotRenew(t *testing.T) {
-	f := newValidatorFixture(t, SessionValidatorOptions{Authorize: func(*http.Request, *session.Entry) bool { return false }})
+	f := newValidatorFixture(t, SessionValidatorOptions{})
+	f.principal = "mallory" // the live session is nobody's
 	f.clock.Advance(50 * time.Second)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
 	f.clock.Advance(50 * time.Second)

@@ -174,12 +174,9 @@ if n == 1 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 return n
 `)
 
-// Add implements session.Store. The session's Owner must be nil or a string.
+// Add implements session.Store.
 func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
-	owner, ok := ss.Owner.(string)
-	if !ok && ss.Owner != nil {
-		return fmt.Errorf("redisstore: a session owner must be a string, not %T", ss.Owner)
-	}
+	owner := ss.Owner
 	state, err := json.Marshal(ss.Core.State())
 	if err != nil {
 		return err

@@ -55,9 +55,11 @@ type Entry struct {
 	// Origin is the Origin header seen at initialize ("" when there was none). Later requests
 	// that carry an Origin must carry the same one.
 	Origin string
-	// Owner is whatever the application ties the session to at initialize (for example the
-	// authenticated principal), for ownership checks. Nil when unused.
-	Owner any
+	// Owner is the principal that opened the session (core.PrincipalFrom of the initialize
+	// request; empty for a session opened by nobody). The session validator lets only that
+	// principal use the session: a session of P answers 403 to Q and to nobody, and an anonymous
+	// session answers 403 to every authenticated principal.
+	Owner string
 	// Local is process-local state of the transport serving the session (the HTTP endpoint keeps
 	// its streams there). Set once when the session is created.
 	Local any
@@ -352,7 +354,7 @@ func (s *Entry) End() { s.end() }
 type Record struct {
 	// Origin is the Origin header seen at initialize ("" when there was none).
 	Origin string
-	// Owner is the owner recorded at initialize (a shared store keeps strings only).
+	// Owner is the principal that opened the session (Entry.Owner).
 	Owner string
 	// State is the protocol state (negotiated version, client info and capabilities, log
 	// level, subscriptions).

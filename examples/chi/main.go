@@ -22,7 +22,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/session"
 )
 
 type principalKey struct{}
@@ -53,14 +52,10 @@ func principal(r *http.Request) string {
 // Close the returned MCP handler when done.
 func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 	mcp := mcphttp.New(s, mcphttp.Options{
-		// Record the creator at initialize...
-		Owner: func(r *http.Request) any { return principal(r) },
-		// ...and require it on every later request naming the session (unknown sessions never
-		// get here: they are answered 404 first).
-		Authorize: func(r *http.Request, sess *session.Entry) bool {
-			owner, _ := sess.Owner.(string)
-			return owner != "" && owner == principal(r)
-		},
+		// The one identity hook: the endpoint asks it once per request. A session belongs to the
+		// principal that opened it and answers 403 to anyone else; listen ids, requestState and
+		// tasks are tied to the same principal.
+		Principal: principal,
 	})
 	r := chi.NewRouter()
 	r.Use(authenticate)

@@ -639,30 +639,19 @@ func TestLegacyShimHTTP(t *testing.T) {
 	}
 }
 
-type mrtrUserKey struct{}
-
-// TestRequestStateAudienceHTTP: with Options.RequestState.Audience reading the user an auth
-// layer put in the request's context, a state issued to one user is refused for another, over
-// the real 2026-07-28 wire.
+// TestRequestStateAudienceHTTP: with mcphttp.Options.Principal naming the user, a state issued
+// to one user is refused for another and for nobody, and one issued to nobody is refused for a
+// user, over the real 2026-07-28 wire.
 func TestRequestStateAudienceHTTP(t *testing.T) {
-	s := mrtrShimServer(core.Options{RequestState: core.RequestStateOptions{
-		Key: bytes.Repeat([]byte{7}, 32),
-		Audience: func(c *core.Call) string {
-			u, _ := c.Context().Value(mrtrUserKey{}).(string)
-			return u
-		},
-	}})
+	s := mrtrShimServer(core.Options{RequestState: core.RequestStateOptions{Key: bytes.Repeat([]byte{7}, 32)}})
 	s.AddTool(&core.Tool{Name: "whoami", InputSchema: noArgs}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		if state, ok := req.RequestState(); ok {
 			return core.TextResult("state " + state), nil
 		}
 		return nil, core.NeedInput(nil, "issued")
 	})
-	h := mcphttp.New(s, mcphttp.Options{})
-	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mrtrUserKey{}, r.Header.Get("X-User"))))
-	})
-	srv := httptest.NewServer(auth)
+	h := mcphttp.New(s, mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -691,6 +680,22 @@ func TestRequestStateAudienceHTTP(t *testing.T) {
 	_, msg, raw = m.call("tools/call", retry, nil)
 	if msg.Error != nil || mrtrText(t, msg.Result) != "state issued" {
 		t.Errorf("as alice: %s", raw)
+	}
+	// A state issued to nobody opens for nobody (two anonymous callers cannot be told apart),
+	// never for a user.
+	as("")
+	_, msg, raw = m.call("tools/call", map[string]any{"name": "whoami"}, nil)
+	if err := json.Unmarshal(msg.Result, &ir); err != nil || ir.RequestState == nil {
+		t.Fatalf("no requestState for nobody: %s", raw)
+	}
+	retry = map[string]any{"name": "whoami", "requestState": *ir.RequestState}
+	as("alice")
+	if _, msg, raw := m.call("tools/call", retry, nil); msg.Error == nil || msg.Error.Code != -32602 {
+		t.Errorf("nobody's state as alice: %s", raw)
+	}
+	as("")
+	if _, msg, raw := m.call("tools/call", retry, nil); msg.Error != nil || mrtrText(t, msg.Result) != "state issued" {
+		t.Errorf("nobody's state as nobody: %s", raw)
 	}
 }
 
