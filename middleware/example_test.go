@@ -87,15 +87,15 @@ func ExampleEraRouter() {
 }
 
 // SessionValidator resolves the Mcp-Session-Id of legacy requests: 400 without one (except
-// initialize), 404 for an unknown one, 403 when Authorize refuses.
+// initialize), 404 for an unknown one, 403 when the request's principal (here from the
+// Principal layer) is not the one that opened the session.
 func ExampleSessionValidator() {
 	store := session.NewMemory(session.MemoryOptions{})
 	defer store.Close()
 	_ = store.Add(context.Background(), &session.Entry{ID: "s-1", Owner: "ada"})
-	h := middleware.Decode(middleware.DecodeOptions{})(middleware.SessionValidator(middleware.SessionValidatorOptions{
-		Store:     store,
-		Authorize: func(r *http.Request, s *session.Entry) bool { return s.Owner == r.Header.Get("X-User") },
-	})(ok))
+	user := func(r *http.Request) string { return r.Header.Get("X-User") }
+	h := middleware.Principal(middleware.PrincipalOptions{Resolve: user})(middleware.Decode(middleware.DecodeOptions{})(
+		middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ok)))
 	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "ada")
 	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "bob")
 	do(h, exampleCall, "Mcp-Session-Id", "nope")
