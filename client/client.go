@@ -47,6 +47,8 @@ func (l Lifecycle) String() string {
 const (
 	// DefaultTimeout bounds every call that has no deadline of its own.
 	DefaultTimeout = 5 * time.Minute
+	// DefaultDiscoverTimeout bounds the server/discover probe of the Auto lifecycle.
+	DefaultDiscoverTimeout = 10 * time.Second
 	// DefaultMaxInputRounds bounds the input_required rounds one call may take.
 	DefaultMaxInputRounds = 8
 )
@@ -65,6 +67,10 @@ type Options struct {
 	// elicitation and roots capabilities are derived from the handlers below and need not be set.
 	Capabilities core.ClientCapabilities
 
+	// DiscoverTimeout bounds the server/discover probe of Auto: a server that has not answered
+	// by then is taken for a legacy one (some ignore requests before initialize). Zero means
+	// DefaultDiscoverTimeout; negative means the probe waits as long as any call.
+	DiscoverTimeout time.Duration
 	// Timeout bounds every call without a deadline of its own. Zero means DefaultTimeout;
 	// negative means none (the caller's context alone decides).
 	Timeout time.Duration
@@ -138,7 +144,9 @@ type Client struct {
 	info      core.Implementation
 	maxRounds int
 	timeout   time.Duration
-	tel       *telemetry
+	// probeTimeout bounds Auto's server/discover probe (negative: none).
+	probeTimeout time.Duration
+	tel          *telemetry
 
 	link link
 
@@ -226,6 +234,10 @@ func newClient(o Options) *Client {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
+	c.probeTimeout = o.DiscoverTimeout
+	if c.probeTimeout == 0 {
+		c.probeTimeout = DefaultDiscoverTimeout
+	}
 	c.tel = newTelemetry(o.Telemetry)
 	c.baseCtx, c.cancelAll = context.WithCancel(context.Background())
 	return c
@@ -297,7 +309,15 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 	c.modern = true
 	c.version = core.Version20260728
 	var res discoverResult
-	err := c.call(ctx, "server/discover", map[string]any{}, &res, nil)
+	var probe *callOpts
+	if fallback && c.probeTimeout > 0 {
+		probe = &callOpts{timeout: c.probeTimeout}
+	}
+	err := c.call(ctx, "server/discover", map[string]any{}, &res, probe)
+	if fallback && err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		// No answer in time: a legacy server that ignores requests before initialize.
+		return c.initialize(ctx)
+	}
 	var werr *core.Error
 	if err != nil && errors.As(err, &werr) && werr.Code == core.CodeUnsupportedProtocolVersion {
 		// Retry once with a version the server lists (even the same one: the rejection may
@@ -332,10 +352,18 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 }
 
 // legacyAnswer reports whether err is how a server without the 2026-07-28 lifecycle answers
-// server/discover: a JSON-RPC error or an HTTP client error status.
+// server/discover: any JSON-RPC error but the modern ones (a header mismatch, a missing
+// capability, or an unsupported version when the server lists one the client speaks), or an
+// HTTP client error status without such a body.
 func legacyAnswer(err error) bool {
 	var werr *core.Error
 	if errors.As(err, &werr) {
+		switch werr.Code {
+		case core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability:
+			return false
+		case core.CodeUnsupportedProtocolVersion:
+			return pickModern(werr.Data) == ""
+		}
 		return true
 	}
 	var herr *HTTPError

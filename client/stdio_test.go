@@ -143,3 +143,71 @@ func TestIOTransportOverlongLine(t *testing.T) {
 		t.Errorf("Connect: %v", err)
 	}
 }
+
+// scripted is a legacy stdio server played by hand: discover gets answer (or nothing when it
+// is empty), initialize the handshake.
+func scripted(t *testing.T, discover string) client.Transport {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	go func() {
+		defer sw.Close()
+		dec := json.NewDecoder(sr)
+		for {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if dec.Decode(&m) != nil {
+				return
+			}
+			var out string
+			switch m.Method {
+			case "server/discover":
+				if discover != "" {
+					out = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, m.ID, discover)
+				}
+			case "initialize":
+				out = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"0"}}}`, m.ID)
+			}
+			if out != "" {
+				if _, err := io.WriteString(sw, out+"\n"); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { sr.Close() })
+	return &client.IOTransport{Reader: cr, Writer: cw}
+}
+
+// TestAutoFallback follows the stdio probe rules: a legacy server that ignores server/discover
+// or answers it with any non-modern error gets initialize; a modern error is not a fallback.
+func TestAutoFallback(t *testing.T) {
+	for name, tc := range map[string]struct {
+		discover string
+		legacy   bool
+	}{
+		"silent":           {"", true},
+		"method not found": {`"error":{"code":-32601,"message":"Method not found"}`, true},
+		"invalid params":   {`"error":{"code":-32602,"message":"bad"}`, true},
+		"modern error":     {`"error":{"code":-32021,"message":"Missing required client capability"}`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := client.Connect(context.Background(), scripted(t, tc.discover), client.Options{DiscoverTimeout: 50 * time.Millisecond})
+			if !tc.legacy {
+				var werr *core.Error
+				if !errors.As(err, &werr) || werr.Code != core.CodeMissingRequiredClientCapability {
+					t.Errorf("Connect: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Modern() || c.ProtocolVersion() != "2025-06-18" || c.ServerInfo().Name != "old" {
+				t.Errorf("modern %v, version %s, server %+v", c.Modern(), c.ProtocolVersion(), c.ServerInfo())
+			}
+		})
+	}
+}
