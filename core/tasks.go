@@ -140,6 +140,9 @@ type taskRun struct {
 	mu      sync.Mutex
 	seq     int
 	waiting map[string]chan json.RawMessage // outstanding input requests, by key
+
+	stopWatch func() // ends the TaskSignaler watch, when the store has one
+	stopOnce  sync.Once
 }
 
 // detach makes the call a task's handler sees: the same request (params, envelope, retry
@@ -306,6 +309,17 @@ func (m *taskManager) create(c *Call, run *taskRun) (*Task, error) {
 	m.mu.Lock()
 	m.running[run.id] = run
 	m.mu.Unlock()
+	if sg, ok := m.opts.Store.(TaskSignaler); ok {
+		// Watch before the task exists anywhere: a cancel or an answer from another replica
+		// can come as soon as the client has the id.
+		stop, err := sg.Watch(c.ctx, run.id, run.signal)
+		if err != nil {
+			m.forget(run)
+			m.server.logError(fmt.Errorf("mcpkit: watching a task: %w", err))
+			return nil, InternalError("Internal error creating a task")
+		}
+		run.stopWatch = stop
+	}
 	err := m.opts.Store.Create(c.ctx, t, TaskLimits{MaxTasks: m.opts.MaxTasks, MaxPerOwner: m.opts.MaxTasksPerPrincipal})
 	if err != nil {
 		m.forget(run)
@@ -323,6 +337,11 @@ func (m *taskManager) create(c *Call, run *taskRun) (*Task, error) {
 }
 
 func (m *taskManager) forget(run *taskRun) {
+	run.stopOnce.Do(func() {
+		if run.stopWatch != nil {
+			run.stopWatch()
+		}
+	})
 	m.mu.Lock()
 	if m.running[run.id] == run {
 		delete(m.running, run.id)
@@ -516,14 +535,43 @@ func inputKey(method, key string, seq int) string {
 }
 
 // deliver hands accepted answers to the task's handler, when it runs in this process.
-func (m *taskManager) deliver(id string, answers map[string]json.RawMessage) {
-	run := m.local(id)
-	if run == nil {
+func (m *taskManager) deliver(ctx context.Context, id string, answers map[string]json.RawMessage) {
+	if run := m.local(id); run != nil {
+		run.signal(TaskSignal{Answers: answers})
 		return
+	}
+	m.relay(ctx, id, TaskSignal{Answers: answers})
+}
+
+// cancel ends the context of the task's handler, wherever it runs.
+func (m *taskManager) cancel(ctx context.Context, id string) {
+	if run := m.local(id); run != nil {
+		run.signal(TaskSignal{Cancel: true})
+		return
+	}
+	m.relay(ctx, id, TaskSignal{Cancel: true})
+}
+
+// relay sends a signal to the replica running the task, when the store is shared.
+func (m *taskManager) relay(ctx context.Context, id string, sig TaskSignal) {
+	sg, ok := m.opts.Store.(TaskSignaler)
+	if !ok {
+		return
+	}
+	if err := sg.Signal(ctx, id, sig); err != nil {
+		m.server.logError(fmt.Errorf("mcpkit: task %s: signalling the replica that runs it: %w", id, err))
+	}
+}
+
+// signal applies a signal to the task's handler: answers go to the input requests waiting for
+// them, a cancellation ends its context.
+func (run *taskRun) signal(sig TaskSignal) {
+	if sig.Cancel {
+		run.call.cancelFn(ErrTaskCancelled)
 	}
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	for k, v := range answers {
+	for k, v := range sig.Answers {
 		if ch, ok := run.waiting[k]; ok {
 			select {
 			case ch <- v:
@@ -533,11 +581,25 @@ func (m *taskManager) deliver(id string, answers map[string]json.RawMessage) {
 	}
 }
 
-// cancel ends the context of the task's handler, when it runs in this process.
-func (m *taskManager) cancel(id string) {
-	if run := m.local(id); run != nil {
-		run.call.cancelFn(ErrTaskCancelled)
-	}
+// TaskSignal is what a tasks/update or tasks/cancel served by one replica tells the replica that
+// runs the task's handler.
+type TaskSignal struct {
+	// Cancel asks the handler to stop (its context ends with ErrTaskCancelled).
+	Cancel bool `json:"cancel,omitzero"`
+	// Answers are input responses the store accepted, by input request key.
+	Answers map[string]json.RawMessage `json:"answers,omitzero"`
+}
+
+// TaskSignaler is implemented by a TaskStore shared between replicas: it carries signals to
+// the replica running a task's handler. The server watches each task whose handler it runs, from
+// before the task is announced until the handler ends, and signals a task it does not run.
+// Delivery may be at most once: a lost answer leaves the task waiting until its TTL.
+type TaskSignaler interface {
+	// Watch calls f with every signal sent for task id until stop is called. f must return
+	// quickly.
+	Watch(ctx context.Context, id string, f func(TaskSignal)) (stop func(), err error)
+	// Signal sends sig to the replicas watching task id (none is not an error).
+	Signal(ctx context.Context, id string, sig TaskSignal) error
 }
 
 // notify publishes the task's state for notifications/tasks listeners.
@@ -691,7 +753,7 @@ func handleUpdateTask(c *Call) (any, error) {
 	var we *Error
 	switch {
 	case uerr == nil:
-		m.deliver(t.ID, accepted)
+		m.deliver(c.ctx, t.ID, accepted)
 		m.notify(updated)
 	case errors.As(uerr, &we):
 		return nil, we
@@ -725,7 +787,7 @@ func handleCancelTask(c *Call) (any, error) {
 	})
 	switch {
 	case uerr == nil:
-		m.cancel(t.ID)
+		m.cancel(c.ctx, t.ID)
 		m.notify(updated)
 	case errors.Is(uerr, errTaskSettled), errors.Is(uerr, ErrTaskNotFound):
 	default:

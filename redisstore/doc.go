@@ -10,6 +10,7 @@
 //	router := redisstore.NewRouter(rdb, redisstore.Options{})
 //	server := core.NewServer(impl, core.Options{
 //		Broadcaster:  redisstore.NewBroadcaster(router),
+//		Tasks:        core.TaskOptions{Store: redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{})},
 //		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica
 //	})
 //	h := mcphttp.New(server, mcphttp.Options{
@@ -39,6 +40,12 @@
 //     bounds), a list read per resumption. A GET with Last-Event-ID that lands on a replica that
 //     does not run the stream replays what is stored and ends, so the client polls again after
 //     the retry interval, wherever its next GET lands.
+//   - TaskStore (core.TaskStore, core.TaskSignaler): a key per task holding its JSON record,
+//     expiring with the task's TTL, and sorted sets that enforce the task limits in the script
+//     that creates a task; an update is one optimistic transaction on the task's key (retried
+//     when another replica changed it). The replica running a task's handler joins the task's
+//     channel, so a tasks/update or tasks/cancel served by another replica reaches the handler
+//     ("mcp.task").
 //   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
 //     the channel of each session it holds ("<prefix>c:<session>").
 //

@@ -1,0 +1,302 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// TaskStore is the core.TaskStore of the tasks extension on Redis: a task created on one replica
+// is readable, updatable and cancellable from every replica. Each task is one key holding its
+// JSON record, expiring with the task's TTL; a sorted set of every task (by expiry) and one per
+// owner of its unfinished tasks enforce the limits in the same script that creates the task.
+// Updates are optimistic transactions on the task's key (WATCH, then MULTI/EXEC, retried on a
+// conflict), so two replicas never interleave a read-modify-write of one task.
+//
+// It is also a core.TaskSignaler: the replica running a task's handler joins the task's channel
+// on the router, and a tasks/update or tasks/cancel served elsewhere reaches it there (at most
+// once, like every message of the router).
+type TaskStore struct {
+	r   *Router
+	now func() time.Time
+
+	mu       sync.Mutex
+	watchers map[string]map[int]func(core.TaskSignal)
+	next     int
+}
+
+// TaskStoreOptions configure a TaskStore. The zero value is the default.
+type TaskStoreOptions struct {
+	// Now, when set, replaces time.Now for expiry (tests); it must agree with
+	// core.TaskOptions.Now.
+	Now func() time.Time
+}
+
+// kindTask is the router kind of task signals.
+const kindTask = "mcp.task"
+
+// maxTaskRetries bounds the optimistic retries of one Update under contention.
+const maxTaskRetries = 50
+
+// NewTaskStore returns a task store on the router's Redis.
+func NewTaskStore(r *Router, opts TaskStoreOptions) *TaskStore {
+	if r == nil {
+		panic("redisstore: NewTaskStore needs a Router")
+	}
+	s := &TaskStore{r: r, now: opts.Now, watchers: map[string]map[int]func(core.TaskSignal){}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	r.Handle(kindTask, s.receive)
+	return s
+}
+
+func (s *TaskStore) key(id string) string           { return s.r.Key("t:{", id, "}") }
+func (s *TaskStore) index() string                  { return s.r.Key("tasks") }
+func (s *TaskStore) open(owner string) string       { return s.r.Key("to:", owner) }
+func (s *TaskStore) channel(id string) string       { return "task:" + id }
+func taskFromChannel(session string) (string, bool) { return strings.CutPrefix(session, "task:") }
+
+// taskRecord is the stored form of a core.Task.
+type taskRecord struct {
+	ID            string                     `json:"id"`
+	Owner         string                     `json:"owner"`
+	Status        core.TaskStatus            `json:"status"`
+	StatusMessage string                     `json:"statusMessage,omitempty"`
+	CreatedAt     time.Time                  `json:"createdAt"`
+	LastUpdatedAt time.Time                  `json:"lastUpdatedAt"`
+	TTLMs         int64                      `json:"ttlMs,omitempty"`
+	PollMs        int64                      `json:"pollMs,omitempty"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	Result        json.RawMessage            `json:"result,omitempty"`
+	Error         *core.Error                `json:"error,omitempty"`
+}
+
+func recordOf(t *core.Task) taskRecord {
+	return taskRecord{ID: t.ID, Owner: t.Owner, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL.Milliseconds(),
+		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
+}
+
+func (rec taskRecord) task() *core.Task {
+	return &core.Task{ID: rec.ID, Owner: rec.Owner, Status: rec.Status, StatusMessage: rec.StatusMessage,
+		CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt, TTL: time.Duration(rec.TTLMs) * time.Millisecond,
+		PollInterval: time.Duration(rec.PollMs) * time.Millisecond, InputRequests: rec.InputRequests,
+		Result: rec.Result, Error: rec.Error}
+}
+
+// expiry is the unix-millisecond expiry of a task; a task without TTL gets the far future.
+func expiry(t *core.Task) int64 {
+	if t.TTL <= 0 {
+		return 1 << 62
+	}
+	return t.CreatedAt.Add(t.TTL).UnixMilli()
+}
+
+// createTaskScript stores a new task after dropping expired entries from the indexes and
+// checking the limits. KEYS: task, index, owner's open set. ARGV: record, expiry ms, now ms,
+// max tasks (-1 none), max per owner (-1 none), id, open (1 when not terminal).
+var createTaskScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+if tonumber(ARGV[4]) >= 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'limit' end
+if ARGV[7] == '1' and tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 'limit' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[6])
+if ARGV[7] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
+  local last = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[3], last[2])
+end
+return 'ok'
+`)
+
+// Create implements core.TaskStore.
+func (s *TaskStore) Create(ctx context.Context, t *core.Task, limits core.TaskLimits) error {
+	b, err := json.Marshal(recordOf(t))
+	if err != nil {
+		return err
+	}
+	open := "0"
+	if !t.Status.Terminal() {
+		open = "1"
+	}
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	res, err := createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner)},
+		b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: creating task: %w", err)
+	case res == "limit":
+		return core.ErrTaskLimit
+	case res == "exists":
+		return errors.New("redisstore: task id already in use")
+	}
+	return nil
+}
+
+// Get implements core.TaskStore.
+func (s *TaskStore) Get(ctx context.Context, id string) (*core.Task, error) {
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	b, err := s.r.rdb.Get(ctx, s.key(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, core.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: reading task: %w", err)
+	}
+	return s.decode(b)
+}
+
+func (s *TaskStore) decode(b []byte) (*core.Task, error) {
+	var rec taskRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("redisstore: undecodable task record: %w", err)
+	}
+	t := rec.task()
+	if t.Expired(s.now()) {
+		return nil, core.ErrTaskNotFound
+	}
+	return t, nil
+}
+
+// Update implements core.TaskStore.
+func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *core.Task) error) (*core.Task, error) {
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	key := s.key(id)
+	var out *core.Task
+	for range maxTaskRetries {
+		var fnErr error
+		err := s.r.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			b, err := tx.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return core.ErrTaskNotFound
+			}
+			if err != nil {
+				return err
+			}
+			cur, err := s.decode(b)
+			if err != nil {
+				return err
+			}
+			next := cur.Clone()
+			if fnErr = fn(next); fnErr != nil {
+				return fnErr
+			}
+			next.ID, next.Owner = cur.ID, cur.Owner
+			if cur.Status.Terminal() {
+				next.Status = cur.Status
+			}
+			nb, err := json.Marshal(recordOf(next))
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
+				if !cur.Status.Terminal() && next.Status.Terminal() {
+					p.ZRem(ctx, s.open(cur.Owner), cur.ID)
+				}
+				return nil
+			})
+			if err == nil {
+				out = next
+			}
+			return err
+		}, key)
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, redis.TxFailedErr):
+			continue // another replica changed the task meanwhile: read it again
+		case fnErr != nil && errors.Is(err, fnErr):
+			return nil, fnErr
+		case errors.Is(err, core.ErrTaskNotFound):
+			return nil, err
+		default:
+			return nil, fmt.Errorf("redisstore: updating task: %w", err)
+		}
+	}
+	return nil, errors.New("redisstore: updating task: too much contention")
+}
+
+// Watch implements core.TaskSignaler: this replica joins the task's channel.
+func (s *TaskStore) Watch(ctx context.Context, id string, f func(core.TaskSignal)) (func(), error) {
+	s.mu.Lock()
+	s.next++
+	n := s.next
+	if s.watchers[id] == nil {
+		s.watchers[id] = map[int]func(core.TaskSignal){}
+	}
+	s.watchers[id][n] = f
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(s.watchers[id], n)
+		if len(s.watchers[id]) == 0 {
+			delete(s.watchers, id)
+		}
+		s.mu.Unlock()
+	}
+	if err := s.r.Join(ctx, s.channel(id)); err != nil {
+		forget()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			forget()
+			ctx, cancel := context.WithTimeout(context.Background(), s.r.timeout)
+			defer cancel()
+			if err := s.r.Leave(ctx, s.channel(id)); err != nil {
+				s.r.log.Warn().Err(err).Str("task", id).Msg("redisstore: leaving a task's channel")
+			}
+		})
+	}, nil
+}
+
+// Signal implements core.TaskSignaler.
+func (s *TaskStore) Signal(ctx context.Context, id string, sig core.TaskSignal) error {
+	b, err := json.Marshal(sig)
+	if err != nil {
+		return err
+	}
+	n, err := s.r.ToSession(ctx, s.channel(id), kindTask, b)
+	if err == nil && n == 0 {
+		s.r.log.Debug().Str("task", id).Msg("redisstore: no replica runs the task; signal dropped")
+	}
+	return err
+}
+
+// receive hands a signal from the bus to the watchers of its task in this process.
+func (s *TaskStore) receive(e Envelope) {
+	id, ok := taskFromChannel(e.Session)
+	if !ok {
+		return
+	}
+	var sig core.TaskSignal
+	if err := json.Unmarshal(e.Payload, &sig); err != nil {
+		s.r.log.Warn().Err(err).Msg("redisstore: undecodable task signal")
+		return
+	}
+	s.mu.Lock()
+	fs := make([]func(core.TaskSignal), 0, len(s.watchers[id]))
+	for _, f := range s.watchers[id] {
+		fs = append(fs, f)
+	}
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(sig)
+	}
+}

@@ -1,0 +1,241 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/redisstore"
+)
+
+// taskReplica is one replica of a server whose tasks live in Redis: its own router and task
+// store on the shared Redis, its own HTTP endpoint. Its tool "confirm" asks for a confirmation
+// (an input request of the task) and reports on started and ended which replica runs it.
+type taskReplica struct {
+	name   string
+	client *testutil.Client
+}
+
+type taskEvents struct {
+	started chan string // replica name
+	ended   chan error  // the handler's context cause, or nil
+}
+
+func newTaskReplica(t *testing.T, rs *testutil.RedisServer, prefix, name string, ev *taskEvents) *taskReplica {
+	t.Helper()
+	r := newRouter(t, rs, prefix)
+	nop := quietLogger()
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{
+		Logger: &nop,
+		Tasks:  core.TaskOptions{Store: redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{})},
+	})
+	s.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			ev.started <- name
+			res, err := req.Elicit(ctx, &core.ElicitParams{Message: "sure?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
+			if err != nil {
+				ev.ended <- context.Cause(ctx)
+				return nil, err
+			}
+			ev.ended <- nil
+			return core.TextResult(name + ": " + res.Action), nil
+		})
+	h := mcphttp.New(s, mcphttp.Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { _ = h.Close() })
+	return &taskReplica{name: name, client: testutil.NewClient(srv.URL, srv.Client())}
+}
+
+// call sends a 2026-07-28 request declaring the tasks extension and returns its result.
+func (r *taskReplica) call(t *testing.T, method string, params map[string]any) (map[string]any, *testutil.WireError) {
+	t.Helper()
+	params["_meta"] = testutil.Envelope(testutil.ModernVersion, map[string]any{
+		"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}})
+	req := r.client.NewModernPost(context.Background(), testutil.ModernRequest(1, method, params))
+	w := r.client.Do(t, req).Message(t)
+	if w.Error != nil {
+		return nil, w.Error
+	}
+	var m map[string]any
+	if err := json.Unmarshal(w.Result, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, nil
+}
+
+func (r *taskReplica) ok(t *testing.T, method string, params map[string]any) map[string]any {
+	t.Helper()
+	m, e := r.call(t, method, params)
+	if e != nil {
+		t.Fatalf("%s on %s: %d %s", method, r.name, e.Code, e.Message)
+	}
+	return m
+}
+
+// until polls tasks/get on r until the task has status.
+func (r *taskReplica) until(t *testing.T, id, status string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g := r.ok(t, "tasks/get", map[string]any{"taskId": id})
+		if g["status"] == status {
+			return g
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s stayed %v on %s, want %s", id, g["status"], r.name, status)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestTasksAcrossReplicas: a task created on replica A is read, answered and cancelled through
+// replica B; the handler keeps running on A and gets the answer and the cancellation there.
+func TestTasksAcrossReplicas(t *testing.T) {
+	rs := needRedis(t)
+	prefix := testPrefix()
+	ev := &taskEvents{started: make(chan string, 4), ended: make(chan error, 4)}
+	a := newTaskReplica(t, rs, prefix, "a", ev)
+	b := newTaskReplica(t, rs, prefix, "b", ev)
+
+	created := a.ok(t, "tools/call", map[string]any{"name": "confirm"})
+	id, _ := created["taskId"].(string)
+	if created["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call = %v", created)
+	}
+	// Strongly consistent: the other replica finds it at once.
+	if g := b.ok(t, "tasks/get", map[string]any{"taskId": id}); g["taskId"] != id {
+		t.Fatalf("tasks/get on b = %v", g)
+	}
+	if got := await(t, ev.started, "the handler to start"); got != "a" {
+		t.Fatalf("the handler runs on %s", got)
+	}
+	g := b.until(t, id, "input_required")
+	var key string
+	for k := range g["inputRequests"].(map[string]any) {
+		key = k
+	}
+	b.ok(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "decline"}}})
+	if err := await(t, ev.ended, "the handler to get the answer"); err != nil {
+		t.Fatalf("handler ended with %v", err)
+	}
+	done := b.until(t, id, "completed")
+	if text := done["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "a: decline" {
+		t.Errorf("result = %v", text)
+	}
+
+	// A cancel through b ends the handler running on a.
+	id2 := a.ok(t, "tools/call", map[string]any{"name": "confirm"})["taskId"].(string)
+	await(t, ev.started, "the second handler to start")
+	b.until(t, id2, "input_required")
+	b.ok(t, "tasks/cancel", map[string]any{"taskId": id2})
+	if err := await(t, ev.ended, "the handler to be cancelled"); !errors.Is(err, core.ErrTaskCancelled) {
+		t.Errorf("handler context cause = %v, want ErrTaskCancelled", err)
+	}
+	if g := a.ok(t, "tasks/get", map[string]any{"taskId": id2}); g["status"] != "cancelled" {
+		t.Errorf("after cancel = %v", g)
+	}
+	// Unknown ids are unknown everywhere.
+	if _, e := b.call(t, "tasks/get", map[string]any{"taskId": "nope"}); e == nil || e.Code != core.CodeInvalidParams {
+		t.Errorf("unknown task = %v", e)
+	}
+}
+
+// TestTaskStoreOnRedis: the store's own rules on a real Redis: limits under concurrent creates,
+// atomic updates, terminal statuses, expiry.
+func TestTaskStoreOnRedis(t *testing.T) {
+	rs := needRedis(t)
+	r := newRouter(t, rs, testPrefix())
+	clock := testutil.NewClock()
+	clock.Advance(time.Since(clock.Now())) // the real time, so the keys live for their real TTL
+	st := redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{Now: clock.Now})
+	ctx := context.Background()
+	task := func(id, owner string) *core.Task {
+		return &core.Task{ID: id, Owner: owner, Status: core.TaskWorking, CreatedAt: clock.Now(), LastUpdatedAt: clock.Now(), TTL: time.Hour}
+	}
+	// Ten concurrent creates against a cap of four per owner: exactly four succeed.
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = st.Create(ctx, task("p"+string(rune('a'+i)), "alice"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4})
+		}()
+	}
+	wg.Wait()
+	ok, limited := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, core.ErrTaskLimit):
+			limited++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if ok != 4 || limited != 6 {
+		t.Errorf("created %d, limited %d; want 4 and 6", ok, limited)
+	}
+	if err := st.Create(ctx, task("x", "alice"), core.TaskLimits{MaxTasks: 4, MaxPerOwner: -1}); !errors.Is(err, core.ErrTaskLimit) {
+		t.Errorf("total cap: %v", err)
+	}
+	if err := st.Create(ctx, task("q", "bob"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
+		t.Fatal(err)
+	}
+	// Concurrent updates never lose one another.
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := st.Update(ctx, "q", func(t *core.Task) error {
+				if t.InputRequests == nil {
+					t.InputRequests = map[string]json.RawMessage{}
+				}
+				t.InputRequests[string(rune('a'+i))] = json.RawMessage(`{}`)
+				return nil
+			})
+			if err != nil {
+				errs[0] = err
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := st.Get(ctx, "q")
+	if err != nil || len(got.InputRequests) != 20 || got.Owner != "bob" {
+		t.Fatalf("after 20 updates: %+v, %v", got, err)
+	}
+	boom := errors.New("boom")
+	if _, err := st.Update(ctx, "q", func(*core.Task) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("Update = %v, want the callback's error", err)
+	}
+	// A terminal status is final and frees the owner's room.
+	if _, err := st.Update(ctx, "q", func(t *core.Task) error { t.Status = core.TaskCompleted; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Update(ctx, "q", func(t *core.Task) error { t.Status = core.TaskWorking; return nil }); got.Status != core.TaskCompleted {
+		t.Errorf("a terminal status changed to %s", got.Status)
+	}
+	for i := range 4 {
+		if err := st.Create(ctx, task("b"+string(rune('a'+i)), "bob"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
+			t.Fatalf("bob's room after a finished task: %v", err)
+		}
+	}
+	// Past the TTL a task is gone.
+	clock.Advance(time.Hour)
+	if _, err := st.Get(ctx, "q"); !errors.Is(err, core.ErrTaskNotFound) {
+		t.Errorf("expired Get = %v", err)
+	}
+	if _, err := st.Update(ctx, "nope", func(*core.Task) error { return nil }); !errors.Is(err, core.ErrTaskNotFound) {
+		t.Errorf("unknown Update = %v", err)
+	}
+}
