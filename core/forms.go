@@ -25,7 +25,6 @@ import (
 // safe for concurrent use.
 type Form struct {
 	raw       json.RawMessage
-	props     map[string]jsontext.Value // property schemas, for their defaults
 	defaults  map[string]any
 	validator *validator.Schema // the schema, formats asserted
 }
@@ -313,7 +312,7 @@ func parseForm(raw []byte) (*Form, error) {
 			return nil, fmt.Errorf("mcpkit: form schema: required %q is not a property", r)
 		}
 	}
-	f := &Form{raw: bytes.Clone(raw), props: top.Properties, defaults: map[string]any{}}
+	f := &Form{raw: bytes.Clone(raw), defaults: map[string]any{}}
 	for name, p := range top.Properties {
 		var d struct {
 			Default jsontext.Value `json:"default"`
