@@ -31,7 +31,7 @@ func TestFormOf(t *testing.T) {
 	if canon(t, got) != canon(t, json.RawMessage(want)) {
 		t.Errorf("FormOf[signup]\n got %s\nwant %s", got, want)
 	}
-	if core.FormOf[signup]() != core.FormOf[*signup]() && core.FormOf[signup]() != core.FormOf[signup]() {
+	if first, again := core.FormOf[signup](), core.FormOf[signup](); first != again {
 		t.Error("the form of a type is derived once")
 	}
 	for name, f := range map[string]func(){
