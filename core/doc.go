@@ -76,6 +76,17 @@
 // ephemeral session, a path that refuses requests, Options.DisableInputShim) the call fails
 // with -32603.
 //
+// # Elicitation forms
+//
+// A form's schema has a typed form: FormOf derives it from a Go struct, NewForm takes a
+// *jsonschema.Schema; either must be the flat object of primitive properties the elicitation
+// specification allows (strings with an optional format, numbers, booleans, single and
+// multi-select enumerations, with titles, descriptions and defaults). Put it in
+// ElicitParams.Form for Call.Elicit or ElicitInput. The answer is checked against the requested
+// schema, its defaults filling what the user left out: by Call.Elicit and ElicitAs on a legacy
+// request, by Call.FormResponse and FormResponseAs on a NeedInput retry or a legacy shim round.
+// A wrong answer is an *ElicitAnswerError.
+//
 // # Errors
 //
 // A tool handler that returns a plain error reports a tool execution error: the client gets a
