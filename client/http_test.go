@@ -259,17 +259,22 @@ func TestTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = c.CallTool(ctx, "missing", nil)
+	if _, err := c.CallTool(ctx, "fail", nil); err != nil {
+		t.Fatal(err)
+	}
 	root.End()
-	var call, failed sdktrace.ReadOnlySpan
+	var call, failed, toolErr sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
 		switch s.Name() {
 		case "tools/call trace":
 			call = s
 		case "tools/call missing":
 			failed = s
+		case "tools/call fail":
+			toolErr = s
 		}
 	}
-	if call == nil || failed == nil {
+	if call == nil || failed == nil || toolErr == nil {
 		t.Fatalf("spans: %v", rec.Ended())
 	}
 	if call.SpanKind().String() != "client" || call.Parent().TraceID() != root.SpanContext().TraceID() {
@@ -292,6 +297,12 @@ func TestTelemetry(t *testing.T) {
 	if failedAttrs["error.type"] == "" {
 		t.Errorf("failed call attributes = %v", failedAttrs)
 	}
+	for _, a := range toolErr.Attributes() {
+		if a.Key == "error.type" && a.Value.Emit() == "tool_error" {
+			return
+		}
+	}
+	t.Errorf("an isError result has no error.type tool_error: %v", toolErr.Attributes())
 }
 
 // TestInMemoryListen: the in-memory transport serves subscriptions/listen from the server's

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
 // ScopeName is the instrumentation scope of the client's spans and metrics.
@@ -32,18 +33,20 @@ type Telemetry struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// Attribute keys of the MCP, GenAI, JSON-RPC and error conventions.
+// Attribute keys and metric names: the conventions the server side reports with (otelmcp).
 const (
-	attrMethod    = "mcp.method.name"
-	attrProtocol  = "mcp.protocol.version"
-	attrSession   = "mcp.session.id"
-	attrRequestID = "jsonrpc.request.id"
-	attrToolName  = "gen_ai.tool.name"
-	attrOperation = "gen_ai.operation.name"
-	attrPrompt    = "gen_ai.prompt.name"
-	attrResource  = "mcp.resource.uri"
-	attrErrorType = "error.type"
-	attrRPCStatus = "rpc.response.status_code"
+	attrMethod    = otelmcp.AttrMethodName
+	attrProtocol  = otelmcp.AttrProtocolVersion
+	attrSession   = otelmcp.AttrSessionID
+	attrRequestID = otelmcp.AttrRequestID
+	attrToolName  = otelmcp.AttrToolName
+	attrOperation = otelmcp.AttrOperationName
+	attrPrompt    = otelmcp.AttrPromptName
+	attrResource  = otelmcp.AttrResourceURI
+	attrErrorType = otelmcp.AttrErrorType
+	attrRPCStatus = otelmcp.AttrResponseStatusCode
+
+	metricSessionDuration = "mcp.client.session.duration"
 )
 
 type telemetry struct {
@@ -69,16 +72,16 @@ func newTelemetry(t Telemetry) *telemetry {
 	}
 	tel := &telemetry{tracer: tp.Tracer(ScopeName), prop: prop, started: time.Now()}
 	meter := mp.Meter(ScopeName)
-	if h, err := meter.Float64Histogram("mcp.client.session.duration",
+	if h, err := meter.Float64Histogram(metricSessionDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("The duration of the MCP session as observed on the MCP client."),
-		metric.WithExplicitBucketBoundaries(0.01, 0.1, 1, 10, 60, 300, 1800, 3600, 14400, 86400)); err == nil {
+		metric.WithExplicitBucketBoundaries(otelmcp.Buckets...)); err == nil {
 		tel.session = h
 	}
-	h, err := meter.Float64Histogram("mcp.client.operation.duration",
+	h, err := meter.Float64Histogram(otelmcp.MetricClientOperationDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("The duration of an MCP request or notification as observed on the sender."),
-		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
+		metric.WithExplicitBucketBoundaries(otelmcp.Buckets...))
 	if err == nil {
 		tel.duration = h
 	}
@@ -132,10 +135,15 @@ func requestID(ctx context.Context, id core.ID) {
 }
 
 // end closes the span and records the duration.
-func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method string, start time.Time, err error) {
+func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method string, start time.Time, res any, err error) {
 	attrs := []attribute.KeyValue{attribute.String(attrMethod, method)}
 	if c.version != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, c.version))
+	}
+	if r, ok := res.(*core.CallToolResult); ok && err == nil && r.IsError {
+		attrs = append(attrs, attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
+		span.SetAttributes(attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
+		span.SetStatus(codes.Error, "tool error")
 	}
 	if err != nil {
 		kind := "_OTHER"
