@@ -7,7 +7,10 @@ import (
 	"strings"
 )
 
-const methodInitialize = "initialize"
+const (
+	methodInitialize = "initialize"
+	methodListen     = "subscriptions/listen"
+)
 
 // methodSpec describes a protocol method: its handler and the server capability it needs.
 type methodSpec struct {
@@ -38,6 +41,7 @@ func init() {
 		"skills/list":              {handle: handleListSkills, capability: "skills"},
 		"skills/get":               {handle: handleGetSkill, capability: "skills"},
 		"resources/directory/read": {handle: handleReadDirectory, capability: "skills"},
+		methodListen:               {handle: handleListen},
 		"tasks/get":                {handle: handleGetTask, capability: "tasks"},
 		"tasks/update":             {handle: handleUpdateTask, capability: "tasks"},
 		"tasks/cancel":             {handle: handleCancelTask, capability: "tasks"},

@@ -68,6 +68,11 @@ type SessionOptions struct {
 	// Observer, when set, observes this session's operations instead of Options.Observer (the
 	// stdio adapter adds its message log this way).
 	Observer Observer
+	// Listen, when set, lets the core serve subscriptions/listen on the session's request
+	// paths, registering each subscription there (a transport whose one channel carries
+	// everything, such as stdio). It implies ChangeNotifications. Without it
+	// subscriptions/listen is -32601 (an HTTP endpoint serves it itself).
+	Listen *ListenRegistry
 	// State, when set, restores the shared state of a session another replica created (see
 	// SessionState): the session then serves requests as if initialize had run here.
 	State *SessionState
@@ -92,6 +97,7 @@ type Session struct {
 	pending             map[ID]*pendingRequest
 	ephemeral           bool
 	changeNotifications bool
+	listen              *ListenRegistry
 	hooks               SessionHooks
 	closed              bool
 	done                chan struct{}
@@ -117,7 +123,8 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 
 		inputEnded: make(chan struct{}),
 
-		changeNotifications: opts.ChangeNotifications,
+		changeNotifications: opts.ChangeNotifications || opts.Listen != nil,
+		listen:              opts.Listen,
 	}
 	if opts.Modern {
 		ss.era = eraModern

@@ -5,11 +5,9 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -22,9 +20,6 @@ const (
 	// DefaultListenCloseTimeout bounds the final frames of each stream on Close when
 	// ListenersOptions.CloseTimeout is zero.
 	DefaultListenCloseTimeout = 10 * time.Second
-	// listenQueue is how many change notifications may wait for one slow stream; a stream that
-	// falls further behind is closed (its client reconnects and lists again).
-	listenQueue = 256
 )
 
 // ListenersOptions configure subscriptions/listen, the long-lived stream through which 2026-07-28
@@ -73,87 +68,24 @@ type ListenersOptions struct {
 // its slot at once; a peer that vanished without closing is found by the next keepalive write.
 type Listeners struct {
 	server    *core.Server
-	max       int64
+	reg       *core.ListenRegistry // the open streams, their cap and ids, the fan-out
 	keepAlive time.Duration
 	sse       middleware.SSEWriterOptions
 	info      []byte        // the server's Implementation, for the _meta of the final result
 	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
 
-	count   atomic.Int64
-	mu      sync.RWMutex // guards streams and byID; publishing holds it for reading
-	streams []*listenStream
-	byID    map[listenKey]*listenStream
-	unsub   func()
-
-	closing  chan struct{}
-	closeOne sync.Once
-	active   sync.WaitGroup
+	active sync.WaitGroup
 
 	decode http.Handler // for a request no Decode layer ran in front of
 }
 
-// listenKey names a listen stream among the open ones: the principal it belongs to
-// (core.PrincipalFrom; "" for nobody) and the listen request's id. A listen id must be unique
-// among the open streams of one principal: a second stream with the same id is refused with 409,
-// while another principal may use the same id. Callers with no principal share one scope.
-type listenKey struct {
-	principal string
-	id        core.ID
-}
-
-// listenStream is one open subscriptions/listen stream. Publishers only append to pending, under
-// the stream's own lock; the stream's handler takes the pending changes and writes them.
-type listenStream struct {
-	key    listenKey
-	rc     *http.ResponseController // for the deadline Close puts on the stream's connection
-	id     core.ID
-	idJSON []byte
-	filter core.SubscriptionFilter
-	index  int // position in Listeners.streams, guarded by Listeners.mu
-
-	mu      sync.Mutex
-	pending []core.Change
-	behind  bool
-	wake    chan struct{} // capacity 1: changes are pending, or the stream fell behind
-}
-
-// push queues a change for the stream's writer. It never blocks.
-func (st *listenStream) push(c core.Change) {
-	st.mu.Lock()
-	switch {
-	case st.behind:
-		st.mu.Unlock()
-		return
-	case len(st.pending) >= listenQueue:
-		st.behind = true
-		st.pending = nil
-	default:
-		st.pending = append(st.pending, c)
-	}
-	st.mu.Unlock()
-	select {
-	case st.wake <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
-// take returns the pending changes, leaving spare (emptied) in their place, and whether the
-// stream fell behind.
-func (st *listenStream) take(spare []core.Change) ([]core.Change, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	out := st.pending
-	st.pending = spare[:0]
-	return out, st.behind
-}
-
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
 func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
-	l := &Listeners{server: s, byID: map[listenKey]*listenStream{}, closing: make(chan struct{})}
-	l.max = int64(opts.MaxStreams)
-	if l.max <= 0 {
-		l.max = DefaultMaxListenStreams
+	max := opts.MaxStreams
+	if max <= 0 {
+		max = DefaultMaxListenStreams
 	}
+	l := &Listeners{server: s, reg: core.NewListenRegistry(s, max)}
 	switch ka := opts.KeepAlive; {
 	case ka == 0:
 		l.keepAlive = DefaultListenKeepAlive
@@ -172,105 +104,29 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 		}
 	}
 	l.info, _ = json.Marshal(s.Implementation())
-	l.unsub = s.Broadcaster().Subscribe(l.deliver)
 	l.decode = decodingIfNeeded(opts.MaxRequestBytes, l.serve)
 	return l
 }
 
 // Len returns the number of open listen streams.
-func (l *Listeners) Len() int { return int(l.count.Load()) }
+func (l *Listeners) Len() int { return l.reg.Len() }
 
 // Close ends every stream gracefully (see the type's doc), stops receiving changes and waits
 // until the streams have written their last frame. Every write a stream makes from then on is
 // bounded (by WriteTimeout, or CloseTimeout when WriteTimeout is off), so a client that stopped
 // reading holds Close up for a bounded time.
 func (l *Listeners) Close() {
-	l.closeOne.Do(func() {
-		l.unsub()
-		l.mu.Lock() // no stream registers after this: register checks closing under the lock
-		close(l.closing)
-		if l.closeWait > 0 {
-			// WriteTimeout is off: a handler blocked in a write would never see closing, so its
-			// connection's deadline bounds that write. Once it sees closing, finish puts a
-			// deadline on each of its final writes (a successful write clears the deadline, so
-			// this one bounds only the write now under way).
-			deadline := time.Now().Add(l.closeWait)
-			for _, st := range l.streams {
-				_ = st.rc.SetWriteDeadline(deadline)
-			}
-		}
-		l.mu.Unlock()
-	})
+	var each func(*core.Listener)
+	if l.closeWait > 0 {
+		// WriteTimeout is off: a handler blocked in a write would never see the close, so its
+		// connection's deadline bounds that write. Once it sees the close, finish puts a
+		// deadline on each of its final writes (a successful write clears the deadline, so this
+		// one bounds only the write now under way).
+		deadline := time.Now().Add(l.closeWait)
+		each = func(st *core.Listener) { _ = st.Conn.(*http.ResponseController).SetWriteDeadline(deadline) }
+	}
+	l.reg.Close(each) // no stream opens after this
 	l.active.Wait()
-}
-
-// deliver queues a change on every stream whose filter wants it. It never blocks on a client:
-// it holds the registry's read lock only to append to each stream's queue.
-func (l *Listeners) deliver(c core.Change) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	for _, st := range l.streams {
-		if st.filter.Wants(c) {
-			st.push(c)
-		}
-	}
-}
-
-// appendChangeFrame appends a change notification for one stream, tagged with its subscription
-// id. Wants admits only the four change methods, so the method needs no escaping.
-func appendChangeFrame(b []byte, c core.Change, idJSON []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0","method":"`...)
-	b = append(b, c.Method...)
-	b = append(b, `","params":{`...)
-	if c.Method == core.ResourceUpdated {
-		uri, _ := json.Marshal(c.URI)
-		b = append(b, `"uri":`...)
-		b = append(b, uri...)
-		b = append(b, ',')
-	}
-	b = append(b, `"_meta":{"`+core.MetaSubscriptionID+`":`...)
-	b = append(b, idJSON...)
-	return append(b, "}}}"...)
-}
-
-var (
-	errDuplicate = errors.New("duplicate listen id")
-	errClosing   = errors.New("closing")
-)
-
-// register adds a stream; the first stream with a key (client and id) keeps it, a newcomer is
-// refused.
-func (l *Listeners) register(st *listenStream) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case <-l.closing:
-		return errClosing
-	default:
-	}
-	if _, dup := l.byID[st.key]; dup {
-		return errDuplicate
-	}
-	l.byID[st.key] = st
-	st.index = len(l.streams)
-	l.streams = append(l.streams, st)
-	l.active.Add(1)
-	return nil
-}
-
-func (l *Listeners) unregister(st *listenStream) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byID[st.key] != st {
-		return
-	}
-	delete(l.byID, st.key)
-	last := len(l.streams) - 1
-	moved := l.streams[last]
-	l.streams[st.index] = moved
-	moved.index = st.index
-	l.streams[last] = nil
-	l.streams = l.streams[:last]
 }
 
 // ServeHTTP serves one subscriptions/listen POST. In the default stack the Modern handler hands
@@ -303,42 +159,32 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
 		return
 	}
-	var p struct {
-		Notifications jsontext.Value `json:"notifications"`
-	}
-	var filter core.SubscriptionFilter
-	if json.Unmarshal(msg.Params, &p) != nil || p.Notifications.Kind() != '{' || json.Unmarshal(p.Notifications, &filter) != nil {
-		writeModern(w, r, &core.Response{ID: msg.ID, Error: core.NewError(core.CodeInvalidParams,
-			"Invalid params: subscriptions/listen requires a `notifications` filter object")})
+	filter, perr := core.ParseListenFilter(msg.Params)
+	if perr != nil {
+		writeModern(w, r, &core.Response{ID: msg.ID, Error: perr})
 		return
 	}
-	// Reserve a slot atomically: concurrent listens never overshoot the cap.
-	if l.count.Add(1) > l.max {
-		l.count.Add(-1)
+	// A listen id must be unique among the open streams of one principal (core.PrincipalFrom):
+	// a second stream with the same id is refused with 409, while another principal may use the
+	// same id. Callers with no principal share one scope.
+	scope, _ := core.PrincipalFrom(r.Context())
+	l.active.Add(1) // before the stream opens: Close waits for it once it could open
+	defer l.active.Done()
+	st, err := l.reg.Open(scope, msg.ID, filter, http.NewResponseController(w))
+	switch {
+	case errors.Is(err, core.ErrListenLimit):
 		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
-			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.FormatInt(l.max, 10)+") reached")
+			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(l.reg.Max())+") reached")
 		return
-	}
-	idJSON, _ := msg.ID.MarshalJSON()
-	st := &listenStream{id: msg.ID, idJSON: idJSON, filter: l.server.Honor(filter), wake: make(chan struct{}, 1),
-		key: listenKey{id: msg.ID.Key()}, rc: http.NewResponseController(w)}
-	st.key.principal, _ = core.PrincipalFrom(r.Context())
-	switch l.register(st) {
-	case errDuplicate:
-		l.count.Add(-1)
+	case errors.Is(err, core.ErrListenDuplicate):
 		refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 		return
-	case errClosing:
-		l.count.Add(-1)
+	case err != nil:
 		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
 		return
 	}
 	// Runs last, after the final frames: once Close returns, Len counts no finished stream.
-	defer func() {
-		l.unregister(st)
-		l.count.Add(-1)
-		l.active.Done()
-	}()
+	defer st.Close()
 
 	tail := &streamTail{w: w, timeout: l.sse.WriteTimeout}
 	defer tail.bound()
@@ -351,13 +197,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	// From here on this goroutine is the stream's only writer: the acknowledgement goes first,
 	// whatever was published since the stream registered waits in its queue.
-	filterJSON, _ := json.Marshal(st.filter)
-	buf := make([]byte, 0, 256)
-	buf = append(buf, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
-	buf = append(buf, filterJSON...)
-	buf = append(buf, `,"_meta":{"`+core.MetaSubscriptionID+`":`...)
-	buf = append(buf, idJSON...)
-	buf = append(buf, "}}}"...)
+	buf := core.AppendListenAck(make([]byte, 0, 256), st)
 	l.bound(st)
 	if sse.WriteMessage(buf) != nil {
 		return
@@ -371,8 +211,8 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	var spare []core.Change
 	for {
 		select {
-		case <-st.wake:
-			changes, behind := st.take(spare)
+		case <-st.Wake():
+			changes, behind := st.Take(spare)
 			if behind {
 				tail.abort = true
 				return // fell a whole queue behind: the client must reconnect and list again
@@ -382,7 +222,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 					l.finish(sse, st, tail)
 					return
 				}
-				buf = appendChangeFrame(buf[:0], c, idJSON)
+				buf = core.AppendListenChange(buf[:0], c, st.IDJSON)
 				if sse.WriteMessage(buf) != nil {
 					return
 				}
@@ -397,7 +237,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 			if sse.WriteComment("ping "+time.Now().Format(time.RFC3339)) != nil {
 				return // the peer is gone: free the slot
 			}
-		case <-l.closing:
+		case <-l.reg.Closing():
 			l.finish(sse, st, tail)
 			return
 		case <-r.Context().Done():
@@ -408,48 +248,30 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 
 // closed reports whether Close was called. The stream's handler asks before each ordinary write,
 // so once Close was called it writes nothing but the final frames, which are bounded.
-func (l *Listeners) closed() bool {
-	select {
-	case <-l.closing:
-		return true
-	default:
-		return false
-	}
-}
+func (l *Listeners) closed() bool { return l.reg.Closed() }
 
 // bound puts a CloseTimeout deadline on the next write of a stream once Close was called and
 // WriteTimeout is off. The writer then sets no deadline of its own, and a successful write
 // clears this one: it is needed before each write.
-func (l *Listeners) bound(st *listenStream) {
+func (l *Listeners) bound(st *core.Listener) {
 	if l.closeWait > 0 && l.closed() {
-		_ = st.rc.SetWriteDeadline(time.Now().Add(l.closeWait))
+		_ = st.Conn.(*http.ResponseController).SetWriteDeadline(time.Now().Add(l.closeWait))
 	}
 }
 
 // finish ends a stream gracefully: notifications/cancelled for the listen request, then the
 // complete result as the very last frame. When WriteTimeout is off, each of these writes gets
 // CloseTimeout at most, and so does what net/http writes after the handler returns.
-func (l *Listeners) finish(sse *middleware.SSEWriter, st *listenStream, tail *streamTail) {
+func (l *Listeners) finish(sse *middleware.SSEWriter, st *core.Listener, tail *streamTail) {
 	if l.closeWait > 0 {
 		tail.timeout = l.closeWait
 	}
-	b := make([]byte, 0, 256+len(l.info))
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
-	b = append(b, st.idJSON...)
-	b = append(b, `,"reason":"The server is shutting down"}}`...)
+	b := core.AppendListenCancelled(make([]byte, 0, 256+len(l.info)), st.IDJSON, core.ListenShutdownReason)
 	l.bound(st)
 	if sse.WriteMessage(b) != nil {
 		return
 	}
-	b = append(b[:0], `{"jsonrpc":"2.0","id":`...)
-	b = append(b, st.idJSON...)
-	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+core.MetaSubscriptionID+`":`...)
-	b = append(b, st.idJSON...)
-	if len(l.info) > 0 {
-		b = append(b, `,"`+core.MetaServerInfo+`":`...)
-		b = append(b, l.info...)
-	}
-	b = append(b, "}}}"...)
+	b = core.AppendListenResult(b[:0], st.IDJSON, l.info)
 	l.bound(st)
 	_ = sse.WriteFinal(b)
 }

@@ -70,8 +70,8 @@ func TestEraLockOverStdio(t *testing.T) {
 			Capabilities map[string]json.RawMessage `json:"capabilities"`
 		}
 		jsonv2.Unmarshal(m.Result, &r)
-		if string(r.Capabilities["tools"]) != "{}" {
-			t.Errorf("stdio cannot deliver list changes, yet discover offers %s", r.Capabilities["tools"])
+		if string(r.Capabilities["tools"]) != `{"listChanged":true}` {
+			t.Errorf("stdio delivers list changes (subscriptions/listen), yet discover offers %s", r.Capabilities["tools"])
 		}
 		p.write(initFrame)
 		wantErr(t, p.next(), "0", -32601, removedInit)

@@ -20,6 +20,15 @@
 // away), the requests in flight are cancelled at once. Either way Serve waits for the handlers
 // to return, and nothing is written after it returns.
 //
+// subscriptions/listen (2026-07-28) is served on the one channel, as the specification defines it
+// for stdio: several subscriptions may be open at once, each one's acknowledgement comes before
+// anything else tagged with its id (other subscriptions' messages may come between), every
+// notification carries the subscription id in _meta, the client's notifications/cancelled for the
+// listen id ends that subscription, and the end of the input or of Serve ends all of them
+// gracefully: notifications/cancelled for the listen id, then the complete result as the
+// subscription's last message. The filters, the honored subset and the cap (Options.MaxListeners)
+// are those of the HTTP endpoint, and server/discover advertises listChanged and subscribe.
+//
 // The process is one connection, so its lifecycle is decided once: a successful initialize
 // locks it to the legacy lifecycle, a successful server/discover or 2026-07-28 request locks it
 // to the modern one (see package core).
@@ -87,6 +96,10 @@ type Options struct {
 	// Never the contents. Off by default. Spans and metrics come from core.Options.Observer
 	// (package otelmcp), which stdio drives like every transport.
 	LogMessages bool
+	// MaxListeners caps the subscriptions/listen subscriptions open at once. Zero means
+	// core.DefaultMaxListeners (1000); negative is invalid. Past it a listen request is
+	// answered -32603 naming the cap.
+	MaxListeners int
 }
 
 // Serve serves one session on the reader and writer until the input ends, the context is
@@ -153,6 +166,8 @@ type conn struct {
 	outFailed chan struct{}
 
 	session  *core.Session
+	path     core.Sender // every request's own path: stdout, whatever becomes of the session
+	listen   *core.ListenRegistry
 	wg       sync.WaitGroup
 	smu      sync.Mutex
 	stopping bool // set when Serve is returning: no new work starts
@@ -163,6 +178,9 @@ type conn struct {
 func newConn(s *core.Server, opts Options) *conn {
 	if opts.MaxLineBytes < 0 {
 		panic("stdio: Options.MaxLineBytes must not be negative")
+	}
+	if opts.MaxListeners < 0 {
+		panic("stdio: Options.MaxListeners must not be negative")
 	}
 	c := &conn{server: s, in: opts.In, out: opts.Out, log: opts.Logger, maxLine: opts.MaxLineBytes,
 		outFailed: make(chan struct{})}
@@ -190,7 +208,9 @@ func newConn(s *core.Server, opts Options) *conn {
 	if c.maxLine == 0 {
 		c.maxLine = DefaultMaxLineBytes
 	}
-	so := core.SessionOptions{Out: core.SenderFunc(c.send), Transport: core.TransportPipe}
+	c.path = core.SenderFunc(c.send)
+	c.listen = core.NewListenRegistry(s, opts.MaxListeners)
+	so := core.SessionOptions{Out: c.path, Transport: core.TransportPipe, Listen: c.listen}
 	if opts.LogMessages {
 		so.Observer = core.Observers(s.Observer(), messageLog{log: c.log})
 	}
@@ -259,6 +279,7 @@ func (c *conn) writeErr() error {
 // flight get DrainTimeout to finish (less when ctx ends or the output fails first).
 func (c *conn) drain(ctx context.Context) {
 	c.session.EndInput()
+	c.listen.Close(nil) // every subscription ends gracefully: its listen request is answered
 	if c.drainT <= 0 {
 		return
 	}
@@ -285,6 +306,7 @@ func (c *conn) close() {
 	c.smu.Lock()
 	c.stopping = true
 	c.smu.Unlock()
+	c.listen.Close(nil) // before the session: a subscription ends gracefully, not cancelled
 	c.session.Close()
 	c.cancel()
 	c.wg.Wait()
@@ -383,7 +405,7 @@ func (c *conn) serveMessage(msg *core.Message) {
 		_ = c.send(c.ctx, busy(msg.ID, c.maxInFlight))
 		return
 	}
-	call, err := c.session.Begin(c.ctx, msg, nil)
+	call, err := c.session.Begin(c.ctx, msg, c.path)
 	if err != nil {
 		c.release(1)
 		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
@@ -442,7 +464,7 @@ func (c *conn) serveBatch(items []core.BatchItem) {
 			errs = append(errs, busy(m.ID, c.maxInFlight))
 			return nil
 		}
-		call, err := c.session.Begin(c.ctx, m, nil)
+		call, err := c.session.Begin(c.ctx, m, c.path)
 		if err != nil {
 			c.release(1)
 			errs = append(errs, core.RefusedResponse(m.ID, err).Encode())

@@ -1,0 +1,366 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// DefaultMaxListeners caps the open subscriptions/listen subscriptions of a ListenRegistry
+// registry when its max is zero.
+const DefaultMaxListeners = 1000
+
+// listenQueue is how many change notifications may wait for one slow subscription; one that
+// falls further behind is ended (its client listens again and lists again).
+const listenQueue = 256
+
+// Why ListenRegistry.Open opened nothing.
+var (
+	// ErrListenLimit: the registry holds its maximum of subscriptions.
+	ErrListenLimit = errors.New("mcpkit: maximum concurrent subscriptions/listen streams reached")
+	// ErrListenDuplicate: a subscription with the same scope and id is open.
+	ErrListenDuplicate = errors.New("mcpkit: a subscriptions/listen stream with this id is already open")
+	// ErrListenClosed: the registry is closing.
+	ErrListenClosed = errors.New("mcpkit: subscriptions are closing")
+)
+
+// ListenRegistry is the transport-independent part of subscriptions/listen: the open
+// subscriptions of one transport (an HTTP endpoint, a stdio connection), their cap, the
+// uniqueness of their ids within a scope, and the fan-out of the server's changes to the
+// subscriptions whose filter wants them. Publishing never waits on a client: a change is queued
+// on each matching subscription, whose writer (the transport's, one per subscription) takes it;
+// a subscription that falls a whole queue behind is marked so its writer can end it.
+type ListenRegistry struct {
+	server *Server
+	max    int64
+
+	count   atomic.Int64
+	mu      sync.RWMutex // guards subs and byKey; publishing holds it for reading
+	subs    []*Listener
+	byKey   map[listenKey]*Listener
+	unsub   func()
+	closing chan struct{}
+	once    sync.Once
+}
+
+type listenKey struct {
+	scope string
+	id    ID
+}
+
+// Listener is one open subscriptions/listen subscription.
+type Listener struct {
+	// ID is the listen request's id, which names the subscription; IDJSON is its wire form.
+	ID     ID
+	IDJSON []byte
+	// Filter is the honored subset of what the request asked for.
+	Filter SubscriptionFilter
+	// Conn is the transport's own state of the subscription, as passed to Open.
+	Conn any
+
+	reg   *ListenRegistry
+	key   listenKey
+	index int // in reg.subs, guarded by reg.mu
+
+	mu      sync.Mutex
+	pending []Change
+	behind  bool
+	wake    chan struct{} // capacity 1: changes are pending, or the subscription fell behind
+	closed  bool          // guarded by reg.mu
+}
+
+// NewListenRegistry returns a registry of at most max subscriptions (zero means
+// DefaultMaxListeners; negative panics) subscribed to the server's broadcaster.
+func NewListenRegistry(s *Server, max int) *ListenRegistry {
+	switch {
+	case max == 0:
+		max = DefaultMaxListeners
+	case max < 0:
+		panic("mcpkit: the maximum of subscriptions must not be negative")
+	}
+	r := &ListenRegistry{server: s, max: int64(max), byKey: map[listenKey]*Listener{}, closing: make(chan struct{})}
+	r.unsub = s.Broadcaster().Subscribe(r.deliver)
+	return r
+}
+
+// Max returns the registry's cap.
+func (r *ListenRegistry) Max() int { return int(r.max) }
+
+// Len returns the number of open subscriptions.
+func (r *ListenRegistry) Len() int { return int(r.count.Load()) }
+
+// Open registers a subscription for the listen request id within scope (ids are unique per
+// scope; "" is one scope like any other), with the filter honored by the server's capabilities.
+// It fails with ErrListenLimit, ErrListenDuplicate or ErrListenClosed.
+// The caller writes the acknowledgement first, then what Take returns, and calls Close at the
+// end.
+func (r *ListenRegistry) Open(scope string, id ID, filter SubscriptionFilter, conn any) (*Listener, error) {
+	// Reserve a slot atomically: concurrent opens never overshoot the cap.
+	if r.count.Add(1) > r.max {
+		r.count.Add(-1)
+		return nil, ErrListenLimit
+	}
+	idJSON, _ := id.MarshalJSON()
+	sub := &Listener{ID: id, IDJSON: idJSON, Filter: r.server.Honor(filter), Conn: conn, reg: r,
+		key: listenKey{scope: scope, id: id.Key()}, wake: make(chan struct{}, 1)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.closing:
+		r.count.Add(-1)
+		return nil, ErrListenClosed
+	default:
+	}
+	if _, dup := r.byKey[sub.key]; dup {
+		r.count.Add(-1)
+		return nil, ErrListenDuplicate
+	}
+	r.byKey[sub.key] = sub
+	sub.index = len(r.subs)
+	r.subs = append(r.subs, sub)
+	return sub, nil
+}
+
+// Close unregisters the subscription and frees its slot. It is safe to call more than once.
+func (sub *Listener) Close() {
+	r := sub.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sub.closed {
+		return
+	}
+	sub.closed = true
+	delete(r.byKey, sub.key)
+	last := len(r.subs) - 1
+	moved := r.subs[last]
+	r.subs[sub.index] = moved
+	moved.index = sub.index
+	r.subs[last] = nil
+	r.subs = r.subs[:last]
+	r.count.Add(-1)
+}
+
+// Close stops receiving changes and starts the graceful end of every subscription: Closing is
+// closed, and no subscription opens from then on. each, when not nil, runs for every open
+// subscription while no other can open or close (an HTTP transport bounds its writes there).
+func (r *ListenRegistry) Close(each func(*Listener)) {
+	r.once.Do(func() {
+		r.unsub()
+		r.mu.Lock()
+		close(r.closing)
+		if each != nil {
+			for _, sub := range r.subs {
+				each(sub)
+			}
+		}
+		r.mu.Unlock()
+	})
+}
+
+// Closing is closed when Close was called: each subscription's writer then ends it gracefully.
+func (r *ListenRegistry) Closing() <-chan struct{} { return r.closing }
+
+// Closed reports whether Close was called.
+func (r *ListenRegistry) Closed() bool { return isDone(r.closing) }
+
+// deliver queues a change on every subscription whose filter wants it. It never blocks on a
+// client: it holds the registry's read lock only to append to each queue.
+func (r *ListenRegistry) deliver(c Change) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, sub := range r.subs {
+		if sub.Filter.Wants(c) {
+			sub.push(c)
+		}
+	}
+}
+
+// push queues a change for the subscription's writer. It never blocks.
+func (sub *Listener) push(c Change) {
+	sub.mu.Lock()
+	switch {
+	case sub.behind:
+		sub.mu.Unlock()
+		return
+	case len(sub.pending) >= listenQueue:
+		sub.behind = true
+		sub.pending = nil
+	default:
+		sub.pending = append(sub.pending, c)
+	}
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// Wake receives when changes are pending (see Take) or the subscription fell behind.
+func (sub *Listener) Wake() <-chan struct{} { return sub.wake }
+
+// Take returns the pending changes, leaving spare (emptied) in their place, and whether the
+// subscription fell a whole queue behind (its changes were dropped: end it).
+func (sub *Listener) Take(spare []Change) ([]Change, bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	out := sub.pending
+	sub.pending = spare[:0]
+	return out, sub.behind
+}
+
+// ParseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
+// when it is missing or not a filter object.
+func ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
+	var p struct {
+		Notifications jsontext.Value `json:"notifications"`
+	}
+	var filter SubscriptionFilter
+	if json.Unmarshal(params, &p) != nil || p.Notifications.Kind() != '{' || json.Unmarshal(p.Notifications, &filter) != nil {
+		return filter, NewError(CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
+	}
+	return filter, nil
+}
+
+// AppendListenAck appends notifications/subscriptions/acknowledged for the subscription: the
+// honored filter, tagged with the subscription id.
+func AppendListenAck(b []byte, sub *Listener) []byte {
+	filterJSON, _ := json.Marshal(sub.Filter)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
+	b = append(b, filterJSON...)
+	b = append(b, `,"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, sub.IDJSON...)
+	return append(b, "}}}"...)
+}
+
+// AppendListenChange appends a change notification for one subscription, tagged with its id.
+// Wants admits only the four change methods, so the method needs no escaping.
+func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"`...)
+	b = append(b, c.Method...)
+	b = append(b, `","params":{`...)
+	if c.Method == ResourceUpdated {
+		uri, _ := json.Marshal(c.URI)
+		b = append(b, `"uri":`...)
+		b = append(b, uri...)
+		b = append(b, ',')
+	}
+	b = append(b, `"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, idJSON...)
+	return append(b, "}}}"...)
+}
+
+// ListenShutdownReason is the reason of the notifications/cancelled that ends a subscription
+// when its transport shuts down.
+const ListenShutdownReason = "The server is shutting down"
+
+// AppendListenCancelled appends the notifications/cancelled a server sends to end a
+// subscription (the only request it ever cancels), with the given reason.
+func AppendListenCancelled(b []byte, idJSON []byte, reason string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, reason)
+	return append(b, "}}"...)
+}
+
+// AppendListenResult appends the complete result that answers a listen request when its
+// subscription ends gracefully: {"resultType":"complete","_meta":{subscriptionId, serverInfo}}
+// (info is the encoded Implementation, left out when empty).
+func AppendListenResult(b []byte, idJSON, info []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, idJSON...)
+	if len(info) > 0 {
+		b = append(b, `,"`+MetaServerInfo+`":`...)
+		b = append(b, info...)
+	}
+	return append(b, "}}}"...)
+}
+
+// listenResult is the result of a listen request served by the core (see handleListen).
+type listenResult struct {
+	Meta map[string]jsontext.Value `json:"_meta"`
+}
+
+// handleListen serves subscriptions/listen on a transport that lets the core do it
+// (SessionOptions.Listen; stdio): the acknowledgement, then the changes the filter wants,
+// all on the request's own path, each tagged with the subscription id. The client's
+// notifications/cancelled for the listen id ends the subscription without an answer; the end of
+// the session ends it too; a graceful close of the registry (or a subscription that fell a whole
+// queue behind) sends notifications/cancelled for the listen id and then the complete result,
+// the subscription's last message.
+func handleListen(c *Call) (any, error) {
+	reg := c.session.listen
+	if reg == nil {
+		return nil, typedError(CodeMethodNotFound, c.method)
+	}
+	if c.modern == nil {
+		return nil, InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
+	}
+	filter, perr := ParseListenFilter(c.params)
+	if perr != nil {
+		return nil, perr
+	}
+	scope, _ := PrincipalFrom(c.ctx)
+	sub, err := reg.Open(scope, c.id, filter, nil)
+	switch {
+	case errors.Is(err, ErrListenLimit):
+		return nil, NewError(CodeInternalError, "Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(reg.Max())+") reached")
+	case errors.Is(err, ErrListenDuplicate):
+		return nil, NewError(CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+	case err != nil:
+		return nil, NewError(CodeInternalError, "Service unavailable: the server is shutting down")
+	}
+	defer sub.Close()
+	buf := AppendListenAck(make([]byte, 0, 256), sub)
+	if err := c.sendWith(c.ctx, buf); err != nil {
+		return nil, err
+	}
+	end := func() (any, error) {
+		reason := ListenShutdownReason
+		if !reg.Closed() {
+			reason = "The subscription fell too far behind; listen again"
+		}
+		if err := c.sendWith(context.WithoutCancel(c.ctx), AppendListenCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
+			return nil, err
+		}
+		return listenResult{Meta: map[string]jsontext.Value{MetaSubscriptionID: sub.IDJSON}}, nil
+	}
+	var spare []Change
+	for {
+		select {
+		case <-reg.closing:
+			return end()
+		case <-sub.wake:
+			changes, behind := sub.Take(spare)
+			if behind {
+				return end()
+			}
+			for i, ch := range changes {
+				if reg.Closed() {
+					return end()
+				}
+				if c.ctx.Err() != nil {
+					return nil, context.Cause(c.ctx) // cancelled: nothing more is sent
+				}
+				buf = AppendListenChange(buf[:0], ch, sub.IDJSON)
+				if err := c.sendWith(c.ctx, buf); err != nil {
+					return nil, err
+				}
+				changes[i] = Change{}
+			}
+			spare = changes
+		case <-c.ctx.Done():
+			if reg.Closed() {
+				return end() // a shutdown cancels the call too: the graceful end wins
+			}
+			return nil, context.Cause(c.ctx)
+		}
+	}
+}
