@@ -123,12 +123,6 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 	return out, res, nil
 }
 
-// page is one page of a list result.
-type page[T any] struct {
-	Items      []T
-	NextCursor string
-}
-
 // list follows the cursors of a list method, yielding items until the last page, an error, or
 // the caller stops.
 func list[T any](c *Client, ctx context.Context, method, member string, o *callOpts, keep func(*T) bool) iter.Seq2[*T, error] {

@@ -411,7 +411,7 @@ func (l *httpLink) standalone(opened chan struct{}) {
 		}
 		if err == nil {
 			failures = 0
-			_, err = l.readEvents(resp.Body, core.ID{}, &last, &retry)
+			_, _ = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
 			resp.Body.Close()
 		}
 		if l.ctx.Err() != nil {

@@ -282,7 +282,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range call.Attributes() {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "trace" || attrs["mcp.protocol.version"] != core.Version20260728 || attrs["jsonrpc.request.id"] == "" {
 		t.Errorf("attributes = %v", attrs)
@@ -292,13 +292,13 @@ func TestTelemetry(t *testing.T) {
 	}
 	failedAttrs := map[string]string{}
 	for _, a := range failed.Attributes() {
-		failedAttrs[string(a.Key)] = a.Value.Emit()
+		failedAttrs[string(a.Key)] = a.Value.String()
 	}
 	if failedAttrs["error.type"] == "" {
 		t.Errorf("failed call attributes = %v", failedAttrs)
 	}
 	for _, a := range toolErr.Attributes() {
-		if a.Key == "error.type" && a.Value.Emit() == "tool_error" {
+		if a.Key == "error.type" && a.Value.String() == "tool_error" {
 			return
 		}
 	}
