@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: run test vet bench conformance interop fmt
+.PHONY: run test vet bench conformance interop fmt lint
 
 ## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp
 run:
@@ -17,6 +17,10 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+## lint: go vet, staticcheck and golangci-lint (.golangci.yml) at pinned versions, built once into .tools/bin
+lint:
+	bash scripts/lint.sh
 
 ## bench: the benchmarks, with allocations
 bench:

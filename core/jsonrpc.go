@@ -332,6 +332,10 @@ const (
 	BodyOther // a scalar
 )
 
+// StartsObject reports whether the first byte of data that is not JSON whitespace opens an
+// object: a cheap check that does not validate the rest (DecodeMessage does).
+func StartsObject(data []byte) bool { return firstByte(data) == '{' }
+
 // BodyKind classifies data: invalid, object, array or scalar.
 func BodyKind(data []byte) int {
 	if !CheckJSON(data) {

@@ -219,7 +219,7 @@ func schemaFor[T any]() (json.RawMessage, error) {
 
 func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	if !ValidToolName(t.Name) {
-		return nil, fmt.Errorf("mcpkit: invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 _ - .", t.Name)
+		return nil, fmt.Errorf("mcpkit: invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 and \"_-.\"", t.Name)
 	}
 	if t.InputSchema == nil {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)

@@ -348,8 +348,6 @@ type modern struct {
 	ResultType string `json:"resultType,omitzero"`
 }
 
-func (m *modern) setResultType(t string) { m.ResultType = t }
-
 // cacheable holds the SEP-2549 cache hints. A handler may set them on its result to override the
 // server's defaults; on legacy requests they are sent only when set.
 type cacheable struct {
@@ -363,5 +361,3 @@ func (c *cacheable) SetCache(ttlMs int64, scope string) {
 	c.TTLMs = &ttlMs
 	c.CacheScope = scope
 }
-
-func (c *cacheable) cache() *cacheable { return c }

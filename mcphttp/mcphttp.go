@@ -27,11 +27,12 @@
 //
 //	store := session.NewMemory(session.MemoryOptions{})
 //	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
+//	defer ep.Close()
 //	h := middleware.Recover(middleware.RecoverOptions{})(
 //		middleware.OriginGuard(middleware.OriginGuardOptions{})(
-//			myAuth( // the team's own authentication
+//			myAuth( // the team's own authentication; it names the caller with core.WithPrincipal
 //				middleware.Decode(middleware.DecodeOptions{})(
-//					middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store, Authorize: owns})(ep)))))
+//					middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))
 //
 // The endpoint never holds a lock shared with other sessions while it writes to a client, and
 // every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,

@@ -121,7 +121,7 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				}
 				return
 			}
-			if firstNonSpace(body) != '{' {
+			if !core.StartsObject(body) {
 				// Not an object: tell invalid JSON from arrays and scalars (rare, so the
 				// extra validation pass costs nothing on the usual path).
 				if core.BodyKind(body) == core.BodyInvalid {
@@ -169,18 +169,6 @@ func readBodyWithin(w http.ResponseWriter, r *http.Request, limit int64, timeout
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, err
-}
-
-// firstNonSpace returns the first byte of data that is not JSON whitespace, or 0.
-func firstNonSpace(data []byte) byte {
-	for _, c := range data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
 }
 
 func tooLargeMessage(limit int64) string {

@@ -12,12 +12,12 @@ import (
 // ErrForbiddenHost is the error OriginGuardOptions.Check returns when the Host header names a host
 // that is neither loopback nor allow-listed. OriginGuard answers it with 403, -32600
 // "Forbidden: Invalid Host header".
-var ErrForbiddenHost = errors.New(msgForbiddenHost)
+var ErrForbiddenHost = errors.New("middleware: forbidden Host header")
 
 // ErrForbiddenOrigin is the error OriginGuardOptions.Check returns when the Origin header is neither
 // same-origin with the Host header nor allow-listed. OriginGuard answers it with 403, -32600
 // "Forbidden: Invalid Origin header".
-var ErrForbiddenOrigin = errors.New(msgForbiddenOrigin)
+var ErrForbiddenOrigin = errors.New("middleware: forbidden Origin header")
 
 // OriginGuardOptions configures the DNS-rebinding protection of OriginGuard and Check. The zero value
 // turns protection on and accepts only loopback hosts (localhost, any 127.0.0.0/8 address and ::1,
@@ -122,10 +122,10 @@ func OriginGuard(opts OriginGuardOptions) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch p.checkRequest(r) {
-			case nil:
+			switch err := p.checkRequest(r); {
+			case err == nil:
 				next.ServeHTTP(w, r)
-			case ErrForbiddenHost:
+			case errors.Is(err, ErrForbiddenHost):
 				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenHost)
 			default:
 				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenOrigin)

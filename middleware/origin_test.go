@@ -176,7 +176,7 @@ func TestOriginGuardRepeatedOrigin(t *testing.T) {
 	r.Host = "localhost"
 	r.Header.Add("Origin", "http://localhost")
 	r.Header.Add("Origin", "http://localhost")
-	if err := (OriginGuardOptions{}).Check(r); err != ErrForbiddenOrigin {
+	if err := (OriginGuardOptions{}).Check(r); !errors.Is(err, ErrForbiddenOrigin) {
 		t.Errorf("Check with two Origin headers = %v, want ErrForbiddenOrigin", err)
 	}
 }

@@ -91,7 +91,7 @@ func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
 		switch {
 		case v == nil:
 			if ok {
-				t.Errorf("attribute %s = %v, want it absent", k, g.Emit())
+				t.Errorf("attribute %s = %v, want it absent", k, g.String())
 			}
 		case !ok:
 			t.Errorf("attribute %s missing", k)

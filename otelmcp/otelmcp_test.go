@@ -95,7 +95,7 @@ func (tel *telemetry) histogram(t *testing.T, name string) []metricdata.Histogra
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

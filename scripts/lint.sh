@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make lint: go vet, staticcheck and golangci-lint (configuration in .golangci.yml) at pinned
+# versions. The linters are built once with `go install` into .tools/bin (ignored by git) and
+# rebuilt only when the pinned version changes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"     # honnef.co/go/tools
+GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}" # github.com/golangci/golangci-lint/v2
+BIN="$PWD/.tools/bin"
+mkdir -p "$BIN"
+
+# install NAME VERSION PACKAGE: go install PACKAGE@VERSION into $BIN unless that version is there.
+install() {
+  local name=$1 version=$2 pkg=$3 stamp="$BIN/.$1.version"
+  if [[ -x "$BIN/$name" && "$(cat "$stamp" 2>/dev/null)" == "$version" ]]; then
+    return
+  fi
+  echo "lint: installing $name $version"
+  GOBIN="$BIN" go install "$pkg@$version"
+  echo "$version" >"$stamp"
+}
+install staticcheck "$STATICCHECK_VERSION" honnef.co/go/tools/cmd/staticcheck
+install golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+status=0
+echo "lint: go vet"
+go vet ./... || status=1
+echo "lint: staticcheck $STATICCHECK_VERSION"
+"$BIN/staticcheck" ./... || status=1
+echo "lint: golangci-lint $GOLANGCI_LINT_VERSION (.golangci.yml)"
+"$BIN/golangci-lint" run ./... || status=1
+if [[ $status -ne 0 ]]; then
+  echo "lint: FAILED (fix the findings above; each line names the file, the line and the check)" >&2
+else
+  echo "lint: clean"
+fi
+exit $status
