@@ -44,6 +44,7 @@ func newServer() *core.Server {
 	addPrompts(s)
 	addTaskTools(s)
 	addSkills(s)
+	addInteropTools(s)
 	return s
 }
 
