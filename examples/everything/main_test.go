@@ -406,6 +406,8 @@ func TestToolsList(t *testing.T) {
 			requires(t, tool.Name, tool.InputSchema, "message")
 		case "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task":
 			// the tasks extension's tools (tasks.go): typed, tested by tasks_test.go
+		case "interop_slow", "interop_trigger_list_changed", "interop_trigger_resource_updated":
+			// the interop tools (interop.go): typed, tested by interop_test.go
 		case "test_custom_headers": // arguments mirrored in Mcp-Param-* headers (headers.go)
 			if !bytes.Contains(tool.InputSchema, []byte(`"x-mcp-header":"Region"`)) {
 				t.Errorf("test_custom_headers inputSchema %s has no x-mcp-header", tool.InputSchema)
