@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: run test vet bench conformance interop fmt lint
+.PHONY: run test vet bench conformance interop fmt lint cluster-test
 
 ## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp
 run:
@@ -35,3 +35,8 @@ conformance:
 interop:
 	bash scripts/interop.sh
 	bash scripts/client-interop.sh
+
+## cluster-test: three replicas of examples/everything on one Redis behind nginx: the conformance
+## suites through the proxy, answers and streams across replicas, one replica killed
+cluster-test:
+	bash scripts/cluster.sh

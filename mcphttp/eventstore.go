@@ -38,10 +38,10 @@ type EventStore interface {
 
 // SharedEventStore is an EventStore that several replicas share (for example one on Redis). With
 // it, a GET whose Last-Event-ID names a stream of its session that this process does not hold
-// (the stream runs, or ran, on another replica) replays what the store keeps of it: the retry
-// field and the events after that id, then the stream ends and the client comes back after the
-// retry interval for the rest, on whichever replica its next GET lands; a stored response ends
-// the stream for good. Stream ids then start at a random point per session and replica, so
+// (the stream runs, or ran, on another replica) replays what the store keeps of it, then follows
+// the stream in the store (a look every 100 ms) until its response, which ends the GET. A
+// stream whose connection is cut before it stored anything stores an empty event 0, so that
+// the other replicas know it. Stream ids start at a random point per session and replica, so
 // that two replicas never share one.
 type SharedEventStore interface {
 	EventStore

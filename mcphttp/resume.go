@@ -315,9 +315,21 @@ func (rs *resumable) abandonLocked() {
 
 func (rs *resumable) detachPostLocked() {
 	if rs.post != nil {
+		rs.markLocked()
 		rs.post = nil
 		close(rs.postGone)
 	}
+}
+
+// markLocked stores an empty event 0 for a stream that stored nothing yet, when the store is
+// shared and the call still runs: it tells the other replicas the stream exists, so that a GET
+// resuming it there follows it (see SharedEventStore) instead of being an ordinary GET. It costs
+// nothing on a stream whose connection stays attached.
+func (rs *resumable) markLocked() {
+	if rs.res.shared == nil || rs.seq != 0 || rs.finished || rs.forgotten {
+		return
+	}
+	_ = rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: 0})
 }
 
 func (rs *resumable) detachSubLocked() {
@@ -657,22 +669,24 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 	}
 }
 
+// sharedPollInterval is how often a GET following a stream that runs on another replica looks
+// for its new events in the shared store.
+const sharedPollInterval = 100 * time.Millisecond
+
 // replayShared serves a GET whose Last-Event-ID names a stream of the session that this process
-// does not hold, from the shared event store (see SharedEventStore): the retry field and the
-// stored events after the id, then the end of the stream, unless the last of them is the
-// request's response, which ends the stream for good (the store then forgets it). It reports
-// false, having written nothing, when the store does not know the stream.
+// does not hold, from the shared event store (see SharedEventStore): the retry field, the stored
+// events after the id, then, every sharedPollInterval, the events stored since, until the
+// request's response (after which the store forgets the stream), the stream's disappearance from
+// the store, or the client leaving. It reports false, having written nothing, when the store
+// does not know the stream.
 func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Entry, lastEventID string) bool {
 	stream, seq, ok := parseEventID(lastEventID)
 	if !ok {
 		return false
 	}
 	key := strconv.FormatUint(stream, 10)
-	known, err := e.res.shared.Has(r.Context(), rec.ID, key)
-	var backlog []StoredEvent
-	if err == nil && known {
-		backlog, err = e.res.store.After(r.Context(), rec.ID, key, seq)
-	}
+	ctx := r.Context()
+	known, err := e.res.shared.Has(ctx, rec.ID, key)
 	if err != nil {
 		refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the stream could not be resumed")
 		return true
@@ -687,19 +701,41 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *ses
 	if sse.Start() != nil || sse.WriteRetry(e.res.retry) != nil {
 		return true
 	}
-	for i, ev := range backlog {
-		frame := middleware.SSEEvent{ID: eventID(stream, ev.Seq), Data: ev.Data}
-		if i == len(backlog)-1 && isResponse(ev.Data) {
-			if sse.WriteFinalSSE(frame) == nil {
-				e.res.store.DropStream(context.WithoutCancel(r.Context()), rec.ID, key)
-			}
-			return true
+	tick := time.NewTicker(sharedPollInterval)
+	defer tick.Stop()
+	for {
+		backlog, err := e.res.store.After(ctx, rec.ID, key, seq)
+		if err != nil {
+			return true // the client reconnects and tries again
 		}
-		if sse.WriteSSE(frame) != nil {
+		for _, ev := range backlog {
+			frame := middleware.SSEEvent{ID: eventID(stream, ev.Seq), Data: ev.Data}
+			if isResponse(ev.Data) {
+				if sse.WriteFinalSSE(frame) == nil {
+					e.res.store.DropStream(context.WithoutCancel(ctx), rec.ID, key)
+				}
+				return true
+			}
+			if sse.WriteSSE(frame) != nil {
+				return true
+			}
+			seq = ev.Seq
+		}
+		if len(backlog) == 0 {
+			if still, err := e.res.shared.Has(ctx, rec.ID, key); err != nil || !still {
+				return true // forgotten (answered elsewhere, or dropped): nothing more will come
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return true
+		case <-rec.Core.Done():
+			return true
+		case <-sse.Done():
 			return true
 		}
 	}
-	return true
 }
 
 // isResponse reports whether an encoded message is a JSON-RPC response.

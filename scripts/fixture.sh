@@ -17,6 +17,9 @@
 #                        examples/everything (split on spaces; the flags above are
 #                        appended). For trying the scripts against another server.
 #   MCPKIT_FIXTURE_WAIT  seconds to wait for the server to answer (default 15).
+#   MCPKIT_FIXTURE_URL   use the server already serving at this URL (for example several
+#                        replicas behind a proxy, see cluster.sh): nothing is built, started
+#                        or stopped.
 
 mcpkit_root="${mcpkit_root:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 fixture_cmd=()
@@ -25,6 +28,10 @@ fixture_url=""
 fixture_log=""
 
 fixture_build() {
+  if [[ -n "${MCPKIT_FIXTURE_URL:-}" ]]; then
+    echo "fixture: using the server at MCPKIT_FIXTURE_URL ($MCPKIT_FIXTURE_URL)" >&2
+    return 0
+  fi
   if [[ -n "${MCPKIT_FIXTURE_CMD:-}" ]]; then
     read -r -a fixture_cmd <<<"$MCPKIT_FIXTURE_CMD"
     echo "fixture: using MCPKIT_FIXTURE_CMD ($MCPKIT_FIXTURE_CMD); not building examples/everything" >&2
@@ -75,6 +82,10 @@ fixture_http_answers() {
 fixture_start_http() {
   local port deadline
   fixture_log="$1"
+  if [[ -n "${MCPKIT_FIXTURE_URL:-}" ]]; then
+    fixture_url="$MCPKIT_FIXTURE_URL"
+    return 0
+  fi
   ((${#fixture_cmd[@]} > 0)) || { echo "fixture: error: fixture_build was not run" >&2; return 1; }
   port="$(fixture_free_port)" || { echo "fixture: error: could not find a free port" >&2; return 1; }
   fixture_url="http://127.0.0.1:$port/mcp"

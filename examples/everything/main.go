@@ -5,6 +5,13 @@
 //	go run ./examples/everything                          # Streamable HTTP on 127.0.0.1:3000, endpoint /mcp
 //	go run ./examples/everything -http 127.0.0.1:8080     # another address
 //	go run ./examples/everything -stdio                   # newline-delimited JSON-RPC on stdin/stdout
+//	go run ./examples/everything -http 127.0.0.1:3001 -redis redis://127.0.0.1:6379/0 -state-key $KEY
+//	                                                      # one replica of several sharing a Redis
+//
+// With -redis, legacy sessions, change broadcasts, the resumability event store and the
+// answers that land on another replica go through that Redis (package redisstore), so several
+// replicas on different ports can sit behind one round-robin load balancer. -state-key (64 hex
+// characters, or MCPKIT_STATE_KEY) is the requestState key every replica must share.
 //
 // The HTTP endpoint keeps the kit's default DNS-rebinding protection, which accepts loopback
 // hosts only: bind it to a loopback address.
@@ -12,6 +19,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +33,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/stdio"
 )
 
@@ -34,10 +43,15 @@ const shutdownTimeout = 5 * time.Second
 // newServer builds the fixture server with everything registered. The order of registration is
 // the order of the listings: the trivial entries come first, because some scenarios use the
 // first listed tool or resource.
-func newServer() *core.Server {
+func newServer() *core.Server { return newServerWith(nil, nil) }
+
+// newServerWith is newServer with a shared broadcaster and requestState key (nil: in process).
+func newServerWith(b core.Broadcaster, stateKey []byte) *core.Server {
 	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
 		SubscribeHandler:  core.AcceptSubscription,
 		CompletionHandler: complete,
+		Broadcaster:       b,
+		RequestState:      core.RequestStateOptions{Key: stateKey},
 	})
 	addTools(s)
 	addResources(s)
@@ -51,12 +65,27 @@ func newServer() *core.Server {
 func main() {
 	addr := flag.String("http", "127.0.0.1:3000", "serve Streamable HTTP on this address (endpoint /mcp)")
 	useStdio := flag.Bool("stdio", false, "serve newline-delimited JSON-RPC on stdin/stdout instead of HTTP")
+	redisURL := flag.String("redis", "", "share sessions, broadcasts, stored events and routed answers through this Redis (redis://host:port/db)")
+	stateKeyHex := flag.String("state-key", os.Getenv("MCPKIT_STATE_KEY"), "the requestState key shared by every replica: 64 hex characters (default $MCPKIT_STATE_KEY)")
 	flag.Parse()
 
+	stateKey, err := parseStateKey(*stateKeyHex)
+	if err != nil {
+		log.Fatalf("everything: %v", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	s := newServer()
+	if *redisURL != "" {
+		if *useStdio {
+			log.Fatalf("everything: -redis is for HTTP replicas, not -stdio")
+		}
+		if err := serveReplica(ctx, *addr, *redisURL, stateKey); err != nil {
+			log.Fatalf("everything: %v", err)
+		}
+		return
+	}
+	s := newServerWith(nil, stateKey)
 	if *useStdio {
 		if err := serveStdio(ctx, s); err != nil {
 			fmt.Fprintln(os.Stderr, "everything:", err)
@@ -77,20 +106,65 @@ func serveStdio(ctx context.Context, s *core.Server) error {
 	return nil
 }
 
+// parseStateKey decodes the -state-key flag: empty (a random key per process) or 64 hex
+// characters.
+func parseStateKey(h string) ([]byte, error) {
+	if h == "" {
+		return nil, nil
+	}
+	k, err := hex.DecodeString(h)
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("-state-key (or MCPKIT_STATE_KEY) must be 64 hex characters (32 bytes)")
+	}
+	return k, nil
+}
+
+// serveReplica serves the fixture as one replica of several: every shared backend on the Redis
+// at url.
+func serveReplica(ctx context.Context, addr, url string, stateKey []byte) error {
+	if stateKey == nil {
+		log.Printf("everything: no -state-key: requestState tokens of this replica open here only")
+	}
+	rdb, err := redisstore.NewClient(url)
+	if err != nil {
+		return fmt.Errorf("-redis: %w", err)
+	}
+	defer rdb.Close()
+	router := redisstore.NewRouter(rdb, redisstore.Options{})
+	defer router.Close()
+	s := newServerWith(redisstore.NewBroadcaster(router), stateKey)
+	h := mcphttp.New(s, mcphttp.Options{
+		Store: redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
+			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
+	})
+	return serveHandler(ctx, mountFixture(h), h, addr)
+}
+
+// mountFixture mounts the endpoint at /mcp and at /.
+func mountFixture(h *mcphttp.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/", h)
+	return mux
+}
+
 // newHandler returns the HTTP handler of the fixture: the kit's endpoint, at /mcp and at /.
 func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 	// Resumable request streams: the suite's server-sse-polling scenario checks the priming
 	// event, the retry field and the replay after test_reconnection closes its stream.
 	h := mcphttp.New(s, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true}})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/", h)
-	return mux, h
+	return mountFixture(h), h
 }
 
 // serveHTTP serves s on addr until ctx ends, then shuts down gracefully.
 func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
 	mux, h := newHandler(s)
+	return serveHandler(ctx, mux, h, addr)
+}
+
+// serveHandler serves mux on addr until ctx ends, then shuts h and the server down gracefully.
+func serveHandler(ctx context.Context, mux http.Handler, h *mcphttp.Handler, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

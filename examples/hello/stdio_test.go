@@ -59,11 +59,7 @@ func TestMain(m *testing.M) {
 // readmeFrames returns the frames of the README's `printf ... | go run ./examples/hello` example.
 func readmeFrames(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
+	text := readme(t)
 	start := strings.Index(text, "printf '%s\\n'")
 	end := strings.Index(text, "| go run ./examples/hello")
 	if start < 0 || end < start {

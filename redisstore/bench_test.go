@@ -1,0 +1,192 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/redisstore"
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// benchWriter is a reusable in-memory ResponseWriter with Flush and write deadlines.
+type benchWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *benchWriter) Header() http.Header { return w.h }
+func (w *benchWriter) WriteHeader(s int) {
+	if w.status == 0 {
+		w.status = s
+	}
+}
+func (w *benchWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.buf.Write(p)
+}
+func (w *benchWriter) Flush()                           {}
+func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
+func (w *benchWriter) reset() {
+	clear(w.h)
+	w.status = 0
+	w.buf.Reset()
+}
+
+func benchPost(body, sid string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", testutil.AcceptBoth)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	return req
+}
+
+// BenchmarkStatefulToolsCall measures one legacy tools/call on an initialized session through the
+// whole default stack, in process (server-side cost only), with the in-memory session store and
+// with the Redis one (a real redis-server on loopback: one round trip per request).
+func BenchmarkStatefulToolsCall(b *testing.B) {
+	rs := needRedis(b)
+	body := testutil.CallTool(1, "echo", map[string]any{"text": "hi"}, nil)
+	for _, store := range []string{"memory", "redis"} {
+		for _, mode := range []string{"json", "sse"} {
+			b.Run(store+"/"+mode, func(b *testing.B) {
+				s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
+				addTools(s, newProbe())
+				opts := mcphttp.Options{JSONResponse: mode == "json"}
+				if store == "redis" {
+					r := newRouter(b, rs, testPrefix())
+					opts.Store = redisstore.NewSessions(r, redisstore.SessionsOptions{})
+				} else {
+					opts.Store = session.NewMemory(session.MemoryOptions{})
+				}
+				h := mcphttp.New(s, opts)
+				defer h.Close()
+				w := &benchWriter{h: http.Header{}}
+				h.ServeHTTP(w, benchPost(testutil.Initialize(0, "2025-11-25"), ""))
+				sid := w.h.Get("Mcp-Session-Id")
+				if w.status != http.StatusOK || sid == "" {
+					b.Fatalf("initialize: %d %s", w.status, w.buf.Bytes())
+				}
+				req := benchPost(body, sid)
+				rd := strings.NewReader(body)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					w.reset()
+					rd.Reset(body)
+					req.Body = io.NopCloser(rd)
+					h.ServeHTTP(w, req)
+					if w.status != http.StatusOK {
+						b.Fatalf("status %d: %s", w.status, w.buf.Bytes())
+					}
+				}
+			})
+		}
+	}
+}
+
+// listenConn opens a subscriptions/listen stream on addr over a raw connection and reads up to
+// its acknowledgement.
+func listenConn(tb testing.TB, addr string, id int) (net.Conn, *bufio.Reader) {
+	tb.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body := testutil.ModernRequest(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
+		"MCP-Protocol-Version: %s\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s",
+		addr, testutil.AcceptBoth, testutil.ModernVersion, len(body), body)
+	br := bufio.NewReaderSize(conn, 1024)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("listen %d: %v %v", id, resp, err)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			tb.Fatalf("listen %d: %v", id, err)
+		}
+		if strings.Contains(line, "notifications/subscriptions/acknowledged") {
+			return conn, br
+		}
+	}
+}
+
+// BenchmarkListenFanoutReplicas measures one change published on one replica reaching 1000
+// listen streams spread over three replicas sharing a Redis broadcaster (real loopback HTTP
+// clients): publish-ns is what Publish costs the publisher, the iteration time is until every
+// client read the change.
+func BenchmarkListenFanoutReplicas(b *testing.B) {
+	rs := needRedis(b)
+	const n = 1000
+	prefix := testPrefix()
+	var servers []*core.Server
+	var addrs []string
+	for range 3 {
+		r := newRouter(b, rs, prefix)
+		nop := quietLogger()
+		s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Broadcaster: redisstore.NewBroadcaster(r), Logger: &nop})
+		h := mcphttp.New(s, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
+		srv := httptest.NewServer(h)
+		b.Cleanup(func() {
+			_ = h.Close()
+			srv.Close()
+		})
+		servers = append(servers, s)
+		addrs = append(addrs, srv.Listener.Addr().String())
+	}
+	var got sync.WaitGroup
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conn, br := listenConn(b, addrs[i%3], i)
+		conns[i] = conn
+		go func() {
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if strings.HasPrefix(line, "data: ") && strings.Contains(line, "list_changed") {
+					got.Done()
+				}
+			}
+		}()
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var publish time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got.Add(n)
+		t0 := time.Now()
+		if err := servers[0].NotifyToolsListChanged(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		publish += time.Since(t0)
+		got.Wait()
+	}
+	b.ReportMetric(float64(publish.Nanoseconds())/float64(b.N), "publish-ns")
+}
