@@ -305,44 +305,46 @@ func TestTelemetry(t *testing.T) {
 	t.Errorf("an isError result has no error.type tool_error: %v", toolErr.Attributes())
 }
 
-// TestInMemoryListen: the in-memory transport serves subscriptions/listen from the server's
-// broadcaster, and a listen the client ends leaves nothing behind.
-func TestInMemoryListen(t *testing.T) {
-	f := newFixture(t)
-	f.server.AddResource(&core.Resource{URI: "test://b", Name: "b"}, func(ctx context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
-		return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://b", Text: "B"}}}, nil
-	})
-	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server}, client.Options{Lifecycle: client.Modern})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if tools := c.ServerCapabilities().Tools; tools == nil || !tools.ListChanged {
-		t.Errorf("discover does not offer list changes: %+v", c.ServerCapabilities())
-	}
-	got := make(chan client.Notification, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	sub, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, func(n client.Notification) { got <- n })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sub.Honored.ToolsListChanged || sub.Honored.PromptsListChanged {
-		t.Errorf("honored = %+v", sub.Honored)
-	}
-	f.server.NotifyPromptsListChanged(context.Background()) // not asked for
-	f.server.NotifyToolsListChanged(context.Background())
-	select {
-	case n := <-got:
-		if n.Method != "notifications/tools/list_changed" || !strings.Contains(string(n.Params), "subscriptionId") {
-			t.Errorf("got %s %s", n.Method, n.Params)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notification")
-	}
-	cancel()
-	<-sub.Done()
-	if err := sub.Err(); err != nil {
-		t.Errorf("Err = %v", err)
+// TestListenOnOneChannel: the in-memory and stdio transports carry subscriptions/listen on the
+// connection's one channel (served by the core); the client ends a stream with
+// notifications/cancelled and gets its final result.
+func TestListenOnOneChannel(t *testing.T) {
+	for _, name := range []string{"memory", "stdio"} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			c, err := client.Connect(context.Background(), transports(t, f)[name](), client.Options{Lifecycle: client.Modern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if tools := c.ServerCapabilities().Tools; tools == nil || !tools.ListChanged {
+				t.Errorf("discover does not offer list changes: %+v", c.ServerCapabilities())
+			}
+			got := make(chan client.Notification, 4)
+			ctx, cancel := context.WithCancel(context.Background())
+			sub, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, func(n client.Notification) { got <- n })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sub.Honored.ToolsListChanged || sub.Honored.PromptsListChanged {
+				t.Errorf("honored = %+v", sub.Honored)
+			}
+			_ = f.server.NotifyPromptsListChanged(context.Background()) // not asked for
+			_ = f.server.NotifyToolsListChanged(context.Background())
+			select {
+			case n := <-got:
+				if n.Method != "notifications/tools/list_changed" || !strings.Contains(string(n.Params), "subscriptionId") {
+					t.Errorf("got %s %s", n.Method, n.Params)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no notification")
+			}
+			cancel()
+			<-sub.Done()
+			if err := sub.Err(); err != nil {
+				t.Errorf("Err = %v", err)
+			}
+		})
 	}
 }
 
