@@ -30,7 +30,8 @@ bench:
 conformance:
 	bash scripts/conformance.sh
 
-## interop: the official TypeScript SDK client against examples/everything (HTTP and stdio), then
+## interop: the official TypeScript SDK client, go-sdk and mcp-go (both lifecycles) against
+## examples/everything (HTTP and stdio), then
 ## the kit's Go client against examples/everything and the TypeScript reference server
 interop:
 	bash scripts/interop.sh

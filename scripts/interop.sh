@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop check: the official MCP TypeScript SDK client (interop/client.mjs)
+# Interop check: the official MCP TypeScript SDK client (interop/client.mjs), and the
+# go-sdk and mcp-go clients in both lifecycles (interop/goclients, a Go module of its own),
 # against examples/everything, over Streamable HTTP and over stdio.
 #
 #   bash scripts/interop.sh                 (or: make interop)
@@ -95,17 +96,46 @@ run_client() { # run_client LABEL ARGS...: run client.mjs under a hard timeout
   fi
 }
 
+# The go-sdk and mcp-go clients (interop/goclients, a module of its own so the kit's module
+# never depends on them), each in both lifecycles, over both transports.
+goclients="$mcpkit_root/bin/goclients"
+if [[ -z "${MCPKIT_FIXTURE_CMD:-}" ]] || command -v go >/dev/null 2>&1; then
+  (cd "$interop_dir/goclients" && go build -o "$goclients" .) || { echo "interop.sh: building interop/goclients failed" >&2; exit 2; }
+fi
+run_go() { # run_go LABEL ARGS...: run goclients under a hard timeout, show its failures
+  local label="$1" rc=0
+  shift
+  echo "--- interop: $label" >&2
+  timeout --foreground --kill-after=5 "$client_timeout" "$goclients" "$@" >"$work/go.out" 2>&1 || rc=$?
+  grep -v '^PASS ' "$work/go.out" | grep -v ' INFO ' >&2 || true
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+}
+
 if fixture_start_http "$work/server-http.log"; then
   if ! run_client http http "$fixture_url"; then
     echo "  --- last lines of the HTTP server's output ---" >&2
     tail -n 30 "$work/server-http.log" | sed 's/^/  | /' >&2
   fi
+  for c in gosdk mcpgo; do
+    for lc in legacy modern; do
+      run_go "$c $lc http" "$c" "$lc" http "$fixture_url"
+    done
+  done
 else
   failed=$((failed + 1))
 fi
 fixture_stop
 
 run_client stdio stdio "${fixture_cmd[@]}" -stdio || true
+for c in gosdk mcpgo; do
+  for lc in legacy modern; do
+    run_go "$c $lc stdio" "$c" "$lc" stdio "${fixture_cmd[@]}" -stdio
+  done
+done
 
 echo "interop: $passed passed, $failed failed"
 ((failed == 0))
