@@ -104,6 +104,12 @@ func TestExampleWalkThrough(t *testing.T) {
 	if w := writer.Call(t, 4, "tools/call", add); w.Error != nil || !strings.Contains(string(w.Result), "noted (1 notes)") {
 		t.Fatalf("add_note: %s %v", w.Result, w.Error)
 	}
+	// The session belongs to alice: bob's valid token does not open it.
+	bob := client(base, token(t, base, "bob", mcpURL, "notes:read notes:write"))
+	bob.SessionID, bob.ProtocolVersion = writer.SessionID, writer.ProtocolVersion
+	if r := bob.Post(t, testutil.CallTool(7, "whoami", map[string]any{}, nil)); r.Status != http.StatusForbidden {
+		t.Fatalf("bob on alice's session: %d %s, want 403", r.Status, r.Body)
+	}
 	w = reader.CallModern(t, 5, "resources/read", map[string]any{"uri": "notes://alice"})
 	if !strings.Contains(string(w.Result), "buy milk") {
 		t.Fatalf("read own notes: %s %v", w.Result, w.Error)
