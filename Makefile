@@ -26,6 +26,13 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## bench-peers: the same echo tool served by a bare net/http handler, mcpkit, go-sdk and mcp-go
+## (module bench/), loaded with wrk on loopback in alternating rounds (ROUNDS, DURATION), plus
+## in-process ns/B/allocs per request; needs wrk and taskset, not part of test or CI
+.PHONY: bench-peers
+bench-peers:
+	bash scripts/bench-peers.sh
+
 ## conformance: the official MCP conformance suites against examples/everything
 conformance:
 	bash scripts/conformance.sh
