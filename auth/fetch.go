@@ -63,7 +63,7 @@ func newFetcher(c *http.Client, maxBytes int64, option string) fetcher {
 func (f fetcher) getJSON(ctx context.Context, url string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	return f.do(req, v)
@@ -74,7 +74,7 @@ func (f fetcher) getJSON(ctx context.Context, url string, v any) error {
 func (f fetcher) do(req *http.Request, v any) error {
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnavailable, req.URL.Redacted(), err)
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -86,13 +86,13 @@ func (f fetcher) do(req *http.Request, v any) error {
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.max+1))
 	if err != nil {
-		return fmt.Errorf("%w: reading %s: %v", ErrUnavailable, req.URL.Redacted(), err)
+		return fmt.Errorf("%w: reading %s: %w", ErrUnavailable, req.URL.Redacted(), err)
 	}
 	if int64(len(body)) > f.max {
 		return fmt.Errorf("%w: %s answered more than %d bytes", ErrUnavailable, req.URL.Redacted(), f.max)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("%w: %s answered invalid JSON: %v", ErrUnavailable, req.URL.Redacted(), err)
+		return fmt.Errorf("%w: %s answered invalid JSON: %w", ErrUnavailable, req.URL.Redacted(), err)
 	}
 	return nil
 }

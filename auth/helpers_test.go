@@ -158,7 +158,6 @@ type fixture struct {
 	meta     string // the metadata URL
 	verifier *auth.JWTVerifier
 	clock    *testutil.Clock
-	server   *core.Server
 }
 
 // principalEcho is a handler that answers with the principal and scopes it was given.
@@ -177,7 +176,7 @@ func principalEcho(w http.ResponseWriter, r *http.Request) {
 func newBearerFixture(t *testing.T, opts auth.BearerOptions, jwtOpts auth.JWTOptions, inner http.Handler) *fixture {
 	t.Helper()
 	f := &fixture{as: testutil.StartAuthServer(t), clock: testutil.NewClockAt(time.Now())}
-	var h http.Handler = http.NotFoundHandler()
+	h := http.NotFoundHandler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	f.url = ts.URL + "/mcp"

@@ -222,7 +222,7 @@ func discoverJWKS(ctx context.Context, f fetcher, issuer string) (string, error)
 			return "", fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrUnavailable, u, meta.Issuer, issuer)
 		}
 		if _, err := checkURL("jwks_uri", meta.JWKSURI); err != nil {
-			return "", fmt.Errorf("%w: the metadata at %s: %v", ErrUnavailable, u, err)
+			return "", fmt.Errorf("%w: the metadata at %s: %w", ErrUnavailable, u, err)
 		}
 		return meta.JWKSURI, nil
 	}

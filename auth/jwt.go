@@ -207,7 +207,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*TokenInfo, err
 func (v *JWTVerifier) verify(ctx context.Context, token string) (*TokenInfo, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	if len(tok.Headers) != 1 {
 		return nil, fmt.Errorf("%w: one signature expected", ErrInvalidToken)

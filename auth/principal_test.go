@@ -19,7 +19,7 @@ import (
 func newOwnedStack(t *testing.T) (as *testutil.AuthServer, url string) {
 	t.Helper()
 	as = testutil.StartAuthServer(t)
-	var h http.Handler = http.NotFoundHandler()
+	h := http.NotFoundHandler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	url = ts.URL + "/mcp"

@@ -111,7 +111,7 @@ func conformanceScopes(s *core.Server, meta string) auth.ScopeOptions {
 // withDecode false leaves the decode layer out, so the scope layer decodes by itself.
 func newScopeStack(t *testing.T, v auth.Verifier, withDecode bool, scopes func(*core.Server, string) auth.ScopeOptions) (string, string) {
 	t.Helper()
-	var h http.Handler = http.NotFoundHandler()
+	h := http.NotFoundHandler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	url := ts.URL + "/mcp"

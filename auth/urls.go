@@ -20,7 +20,7 @@ func checkURL(option, raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("auth: %s %q is not a URL: %v", option, raw, err)
+		return nil, fmt.Errorf("auth: %s %q is not a URL: %w", option, raw, err)
 	}
 	switch {
 	case !u.IsAbs() || u.Host == "" || u.Opaque != "":
