@@ -131,13 +131,16 @@ func listenConn(tb testing.TB, addr string, id int) (net.Conn, *bufio.Reader) {
 	}
 }
 
+// fanoutStreams is how many listen streams BenchmarkListenFanoutReplicas opens.
+var fanoutStreams = 1000
+
 // BenchmarkListenFanoutReplicas measures one change published on one replica reaching 1000
 // listen streams spread over three replicas sharing a Redis broadcaster (real loopback HTTP
 // clients): publish-ns is what Publish costs the publisher, the iteration time is until every
 // client read the change.
 func BenchmarkListenFanoutReplicas(b *testing.B) {
 	rs := needRedis(b)
-	const n = 1000
+	n := fanoutStreams
 	prefix := testPrefix()
 	var servers []*core.Server
 	var addrs []string
@@ -145,6 +148,7 @@ func BenchmarkListenFanoutReplicas(b *testing.B) {
 		r := newRouter(b, rs, prefix)
 		nop := quietLogger()
 		s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Broadcaster: redisstore.NewBroadcaster(r), Logger: &nop})
+		addTools(s, newProbe()) // tools, so that tools/list_changed is offered
 		h := mcphttp.New(s, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
 		srv := httptest.NewServer(h)
 		b.Cleanup(func() {

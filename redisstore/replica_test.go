@@ -41,7 +41,7 @@ type replica struct {
 }
 
 // newReplica starts a replica behind a loopback HTTP server; everything stops with the test.
-func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so redisstore.SessionsOptions, p *probe) *replica {
+func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so redisstore.SessionsOptions, p *probe, adjust ...func(*mcphttp.Options)) *replica {
 	t.Helper()
 	router := newRouter(t, rs, prefix)
 	nop := quietLogger()
@@ -55,10 +55,14 @@ func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so rediss
 	addTools(s, p)
 	sessions := redisstore.NewSessions(router, so)
 	events := redisstore.NewEventStore(router, redisstore.EventStoreOptions{})
-	h := mcphttp.New(s, mcphttp.Options{
+	opts := mcphttp.Options{
 		Store:        sessions,
 		Resumability: mcphttp.ResumabilityOptions{Enabled: true, Store: events, RetryInterval: 10 * time.Millisecond},
-	})
+	}
+	for _, f := range adjust {
+		f(&opts)
+	}
+	h := mcphttp.New(s, opts)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = h.Close()

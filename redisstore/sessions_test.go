@@ -4,11 +4,15 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
 
@@ -259,5 +263,61 @@ func TestStreamMessagesOnAnotherReplica(t *testing.T) {
 	_ = bs.Notify(context.Background(), "notifications/message", map[string]any{"level": "info", "data": "marker"})
 	if ev := nextMessage(t, sr); !strings.Contains(ev.Data, "marker") {
 		t.Fatalf("after the change the GET stream got %q (a duplicate?)", ev.Data)
+	}
+}
+
+// roundTrips counts the round trips a Redis client makes (a command, a script, a pipeline or a
+// transaction each count one).
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestOneRoundTripPerRequest: a request on a session the replica holds costs the session store
+// one Redis round trip (the script that checks, renews and compares revisions), on the replica
+// that created the session and on one that rebuilt it. A resumable SSE stream adds the stored
+// response and forgetting it once delivered.
+func TestOneRoundTripPerRequest(t *testing.T) {
+	rs := needRedis(t)
+	for _, c := range []struct {
+		name      string
+		resumable bool
+		want      int64
+	}{{"json", false, 1}, {"resumable sse", true, 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			prefix := testPrefix()
+			adjust := func(o *mcphttp.Options) { o.JSONResponse = !c.resumable }
+			a := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe(), adjust)
+			b := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe(), adjust)
+			ca := a.initialize(t)
+			cb := b.client(ca)
+			cb.Call(t, 1, "ping", nil) // b builds its copy
+			for i, r := range []*replica{a, b} {
+				cl := []*testutil.Client{ca, cb}[i]
+				cl.Call(t, 2, "tools/call", map[string]any{"name": "echo"}) // scripts loaded
+				h := &roundTrips{}
+				r.router.Client().AddHook(h)
+				const n = 10
+				for j := range n {
+					if w := cl.Call(t, 10+j, "tools/call", map[string]any{"name": "echo"}); w.Error != nil {
+						t.Fatal(w.Error)
+					}
+				}
+				if got := h.n.Load(); got != c.want*n {
+					t.Errorf("replica %d: %d round trips for %d requests, want %d each", i+1, got, n, c.want)
+				}
+			}
+		})
 	}
 }

@@ -3,9 +3,8 @@
 # behind nginx (round-robin, one upstream pick per request, no response buffering), everything
 # on free 127.0.0.1 ports with its files in a temporary folder. Then:
 #   1. the official conformance suites (stable, alpha --requirements 2025-11-25 and 2026-07-28)
-#      through the proxy, with scripts/conformance.sh (MCPKIT_FIXTURE_URL); failures of the
-#      unscored tasks-* scenarios are tolerated there (MCPKIT_CONFORMANCE_TOLERATE) while tasks
-#      live in each replica's memory;
+#      through the proxy, with scripts/conformance.sh (MCPKIT_FIXTURE_URL), tasks included (the
+#      replicas keep them in redisstore.TaskStore);
 #   2. the cluster scenarios of internal/clustertest (a sampling answer on another replica,
 #      listen and GET streams fed from another replica, then one replica killed).
 # Bounded (MCPKIT_CLUSTER_TIMEOUT seconds for the scenarios, default 300) and stops everything it
@@ -127,9 +126,7 @@ wait_for "nginx" 20 fixture_http_answers "$proxy_url"
 echo "cluster.sh: 3 replicas behind $proxy_url, Redis at $redis_url" >&2
 
 failed=0
-# The tasks extension keeps its tasks in process until a shared task store exists: a task made
-# on one replica is unknown to the others, so its unscored scenarios are reported, not fatal.
-MCPKIT_CONFORMANCE_TOLERATE="${MCPKIT_CONFORMANCE_TOLERATE-tasks-*}" MCPKIT_FIXTURE_URL="$proxy_url" bash "$script_dir/conformance.sh" ${MCPKIT_CLUSTER_RUNS:-stable 2025-11-25 2026-07-28} || failed=1
+MCPKIT_FIXTURE_URL="$proxy_url" bash "$script_dir/conformance.sh" ${MCPKIT_CLUSTER_RUNS:-stable 2025-11-25 2026-07-28} || failed=1
 
 export MCPKIT_CLUSTER_PROXY="$proxy_url"
 export MCPKIT_CLUSTER_REPLICAS="${replica_urls[*]}"

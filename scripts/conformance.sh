@@ -39,9 +39,7 @@
 # Node >= 22 is installed under .tools/ when the machine's node is older.
 # Environment: MCPKIT_CONFORMANCE_TIMEOUT (seconds per run, default 900),
 # MCPKIT_CONFORMANCE_2026, MCPKIT_FIXTURE_CMD, MCPKIT_FIXTURE_WAIT, MCPKIT_FIXTURE_URL (test
-# a server that is already running, see scripts/fixture.sh), MCPKIT_CONFORMANCE_TOLERATE
-# (shell patterns of unscored scenarios whose failures are reported but do not fail the run;
-# the cluster test sets it, see scripts/cluster.sh).
+# a server that is already running, see scripts/fixture.sh).
 set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -252,18 +250,9 @@ run_client() {
 # less those the baseline file $2 lists as a whole scenario. The harness leaves the extension
 # scenarios of a --requirements run out of its exit status; this script does not.
 unscored_failures() {
-  local name out="" pattern tolerated
+  local name out=""
   while IFS= read -r name; do
     grep -qxE "[[:space:]]*- ${name}[[:space:]]*(#.*)?" "$2" 2>/dev/null && continue
-    tolerated=0
-    for pattern in ${MCPKIT_CONFORMANCE_TOLERATE:-}; do
-      # shellcheck disable=SC2254
-      case "$name" in $pattern) tolerated=1 ;; esac
-    done
-    if ((tolerated)); then
-      echo "conformance: tolerated failure of $name (MCPKIT_CONFORMANCE_TOLERATE)" >&2
-      continue
-    fi
     out+="${out:+ }$name"
   done < <(sed -n -e 's/^✗ \([^:]*\): .*/\1/p' "$1")
   printf '%s' "$out"

@@ -8,7 +8,7 @@
 //	go run ./examples/everything -http 127.0.0.1:3001 -redis redis://127.0.0.1:6379/0 -state-key $KEY
 //	                                                      # one replica of several sharing a Redis
 //
-// With -redis, legacy sessions, change broadcasts, the resumability event store and the
+// With -redis, legacy sessions, change broadcasts, the resumability event store, tasks and the
 // answers that land on another replica go through that Redis (package redisstore), so several
 // replicas on different ports can sit behind one round-robin load balancer. -state-key (64 hex
 // characters, or MCPKIT_STATE_KEY) is the requestState key every replica must share.
@@ -43,15 +43,23 @@ const shutdownTimeout = 5 * time.Second
 // newServer builds the fixture server with everything registered. The order of registration is
 // the order of the listings: the trivial entries come first, because some scenarios use the
 // first listed tool or resource.
-func newServer() *core.Server { return newServerWith(nil, nil) }
+func newServer() *core.Server { return newServerWith(shared{}) }
 
-// newServerWith is newServer with a shared broadcaster and requestState key (nil: in process).
-func newServerWith(b core.Broadcaster, stateKey []byte) *core.Server {
+// shared is what replicas share; the zero value keeps everything in process.
+type shared struct {
+	broadcaster core.Broadcaster
+	tasks       core.TaskStore
+	stateKey    []byte
+}
+
+// newServerWith is newServer with shared pieces.
+func newServerWith(sh shared) *core.Server {
 	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
 		SubscribeHandler:  core.AcceptSubscription,
 		CompletionHandler: complete,
-		Broadcaster:       b,
-		RequestState:      core.RequestStateOptions{Key: stateKey},
+		Broadcaster:       sh.broadcaster,
+		RequestState:      core.RequestStateOptions{Key: sh.stateKey},
+		Tasks:             core.TaskOptions{Store: sh.tasks},
 	})
 	addTools(s)
 	addResources(s)
@@ -85,7 +93,7 @@ func main() {
 		}
 		return
 	}
-	s := newServerWith(nil, stateKey)
+	s := newServerWith(shared{stateKey: stateKey})
 	if *useStdio {
 		if err := serveStdio(ctx, s); err != nil {
 			fmt.Fprintln(os.Stderr, "everything:", err)
@@ -132,7 +140,11 @@ func serveReplica(ctx context.Context, addr, url string, stateKey []byte) error 
 	defer rdb.Close()
 	router := redisstore.NewRouter(rdb, redisstore.Options{})
 	defer router.Close()
-	s := newServerWith(redisstore.NewBroadcaster(router), stateKey)
+	s := newServerWith(shared{
+		broadcaster: redisstore.NewBroadcaster(router),
+		tasks:       redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{}),
+		stateKey:    stateKey,
+	})
 	h := mcphttp.New(s, mcphttp.Options{
 		Store: redisstore.NewSessions(router, redisstore.SessionsOptions{}),
 		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
