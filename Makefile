@@ -37,8 +37,8 @@ bench-peers:
 conformance:
 	bash scripts/conformance.sh
 
-## interop: the official TypeScript SDK client, go-sdk and mcp-go (both lifecycles) against
-## examples/everything (HTTP and stdio), then
+## interop: five clients against examples/everything (HTTP and stdio): the TypeScript SDK 1.x
+## and v2 clients, go-sdk and mcp-go (both lifecycles) and the MCP Inspector CLI; then
 ## the kit's Go client against examples/everything and the TypeScript reference server
 interop:
 	bash scripts/interop.sh

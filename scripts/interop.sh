@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Interop check: the official MCP TypeScript SDK client (interop/client.mjs), and the
-# go-sdk and mcp-go clients in both lifecycles (interop/goclients, a Go module of its own),
-# against examples/everything, over Streamable HTTP and over stdio.
+# Interop check against examples/everything, over Streamable HTTP and over stdio, with five
+# clients the kit's authors did not write: the TypeScript SDK 1.x client (interop/client.mjs),
+# the TypeScript SDK v2 client in the 2026-07-28 lifecycle (interop/v2/client.mjs), the go-sdk
+# and mcp-go clients in both lifecycles (interop/goclients, a Go module of its own), and the MCP
+# Inspector CLI (interop/v2, --cli).
 #
 #   bash scripts/interop.sh                 (or: make interop)
 #   bash scripts/interop.sh --update-lock   regenerate interop/package-lock.json
@@ -67,6 +69,19 @@ elif [[ ! -f "$interop_dir/node_modules/.package-lock.json" ||
   (cd "$interop_dir" && npm ci "${npm_flags[@]}") >&2
 fi
 
+# interop/v2: the TypeScript SDK v2 client and the MCP Inspector CLI (Node >= 20), pinned in
+# a lock file of their own, installed the same way.
+v2_dir="$interop_dir/v2"
+if ((update_lock)) || [[ ! -f "$v2_dir/package-lock.json" ]]; then
+  rm -rf "$v2_dir/node_modules"
+  (cd "$v2_dir" && npm install "${npm_flags[@]}" "${lock_flags[@]}") >&2
+elif [[ ! -f "$v2_dir/node_modules/.package-lock.json" ||
+  "$v2_dir/package-lock.json" -nt "$v2_dir/node_modules/.package-lock.json" ||
+  "$v2_dir/package.json" -nt "$v2_dir/node_modules/.package-lock.json" ]]; then
+  echo "interop.sh: npm ci in interop/v2/" >&2
+  (cd "$v2_dir" && npm ci "${npm_flags[@]}") >&2
+fi
+
 # --- runs ----------------------------------------------------------------------
 fixture_build || exit 2
 work="$(mktemp -d)"
@@ -102,6 +117,52 @@ goclients="$mcpkit_root/bin/goclients"
 if [[ -z "${MCPKIT_FIXTURE_CMD:-}" ]] || command -v go >/dev/null 2>&1; then
   (cd "$interop_dir/goclients" && go build -o "$goclients" .) || { echo "interop.sh: building interop/goclients failed" >&2; exit 2; }
 fi
+run_v2() { # run_v2 LABEL ARGS...: the TypeScript SDK v2 client (2026-07-28)
+  local label="$1" rc=0
+  shift
+  echo "--- interop: $label" >&2
+  timeout --foreground --kill-after=5 "$client_timeout" node "$v2_dir/client.mjs" "$@" >"$work/v2.out" 2>&1 || rc=$?
+  grep -v '^ok - ' "$work/v2.out" >&2 || true
+  if ((rc == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+inspect() { # inspect WANT ARGS...: one Inspector CLI call whose output must contain WANT
+  local want="$1" rc=0
+  shift
+  MCP_CATALOG_PATH="$work/catalog.json" timeout --kill-after=5 60 \
+    "$v2_dir/node_modules/.bin/mcp-inspector" --cli "$@" >"$work/insp.out" 2>&1 || rc=$?
+  grep -qF -- "$want" "$work/insp.out" || return 1
+  # Inspector quirk: a tool result with isError: true makes the CLI exit 1 (printing the
+  # result, then a tool_is_error line), so that call is judged by its output alone.
+  ((rc == 0)) || grep -qF '"code":"tool_is_error"' "$work/insp.out"
+}
+run_inspector() { # run_inspector LABEL TARGET...: the Inspector CLI's methods against the fixture
+  local label="$1" ok=0 bad=0
+  shift
+  echo "--- interop: inspector $label" >&2
+  local -a checks=(
+    'interop_slow|--method|tools/list'
+    'This is a simple text response|--method|tools/call|--tool-name|test_simple_text'
+    '"isError": true|--method|tools/call|--tool-name|test_error_handling'
+    'eu-west|--method|tools/call|--tool-name|test_custom_headers|--tool-arg|region=eu-west'
+    'static text resource|--method|resources/read|--uri|test://static-text'
+    'test_prompt_with_arguments|--method|prompts/list'
+    'a|--method|prompts/get|--prompt-name|test_prompt_with_arguments|--prompt-args|arg1=a|arg2=b'
+    'test://watched-resource|--method|resources/list'
+  )
+  local c
+  for c in "${checks[@]}"; do
+    IFS='|' read -r -a parts <<<"$c"
+    if inspect "${parts[0]}" "$@" "${parts[@]:1}"; then
+      ok=$((ok + 1))
+    else
+      bad=$((bad + 1))
+      echo "  not ok - inspector $label ${parts[*]:1}:" >&2
+      tail -n 5 "$work/insp.out" | sed 's/^/  | /' >&2
+    fi
+  done
+  echo "interop inspector/$label: $ok passed, $bad failed" >&2
+  if ((bad == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
 run_go() { # run_go LABEL ARGS...: run goclients under a hard timeout, show its failures
   local label="$1" rc=0
   shift
@@ -125,6 +186,8 @@ if fixture_start_http "$work/server-http.log"; then
       run_go "$c $lc http" "$c" "$lc" http "$fixture_url"
     done
   done
+  run_v2 "ts-v2 modern http" http "$fixture_url"
+  run_inspector http --transport http "$fixture_url"
 else
   failed=$((failed + 1))
 fi
@@ -136,6 +199,8 @@ for c in gosdk mcpgo; do
     run_go "$c $lc stdio" "$c" "$lc" stdio "${fixture_cmd[@]}" -stdio
   done
 done
+run_v2 "ts-v2 modern stdio" stdio "${fixture_cmd[@]}" -stdio
+run_inspector stdio "${fixture_cmd[@]}" -stdio
 
 echo "interop: $passed passed, $failed failed"
 ((failed == 0))
