@@ -60,7 +60,8 @@ type Options struct {
 
 	// ServerToClientRequestTimeout bounds every request a handler sends to the client
 	// (sampling, elicitation, roots, ping) unless the call overrides it with WithTimeout. Zero
-	// means DefaultServerToClientRequestTimeout (10 minutes).
+	// means DefaultServerToClientRequestTimeout (10 minutes); NewServer panics on a negative
+	// value.
 	ServerToClientRequestTimeout time.Duration
 
 	// OnRootsListChanged is called when a client says its roots changed. It runs on the
@@ -159,6 +160,9 @@ func NewServer(impl Implementation, opts Options) *Server {
 	case "", "private", "public":
 	default:
 		panic(fmt.Sprintf("mcpkit: Options.CacheScope %q must be \"private\" or \"public\"", s.opts.CacheScope))
+	}
+	if s.opts.ServerToClientRequestTimeout < 0 {
+		panic("mcpkit: Options.ServerToClientRequestTimeout must not be negative")
 	}
 	if s.opts.CacheTTLMs < 0 {
 		panic("mcpkit: Options.CacheTTLMs must not be negative")

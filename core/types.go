@@ -2,6 +2,8 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -356,8 +358,16 @@ type cacheable struct {
 }
 
 // SetCache sets the cache hints of a cacheable result: how long (in milliseconds) a client may
-// reuse it, and whether the cached copy may be shared ("public") or not ("private").
+// reuse it, and whether the cached copy may be shared ("public") or not ("private"; "" keeps
+// the server's Options.CacheScope). It panics on a negative ttlMs or another scope: a hint that
+// could never be honoured is a programming error.
 func (c *cacheable) SetCache(ttlMs int64, scope string) {
+	if ttlMs < 0 {
+		panic("mcpkit: SetCache: ttlMs must not be negative")
+	}
+	if scope != "" && scope != "private" && scope != "public" {
+		panic(fmt.Sprintf("mcpkit: SetCache: scope %q must be \"private\" or \"public\"", scope))
+	}
 	c.TTLMs = &ttlMs
 	c.CacheScope = scope
 }

@@ -49,7 +49,8 @@ type EndpointOptions struct {
 	// Decode layer ran in front of it). Zero means 4 MiB.
 	MaxRequestBytes int64
 	// Resumability turns on resumable request streams (see ResumabilityOptions). The zero value
-	// keeps them off. Ignored when Stateless or JSONResponse is set.
+	// keeps them off. Ignored when JSONResponse is set; NewEndpoint panics when it is enabled
+	// with Stateless.
 	Resumability ResumabilityOptions
 }
 
@@ -77,15 +78,15 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	if !opts.Stateless && opts.Store == nil {
 		panic("mcphttp: a stateful endpoint needs EndpointOptions.Store")
 	}
+	if opts.Stateless && opts.Resumability.Enabled {
+		panic("mcphttp: EndpointOptions.Resumability cannot be enabled with Stateless (a stateless endpoint has no session to resume on)")
+	}
 	e := &Endpoint{server: s, opts: opts}
 	ka := opts.KeepAlive
-	switch {
-	case ka == 0:
+	if ka == 0 {
 		ka = DefaultKeepAlive
-	case ka < 0:
-		ka = 0
 	}
-	e.sse = middleware.SSEWriterOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout}
+	e.sse = middleware.SSEWriterOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout} // negative: off
 	if !opts.Stateless && !opts.JSONResponse {
 		e.res = newResumer(opts.Resumability)
 	}

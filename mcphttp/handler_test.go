@@ -6,10 +6,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 // A Handler not made by New cannot be used by accident: every method panics saying how to build
@@ -58,5 +61,31 @@ func TestHandlerServesUntilClosed(t *testing.T) {
 	}
 	if got := post(); got != http.StatusServiceUnavailable {
 		t.Fatalf("after Close: status %d, want 503", got)
+	}
+}
+
+// New refuses, at construction, option values it cannot work with; the panic names the option.
+func TestNewRefusesInvalidOptions(t *testing.T) {
+	s := core.NewServer(core.Implementation{Name: "h", Version: "1"}, core.Options{})
+	for want, opts := range map[string]mcphttp.Options{
+		"Options.MaxRequestBytes":         {MaxRequestBytes: -1},
+		"Options.MaxRequestNotifications": {MaxRequestNotifications: -1},
+		"Options.Listen.MaxStreams":       {Listen: mcphttp.ListenersOptions{MaxStreams: -1}},
+		"Options.Listen.MaxRequestBytes":  {Listen: mcphttp.ListenersOptions{MaxRequestBytes: -1}},
+		"Options.Resumability":            {Stateless: true, Resumability: mcphttp.ResumabilityOptions{Enabled: true}},
+		"AllowedHosts[0]":                 {Origin: middleware.OriginGuardOptions{AllowedHosts: []string{"https://mcp.example.com"}}},
+		"AllowedOrigins[1]":               {Origin: middleware.OriginGuardOptions{AllowedOrigins: []string{"https://app.example", "app.example"}}},
+		"MemoryOptions.ReapInterval":      {Sessions: session.MemoryOptions{ReapInterval: -time.Second}},
+	} {
+		t.Run(want, func(t *testing.T) { testutil.WantPanic(t, want, func() { mcphttp.New(s, opts) }) })
+	}
+	for want, build := range map[string]func(){
+		"ListenersOptions.MaxStreams":    func() { mcphttp.NewListeners(s, mcphttp.ListenersOptions{MaxStreams: -1}) },
+		"ModernOptions.MaxNotifications": func() { mcphttp.NewModern(s, mcphttp.ModernOptions{MaxNotifications: -1}) },
+		"EndpointOptions.Resumability": func() {
+			mcphttp.NewEndpoint(s, mcphttp.EndpointOptions{Stateless: true, Resumability: mcphttp.ResumabilityOptions{Enabled: true}})
+		},
+	} {
+		t.Run(want, func(t *testing.T) { testutil.WantPanic(t, want, build) })
 	}
 }

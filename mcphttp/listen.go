@@ -26,7 +26,7 @@ const (
 // clients receive the change notifications they ask for.
 type ListenersOptions struct {
 	// MaxStreams caps the open listen streams. Zero means DefaultMaxListenStreams (1000); past
-	// the cap a new listen gets 503.
+	// the cap a new listen gets 503. NewListeners panics on a negative value.
 	MaxStreams int
 	// KeepAlive is the interval of keepalive comments, which also find dead peers and free their
 	// slot. Zero means DefaultListenKeepAlive (15 s); negative turns keepalives off (no timer is
@@ -81,8 +81,11 @@ type Listeners struct {
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
 func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
+	if opts.MaxStreams < 0 {
+		panic("mcphttp: ListenersOptions.MaxStreams must be >= 0")
+	}
 	max := opts.MaxStreams
-	if max <= 0 {
+	if max == 0 {
 		max = DefaultMaxListenStreams
 	}
 	l := &Listeners{server: s, reg: core.NewListenRegistry(s, max)}
@@ -94,7 +97,7 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	}
 	// The handler writes its own keepalive comments (see ServeHTTP): the SSE writer's timer
 	// stays off, so nothing can be written after the final frame.
-	l.sse = middleware.SSEWriterOptions{WriteTimeout: opts.WriteTimeout}
+	l.sse = middleware.SSEWriterOptions{KeepAlive: -1, WriteTimeout: opts.WriteTimeout} // the handler writes its own
 	if opts.WriteTimeout < 0 {
 		switch ct := opts.CloseTimeout; {
 		case ct == 0:

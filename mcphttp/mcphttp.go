@@ -113,7 +113,7 @@ type Options struct {
 	// retry field open each request stream, messages carry event ids and are kept (bounded) until
 	// delivered, a GET with Last-Event-ID replays what a client missed, and handlers may close
 	// their stream early (core.Call.CloseStream). The zero value keeps it off. See
-	// ResumabilityOptions.
+	// ResumabilityOptions. New panics when it is enabled with Stateless.
 	Resumability ResumabilityOptions
 
 	// Logger receives what the stack logs at error level (a recovered panic with its value and
@@ -183,6 +183,7 @@ func New(s *core.Server, opts Options) *Handler {
 	if s == nil {
 		panic("mcphttp: New needs a *core.Server")
 	}
+	opts.validate()
 	store := opts.Store
 	switch {
 	case opts.Stateless:
@@ -297,4 +298,21 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.built()
 	h.closeListeners()
 	return h.endpoint.Shutdown(ctx)
+}
+
+// validate panics, naming the option, on values New cannot work with. The layers and building
+// blocks check the rest of their own options (naming them as they know them).
+func (o Options) validate() {
+	nonNegative := func(name string, v int64) {
+		if v < 0 {
+			panic("mcphttp: Options." + name + " must be >= 0")
+		}
+	}
+	nonNegative("MaxRequestBytes", o.MaxRequestBytes)
+	nonNegative("MaxRequestNotifications", int64(o.MaxRequestNotifications))
+	nonNegative("Listen.MaxStreams", int64(o.Listen.MaxStreams))
+	nonNegative("Listen.MaxRequestBytes", o.Listen.MaxRequestBytes)
+	if o.Stateless && o.Resumability.Enabled {
+		panic("mcphttp: Options.Resumability cannot be enabled with Stateless (a stateless endpoint has no session to resume on)")
+	}
 }

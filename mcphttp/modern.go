@@ -23,8 +23,8 @@ var ErrNotificationDropped = errors.New("mcphttp: notification dropped: the requ
 // ModernOptions configure the handler of the 2026-07-28 lifecycle.
 type ModernOptions struct {
 	// MaxNotifications bounds the notifications (progress, log messages) one request may send.
-	// Zero means DefaultMaxRequestNotifications; past it, notify calls return
-	// ErrNotificationDropped.
+	// Zero means DefaultMaxRequestNotifications (1000); past it, notify calls return
+	// ErrNotificationDropped. NewModern panics on a negative value.
 	MaxNotifications int
 	// WriteTimeout bounds each write of a request's SSE stream. Zero means 30 s; negative turns
 	// the bound off.
@@ -52,7 +52,10 @@ type Modern struct {
 
 // NewModern returns the handler of the 2026-07-28 lifecycle for s.
 func NewModern(s *core.Server, opts ModernOptions) *Modern {
-	if opts.MaxNotifications <= 0 {
+	if opts.MaxNotifications < 0 {
+		panic("mcphttp: ModernOptions.MaxNotifications must be >= 0")
+	}
+	if opts.MaxNotifications == 0 {
 		opts.MaxNotifications = DefaultMaxRequestNotifications
 	}
 	m := &Modern{server: s, opts: opts}
@@ -121,7 +124,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEWriterOptions{WriteTimeout: m.opts.WriteTimeout}}
+	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEWriterOptions{KeepAlive: -1, WriteTimeout: m.opts.WriteTimeout}}
 	// Whatever way this handler leaves, a notification arriving later (a goroutine the tool
 	// handler left behind) is refused and never touches w.
 	defer func() {

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -61,6 +62,25 @@ type originPolicy struct {
 	origins   map[string]struct{}
 }
 
+// validate panics, naming the entry, on allow-list entries that can never match.
+func (o OriginGuardOptions) validate() {
+	const name = "OriginGuardOptions"
+
+	for i, h := range o.AllowedHosts {
+		h = strings.TrimSpace(h)
+		if h == "" || strings.ContainsAny(h, "/@?#") || splitHostPort(strings.ToLower(h)).bad {
+			panic(fmt.Sprintf("middleware: %s.AllowedHosts[%d] %q is not a host or host:port (no scheme, no path)", name, i, h))
+		}
+	}
+	for i, origin := range o.AllowedOrigins {
+		origin = strings.TrimSuffix(strings.TrimSpace(origin), "/")
+		scheme, rest, ok := strings.Cut(origin, "://")
+		if !ok || scheme == "" || rest == "" || strings.ContainsAny(rest, "/@?#") || splitHostPort(strings.ToLower(rest)).bad {
+			panic(fmt.Sprintf("middleware: %s.AllowedOrigins[%d] %q is not an origin (scheme://host[:port])", name, i, origin))
+		}
+	}
+}
+
 func (o OriginGuardOptions) compile() *originPolicy {
 	p := &originPolicy{disabled: o.Disabled}
 	for _, h := range o.AllowedHosts {
@@ -115,7 +135,12 @@ func (o OriginGuardOptions) Check(r *http.Request) error {
 // one and the browser's be the other. A Host that is not host[:port] (a port that is not a
 // number, text after an IPv6 literal such as "[::1]evil.com") matches nothing and is refused.
 // The allow lists are compiled once, here.
+//
+// It panics on an allow-list entry that can never match: a URL or path in AllowedHosts (they
+// hold host or host:port, as the Host header carries it), or an AllowedOrigins entry that is
+// not scheme://host[:port] (a bare host, a path).
 func OriginGuard(opts OriginGuardOptions) func(http.Handler) http.Handler {
+	opts.validate()
 	p := opts.compile()
 	return func(next http.Handler) http.Handler {
 		if p.disabled {

@@ -25,11 +25,16 @@ var errEventLineBreak = errors.New("middleware: SSE event name contains a line b
 // clients would ignore: one containing NUL).
 var errIDLineBreak = errors.New("middleware: SSE event id contains a line break or NUL")
 
-// SSEWriterOptions configures an SSEWriter. The zero value sends no keepalive comments and bounds each
-// write by DefaultSSEWriteTimeout (30 s).
+// DefaultSSEKeepAlive is the interval of keepalive comments when SSEWriterOptions.KeepAlive is
+// zero.
+const DefaultSSEKeepAlive = 30 * time.Second
+
+// SSEWriterOptions configures an SSEWriter. The zero value sends a keepalive comment every
+// DefaultSSEKeepAlive (30 s) and bounds each write by DefaultSSEWriteTimeout (30 s).
 type SSEWriterOptions struct {
 	// KeepAlive is the interval between ": ping <time>" comments that keep proxies and clients
-	// from timing out an idle stream. Zero (or negative) means no keepalive.
+	// from timing out an idle stream. Zero means DefaultSSEKeepAlive (30 s); negative turns
+	// keepalives off.
 	KeepAlive time.Duration
 	// WriteTimeout bounds every write (frame plus flush): a reader that stops reading makes the
 	// write fail after this long instead of blocking forever, and the writer is then broken. Zero
@@ -79,10 +84,17 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 	if wt == 0 {
 		wt = DefaultSSEWriteTimeout
 	}
+	ka := opts.KeepAlive
+	switch {
+	case ka == 0:
+		ka = DefaultSSEKeepAlive
+	case ka < 0:
+		ka = 0 // off
+	}
 	return &SSEWriter{
 		w:            w,
 		rc:           http.NewResponseController(w),
-		keepAlive:    opts.KeepAlive,
+		keepAlive:    ka,
 		writeTimeout: wt,
 		onBroken:     opts.OnBroken,
 		done:         make(chan struct{}),

@@ -140,8 +140,8 @@ type MemoryOptions struct {
 	// MaxSessions caps the number of sessions. Zero means DefaultMaxSessions (10000); a
 	// negative value removes the cap.
 	MaxSessions int
-	// ReapInterval is how often expired sessions are swept. Zero (or negative) means
-	// DefaultReapInterval. No reaper runs when expiry is off.
+	// ReapInterval is how often expired sessions are swept. Zero means DefaultReapInterval (1
+	// minute); NewMemory panics on a negative interval. No reaper runs when expiry is off.
 	ReapInterval time.Duration
 	// Now is the clock idle times are measured on. Nil means time.Now. Tests set it to expire
 	// sessions without waiting.
@@ -185,8 +185,11 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if m.max == 0 {
 		m.max = DefaultMaxSessions
 	}
+	if opts.ReapInterval < 0 {
+		panic("session: MemoryOptions.ReapInterval must not be negative")
+	}
 	interval := opts.ReapInterval
-	if interval <= 0 {
+	if interval == 0 {
 		interval = DefaultReapInterval
 	}
 	if m.idle > 0 {

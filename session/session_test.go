@@ -394,3 +394,7 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("%d sessions ended, want %d (left in store before Close: %d)", got, workers*rounds, left)
 	}
 }
+
+func TestNewMemoryRefusesNegativeReapInterval(t *testing.T) {
+	testutil.WantPanic(t, "MemoryOptions.ReapInterval", func() { NewMemory(MemoryOptions{ReapInterval: -time.Second}) })
+}
