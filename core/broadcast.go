@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -11,6 +12,10 @@ import (
 type Change struct {
 	Method string `json:"method"`
 	URI    string `json:"uri,omitzero"`
+	// TaskID and Params are set on notifications/tasks (TaskStatusChanged): the task and its
+	// complete state (the DetailedTask), sent as the notification's params.
+	TaskID string          `json:"taskId,omitzero"`
+	Params json.RawMessage `json:"params,omitzero"`
 }
 
 // Change notification methods.
@@ -19,6 +24,9 @@ const (
 	PromptsListChanged   = "notifications/prompts/list_changed"
 	ResourcesListChanged = "notifications/resources/list_changed"
 	ResourceUpdated      = "notifications/resources/updated"
+	// TaskStatusChanged is the status notification of the tasks extension; only
+	// subscriptions/listen streams that asked for the task receive it.
+	TaskStatusChanged = "notifications/tasks"
 )
 
 // Broadcaster carries change notifications from whoever publishes them to every subscriber: the
@@ -95,6 +103,9 @@ func (s *Server) publish(ctx context.Context, c Change) error {
 // on their session-level path. Each session's path queues the message: nothing here waits on a
 // client.
 func (s *Server) deliverToSessions(c Change) {
+	if c.Method == TaskStatusChanged {
+		return // tasks are 2026-07-28 only: legacy sessions never get their notifications
+	}
 	var params any
 	if c.Method == ResourceUpdated {
 		params = map[string]string{"uri": c.URI}

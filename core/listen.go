@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 // ParseEnvelope validates the 2026-07-28 envelope of a message outside of dispatch (a transport
 // serving subscriptions/listen itself): -32602 naming the missing or invalid keys, -32022 for a
 // version the server does not serve. A non-nil error is always a *Error.
@@ -18,6 +20,8 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
+	// TaskIDs are the tasks whose notifications/tasks the stream receives (SEP-2663).
+	TaskIDs []string `json:"taskIds,omitzero"`
 }
 
 // Honor returns the part of f the server can deliver: a type is kept only when the server's
@@ -49,6 +53,43 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 				return true
 			}
 		}
+	case TaskStatusChanged:
+		for _, id := range f.TaskIDs {
+			if id == c.TaskID {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// HonorListen returns the part of a subscriptions/listen filter the server delivers to this
+// request: Honor's subset, plus the requested taskIds that name tasks of the request's principal
+// (unknown, expired and other principals' ids are left out, as if they did not exist). Asking
+// for taskIds without declaring the tasks extension in env is -32021. Transports serving
+// subscriptions/listen call it with the request's context and envelope.
+func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
+	out := s.Honor(f)
+	if len(f.TaskIDs) == 0 {
+		return out, nil
+	}
+	if env == nil || !env.ClientCapabilities.Has("extensions", TasksExtension) {
+		return out, MissingCapabilities(map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}})
+	}
+	if !s.offersTasks() {
+		return out, nil
+	}
+	owner, _ := PrincipalFrom(ctx)
+	seen := map[string]bool{}
+	for _, id := range f.TaskIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		t, err := s.tasks.opts.Store.Get(ctx, id)
+		if err == nil && t.Owner == owner {
+			out.TaskIDs = append(out.TaskIDs, id)
+		}
+	}
+	return out, nil
 }

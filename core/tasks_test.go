@@ -558,3 +558,28 @@ func TestMemoryTaskStore(t *testing.T) {
 		t.Errorf("expired task kept: %d", st.Len())
 	}
 }
+
+func TestHonorListenTasks(t *testing.T) {
+	s, _ := newTaskServer(t, nil)
+	alice := &taskClient{t: t, srv: s, principal: "alice"}
+	id := alice.create("must")
+	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}}
+	f := core.SubscriptionFilter{TaskIDs: []string{id, id, "nope"}}
+	got, err := s.HonorListen(core.WithPrincipal(context.Background(), "alice"), env, f)
+	if err != nil || len(got.TaskIDs) != 1 || got.TaskIDs[0] != id {
+		t.Errorf("alice's listen = %+v, %v", got, err)
+	}
+	got, err = s.HonorListen(core.WithPrincipal(context.Background(), "bob"), env, f)
+	if err != nil || len(got.TaskIDs) != 0 {
+		t.Errorf("bob's listen kept alice's task: %+v, %v", got, err)
+	}
+	if _, err := s.HonorListen(context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); err == nil {
+		t.Error("taskIds without the extension were accepted")
+	}
+	if !(core.SubscriptionFilter{TaskIDs: []string{id}}).Wants(core.Change{Method: core.TaskStatusChanged, TaskID: id}) {
+		t.Error("Wants ignores the task ids")
+	}
+	if (core.SubscriptionFilter{TaskIDs: []string{id}}).Wants(core.Change{Method: core.TaskStatusChanged, TaskID: "other"}) {
+		t.Error("Wants took another task's notification")
+	}
+}

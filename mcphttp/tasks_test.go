@@ -102,3 +102,44 @@ func TestTasksOverHTTP(t *testing.T) {
 	unknown := taskRequest(5, "tasks/get", map[string]any{"taskId": "nope"})
 	c.Do(t, modernPost(c, unknown)).WantError(t, http.StatusBadRequest, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "5")
 }
+
+// TestTaskNotificationsOnListen: a listen stream that asks for a task's id gets
+// notifications/tasks with the task's complete state as it changes; ids of no known task are
+// left out of the acknowledgement, and asking without the tasks extension is -32021.
+func TestTaskNotificationsOnListen(t *testing.T) {
+	c, release := taskEndpoint(t)
+	created := resultOf(t, c.Do(t, modernPost(c, taskRequest(1, "tools/call", map[string]any{"name": "wait"}))))
+	id := created["taskId"].(string)
+
+	plain := testutil.ModernRequest(2, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id}}})
+	c.Do(t, modernPost(c, plain)).WantError(t, http.StatusBadRequest, core.CodeMissingRequiredClientCapability, "Missing required client capability", "2")
+
+	body := taskRequest(3, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id, "no-such-task"}}})
+	resp := openStream(t, c, c.NewModernPost(context.Background(), body))
+	defer resp.Body.Close()
+	ls := &listenStream{resp: resp, sr: testutil.NewSSEReader(resp.Body)}
+	ack := ls.next(t)
+	var a struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	if err := json.Unmarshal(ack.Params, &a); err != nil || ack.Method != "notifications/subscriptions/acknowledged" || len(a.Notifications.TaskIDs) != 1 || a.Notifications.TaskIDs[0] != id {
+		t.Fatalf("acknowledgement %s %s", ack.Method, ack.Params)
+	}
+	close(release)
+	n := ls.next(t)
+	wantChange(t, n, "notifications/tasks", "3")
+	var task struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(n.Params, &task); err != nil || task.TaskID != id || task.Status != "completed" || len(task.Result.Content) != 1 || task.Result.Content[0].Text != "done" {
+		t.Errorf("notifications/tasks params %s", n.Params)
+	}
+}
