@@ -20,8 +20,11 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
-	// TaskIDs are the tasks whose notifications/tasks the stream receives (SEP-2663).
+	// TaskIDs are the tasks whose notifications/tasks the stream receives (SEP-2663). Honor
+	// keeps them only from a filter HonorListen checked (the caller's own tasks).
 	TaskIDs []string `json:"taskIds,omitzero"`
+
+	tasksChecked bool // set by HonorListen
 }
 
 // Honor returns the part of f the server can deliver: a type is kept only when the server's
@@ -34,6 +37,9 @@ func (s *Server) Honor(f SubscriptionFilter) SubscriptionFilter {
 	out.ResourcesListChanged = f.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
 	if len(f.ResourceSubscriptions) > 0 && caps.Resources != nil && caps.Resources.Subscribe {
 		out.ResourceSubscriptions = append([]string(nil), f.ResourceSubscriptions...)
+	}
+	if f.tasksChecked {
+		out.TaskIDs, out.tasksChecked = append([]string(nil), f.TaskIDs...), true
 	}
 	return out
 }
@@ -69,7 +75,9 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 // for taskIds without declaring the tasks extension in env is -32021. Transports serving
 // subscriptions/listen call it with the request's context and envelope.
 func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
+	f.tasksChecked = false
 	out := s.Honor(f)
+	out.tasksChecked = true
 	if len(f.TaskIDs) == 0 {
 		return out, nil
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -238,11 +239,19 @@ func AppendListenAck(b []byte, sub *Listener) []byte {
 }
 
 // AppendListenChange appends a change notification for one subscription, tagged with its id.
-// Wants admits only the four change methods, so the method needs no escaping.
+// Wants admits only the four change methods and notifications/tasks, so the method needs no
+// escaping.
 func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"`...)
 	b = append(b, c.Method...)
 	b = append(b, `","params":{`...)
+	if c.Method == TaskStatusChanged {
+		// The task's state as the core encoded it once (an object without _meta).
+		if p := bytes.TrimSpace(c.Params); len(p) > 2 && p[0] == '{' && p[len(p)-1] == '}' {
+			b = append(b, p[1:len(p)-1]...)
+			b = append(b, ',')
+		}
+	}
 	if c.Method == ResourceUpdated {
 		uri, _ := json.Marshal(c.URI)
 		b = append(b, `"uri":`...)
@@ -306,6 +315,10 @@ func handleListen(c *Call) (any, error) {
 	filter, perr := ParseListenFilter(c.params)
 	if perr != nil {
 		return nil, perr
+	}
+	filter, err := c.session.server.HonorListen(c.ctx, c.modern, filter)
+	if err != nil {
+		return nil, err
 	}
 	scope, _ := PrincipalFrom(c.ctx)
 	sub, err := reg.Open(scope, c.id, filter, nil)

@@ -154,7 +154,8 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
 		return
 	}
-	if _, err := core.ParseEnvelope(msg); err != nil {
+	env, err := core.ParseEnvelope(msg)
+	if err != nil {
 		var e *core.Error
 		if !errors.As(err, &e) {
 			e = core.InternalError("Internal error handling subscriptions/listen request")
@@ -165,6 +166,14 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	filter, perr := core.ParseListenFilter(msg.Params)
 	if perr != nil {
 		writeModern(w, r, &core.Response{ID: msg.ID, Error: perr})
+		return
+	}
+	if filter, err = l.server.HonorListen(r.Context(), env, filter); err != nil {
+		var e *core.Error
+		if !errors.As(err, &e) {
+			e = core.InternalError("Internal error handling subscriptions/listen request")
+		}
+		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
 		return
 	}
 	// A listen id must be unique among the open streams of one principal (core.PrincipalFrom):

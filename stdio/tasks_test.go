@@ -118,3 +118,39 @@ func TestSkillsOverStdio(t *testing.T) {
 	p.write(frame(t, 4, "skills/get", map[string]any{"uri": "skill://other/SKILL.md"}, meta))
 	wantErr(t, p.next(), "4", core.CodeInvalidParams, "")
 }
+
+// TestTaskNotificationsOverStdio: a listen request naming a task gets notifications/tasks on
+// its own path when the task completes.
+func TestTaskNotificationsOverStdio(t *testing.T) {
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
+	release := make(chan struct{})
+	srv.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+			select {
+			case <-release:
+				return core.TextResult("done"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	p := servePipes(t, srv)
+	meta := envelope(core.Version20260728)
+	meta[core.MetaClientCapabilities] = map[string]any{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+	p.write(frame(t, 1, "tools/call", map[string]any{"name": "wait"}, meta))
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	if m := p.next(); json.Unmarshal(m.Result, &created) != nil || created.TaskID == "" {
+		t.Fatalf("tools/call: %s", m.raw)
+	}
+	p.write(frame(t, 2, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{created.TaskID}}}, meta))
+	if ack := p.next(); ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), created.TaskID) {
+		t.Fatalf("acknowledgement: %s", ack.raw)
+	}
+	close(release)
+	n := p.next()
+	if n.Method != "notifications/tasks" || !strings.Contains(string(n.Params), `"status":"completed"`) || !strings.Contains(string(n.Params), `"io.modelcontextprotocol/subscriptionId":2`) {
+		t.Fatalf("notification: %s", n.raw)
+	}
+	p.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}` + "\n")
+}
