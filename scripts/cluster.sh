@@ -78,13 +78,16 @@ for i in 1 2 3; do
   pids+=($!)
   replica_pids+=($!)
   replica_urls+=("http://127.0.0.1:$port/mcp")
-  upstreams+="    server 127.0.0.1:$port max_fails=1 fail_timeout=30s;"$'\n'
+  upstreams+="    server 127.0.0.1:$port max_fails=0;"$'\n'
 done
 for url in "${replica_urls[@]}"; do
   wait_for "replica $url" 30 fixture_http_answers "$url"
 done
 
 nginx_port="$(fixture_free_port)"
+# max_fails=0: a stray upstream error (a client that hung up mid-stream during the suites) must
+# not take a live replica out of rotation; a dead one is skipped per request (connect refused,
+# proxy_next_upstream).
 user_line=""
 if [[ "$(id -u)" == 0 ]]; then user_line="user root;"; fi
 mkdir -p "$work/nginx"
