@@ -1,0 +1,32 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// BenchmarkTaskCreate: a tools/call that becomes a task (stored in memory, its handler started in
+// the background), answered with the task handle.
+func BenchmarkTaskCreate(b *testing.B) {
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Tasks: core.TaskOptions{MaxTasks: -1, MaxTasksPerPrincipal: -1}})
+	s.AddTool(&core.Tool{Name: "quick", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) { return core.TextResult("ok"), nil })
+	meta := modernMeta(map[string]any{metaCaps: taskCaps})
+	call := []byte(body(b, 1, "tools/call", withMeta(map[string]any{"name": "quick"}, meta)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ss := s.NewSession(core.SessionOptions{Ephemeral: true})
+		msg, err := core.DecodeMessage(call)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp := ss.Handle(ctx, msg, nil)
+		ss.Close()
+		if resp == nil || resp.Error != nil {
+			b.Fatalf("%v", resp)
+		}
+	}
+}
