@@ -12,7 +12,9 @@ import (
 func BenchmarkTaskCreate(b *testing.B) {
 	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Tasks: core.TaskOptions{MaxTasks: -1, MaxTasksPerPrincipal: -1}})
 	s.AddTool(&core.Tool{Name: "quick", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
-		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) { return core.TextResult("ok"), nil })
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult("ok"), nil
+		})
 	meta := modernMeta(map[string]any{metaCaps: taskCaps})
 	call := []byte(body(b, 1, "tools/call", withMeta(map[string]any{"name": "quick"}, meta)))
 	ctx := context.Background()
