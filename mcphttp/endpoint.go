@@ -240,7 +240,7 @@ func modernByHeaders(r *http.Request) bool {
 	if !middleware.RoutesModern(r) {
 		return false
 	}
-	if v := r.Header.Get(middleware.HeaderProtocolVersion); !core.IsModernVersion(v) {
+	if v := r.Header.Get(protocolVersionKey); !core.IsModernVersion(v) {
 		return true // unknown version: modern whatever the body
 	}
 	m := r.Header.Get(middleware.HeaderMethod)
@@ -332,10 +332,14 @@ func notAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
 	refuse(w, r, http.StatusNotAcceptable, core.ID{}, core.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
 }
 
+// protocolVersionKey is middleware.HeaderProtocolVersion in net/http's canonical form, so looking
+// it up allocates nothing.
+var protocolVersionKey = http.CanonicalHeaderKey(middleware.HeaderProtocolVersion)
+
 // checkVersionHeader enforces MCP-Protocol-Version on legacy requests after initialize: absent
 // means 2025-03-26; anything else must be a version the kit speaks.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id core.ID) bool {
-	vals, present := r.Header[http.CanonicalHeaderKey(middleware.HeaderProtocolVersion)]
+	vals, present := r.Header[protocolVersionKey]
 	if !present {
 		return true
 	}

@@ -9,6 +9,18 @@ import (
 // HeaderProtocolVersion is the header naming the protocol version of an HTTP request.
 const HeaderProtocolVersion = "MCP-Protocol-Version"
 
+// protocolVersionKey is HeaderProtocolVersion in net/http's canonical form. Lookups use it: a
+// name spelled otherwise is canonicalized into a new string on every lookup.
+var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
+
+// headerKey returns the canonical form of one of the kit's header names without allocating.
+func headerKey(name string) string {
+	if name == HeaderProtocolVersion {
+		return protocolVersionKey
+	}
+	return name
+}
+
 // Wire messages of the era router's guard.
 const (
 	msgLegacyLocked   = "Invalid Request: the session already negotiated the legacy lifecycle via `initialize`"
@@ -63,7 +75,7 @@ func RoutesModern(r *http.Request) bool { return routeModern(r) }
 
 // routeModern decides the lifecycle of r.
 func routeModern(r *http.Request) bool {
-	v := r.Header.Get(HeaderProtocolVersion)
+	v := r.Header.Get(protocolVersionKey)
 	if v == "" || core.IsHandshakeVersion(v) {
 		return false
 	}
@@ -92,7 +104,7 @@ func refusedByGuard(w http.ResponseWriter, r *http.Request) bool {
 	if !ok || !core.ClaimsModern(msg) {
 		return false
 	}
-	if core.IsModernVersion(r.Header.Get(HeaderProtocolVersion)) {
+	if core.IsModernVersion(r.Header.Get(protocolVersionKey)) {
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, msgLegacyLocked)
 	} else {
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeHeaderMismatch, msgEnvelopeHeader)

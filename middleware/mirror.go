@@ -77,7 +77,7 @@ func mismatch(format string, args ...any) *core.Error {
 }
 
 func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *core.Error) {
-	v := r.Header.Get(HeaderProtocolVersion)
+	v := r.Header.Get(protocolVersionKey)
 	if v == "" {
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
 	}
@@ -140,7 +140,7 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 // could route on one value and the server check another, so a mirrored header must appear once.
 func repeated(h http.Header, names ...string) (string, bool) {
 	for _, n := range names {
-		if len(h.Values(n)) > 1 {
+		if len(h.Values(headerKey(n))) > 1 {
 			return n, true
 		}
 	}
