@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strconv"
+
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -29,6 +31,9 @@ func handleInitialize(c *Call) (any, error) {
 	}
 	if unmarshal(c.params, &p) != nil {
 		return nil, InvalidParams("Invalid params")
+	}
+	if limit := c.session.server.opts.MaxClientInfoBytes; limit > 0 && len(p.Capabilities)+len(p.ClientInfo) > limit {
+		return nil, InvalidParams("clientInfo and capabilities exceed " + strconv.Itoa(limit) + " bytes (MaxClientInfoBytes)")
 	}
 	var requested string
 	if p.ProtocolVersion.Kind() != '"' || unmarshal(p.ProtocolVersion, &requested) != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -185,6 +186,10 @@ func handleSubscribe(c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts := &c.session.server.opts
+	if limit := opts.MaxSubscriptionURIBytes; limit > 0 && len(uri) > limit {
+		return nil, InvalidParams("uri exceeds " + strconv.Itoa(limit) + " bytes (MaxSubscriptionURIBytes)")
+	}
 	if h := c.session.server.opts.SubscribeHandler; h != nil {
 		if err := h(c.ctx, &SubscribeRequest{Call: c, URI: uri}); err != nil {
 			return nil, asWireError(err, "Internal error handling resources/subscribe request")
@@ -201,7 +206,14 @@ func handleSubscribe(c *Call) (any, error) {
 		ss.mu.Unlock()
 		return nil, InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
 	}
-	ss.subscriptions[uri] = struct{}{}
+	if total := opts.MaxSubscriptionBytes; !had && total > 0 && ss.subscriptionBytes+len(uri) > total {
+		ss.mu.Unlock()
+		return nil, InvalidParams("the resource subscriptions of this session would exceed " + strconv.Itoa(total) + " bytes (MaxSubscriptionBytes)")
+	}
+	if !had {
+		ss.subscriptions[uri] = struct{}{}
+		ss.subscriptionBytes += len(uri)
+	}
 	ss.mu.Unlock()
 	if !had {
 		if e := ss.persist(c.ctx); e != nil {
@@ -224,7 +236,10 @@ func handleUnsubscribe(c *Call) (any, error) {
 	ss := c.session
 	ss.mu.Lock()
 	_, had := ss.subscriptions[uri]
-	delete(ss.subscriptions, uri)
+	if had {
+		delete(ss.subscriptions, uri)
+		ss.subscriptionBytes -= len(uri)
+	}
 	ss.mu.Unlock()
 	if had {
 		if e := ss.persist(c.ctx); e != nil {

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,4 +166,60 @@ func TestSubscriptions(t *testing.T) {
 	if m := b.out.all(t); len(m) != 0 {
 		t.Errorf("a closed session received %v", m)
 	}
+}
+
+// TestSessionByteBounds: what a session keeps is bounded in bytes, not only in count: the
+// client's initialize, each subscribed URI and all of them together.
+func TestSessionByteBounds(t *testing.T) {
+	srv := resourceServer(&core.Options{SubscribeHandler: core.AcceptSubscription,
+		MaxClientInfoBytes: 200, MaxSubscriptionURIBytes: 40, MaxSubscriptionBytes: 100})
+
+	t.Run("client info and capabilities", func(t *testing.T) {
+		c := newClient(t, srv)
+		w := c.call("initialize", map[string]any{
+			"protocolVersion": "2025-11-25",
+			"capabilities":    map[string]any{"experimental": map[string]any{"x": strings.Repeat("a", 100)}},
+			"clientInfo":      map[string]any{"name": "big", "version": strings.Repeat("1", 100)},
+		})
+		wantError(t, w, -32602, "Invalid params", "clientInfo and capabilities exceed 200 bytes (MaxClientInfoBytes)")
+		if c.ss.Initialized() || c.ss.ClientInfo() != nil {
+			t.Error("the refused initialize left state on the session")
+		}
+		c.initialize("2025-11-25") // a normal one still fits
+	})
+
+	t.Run("subscriptions", func(t *testing.T) {
+		c := newClient(t, srv)
+		c.initialize("2025-11-25")
+		long := "test://" + strings.Repeat("u", 34) // 41 bytes
+		wantError(t, c.call("resources/subscribe", map[string]any{"uri": long}), -32602, "Invalid params",
+			"uri exceeds 40 bytes (MaxSubscriptionURIBytes)")
+		uri := func(i int) string { return fmt.Sprintf("test://%031d", i) } // 38 bytes each
+		c.result("resources/subscribe", map[string]any{"uri": uri(1)}, "EmptyResult", nil)
+		c.result("resources/subscribe", map[string]any{"uri": uri(2)}, "EmptyResult", nil)
+		c.result("resources/subscribe", map[string]any{"uri": uri(2)}, "EmptyResult", nil) // no new bytes
+		wantError(t, c.call("resources/subscribe", map[string]any{"uri": uri(3)}), -32602, "Invalid params",
+			"the resource subscriptions of this session would exceed 100 bytes (MaxSubscriptionBytes)")
+		if c.ss.Subscribed(uri(3)) || c.ss.Subscribed(long) {
+			t.Error("a refused subscription was kept")
+		}
+		// Unsubscribing gives the bytes back.
+		c.result("resources/unsubscribe", map[string]any{"uri": uri(1)}, "EmptyResult", nil)
+		c.result("resources/subscribe", map[string]any{"uri": uri(3)}, "EmptyResult", nil)
+	})
+
+	t.Run("defaults and no bound", func(t *testing.T) {
+		def := resourceServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
+		c := newClient(t, def)
+		c.initialize("2025-11-25")
+		wantError(t, c.call("resources/subscribe", map[string]any{"uri": "test://" + strings.Repeat("u", core.DefaultMaxSubscriptionURIBytes)}),
+			-32602, "Invalid params", "uri exceeds 8192 bytes (MaxSubscriptionURIBytes)")
+		off := resourceServer(&core.Options{SubscribeHandler: core.AcceptSubscription, MaxSubscriptionURIBytes: -1, MaxClientInfoBytes: -1})
+		c = newClient(t, off)
+		c.result("initialize", map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "big", "version": strings.Repeat("1", 40<<10)},
+		}, "InitializeResult", nil)
+		c.result("resources/subscribe", map[string]any{"uri": "test://" + strings.Repeat("u", 9<<10)}, "EmptyResult", nil)
+	})
 }

@@ -44,6 +44,18 @@ type Options struct {
 	// resources/subscribe answers -32602.
 	MaxSubscriptions int
 
+	// MaxSubscriptionURIBytes bounds the URI of one resource subscription, in bytes; a longer
+	// one is refused with -32602 before SubscribeHandler sees it. MaxSubscriptionBytes bounds the
+	// subscribed URIs of one session together. Zero means DefaultMaxSubscriptionURIBytes (8 KiB)
+	// and DefaultMaxSubscriptionBytes (256 KiB); a negative value removes the bound.
+	MaxSubscriptionURIBytes int
+	MaxSubscriptionBytes    int
+	// MaxClientInfoBytes bounds what a session keeps of the client's initialize: its clientInfo
+	// and capabilities objects together, in bytes as sent. Zero means DefaultMaxClientInfoBytes
+	// (32 KiB); a negative value removes the bound. Past it initialize answers -32602 naming
+	// the limit.
+	MaxClientInfoBytes int
+
 	// UnsubscribeHandler is called on resources/unsubscribe, when set.
 	UnsubscribeHandler func(ctx context.Context, req *SubscribeRequest) error
 
@@ -111,6 +123,13 @@ type Options struct {
 // Options.MaxSubscriptions is zero.
 const DefaultMaxSubscriptions = 1000
 
+// Defaults of the per-session byte bounds of Options.
+const (
+	DefaultMaxSubscriptionURIBytes = 8 << 10
+	DefaultMaxSubscriptionBytes    = 256 << 10
+	DefaultMaxClientInfoBytes      = 32 << 10
+)
+
 // AcceptSubscription is a SubscribeHandler that accepts every subscription.
 func AcceptSubscription(context.Context, *SubscribeRequest) error { return nil }
 
@@ -153,6 +172,9 @@ func NewServer(impl Implementation, opts Options) *Server {
 	if s.opts.MaxSubscriptions == 0 {
 		s.opts.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	defaultInt(&s.opts.MaxSubscriptionURIBytes, DefaultMaxSubscriptionURIBytes)
+	defaultInt(&s.opts.MaxSubscriptionBytes, DefaultMaxSubscriptionBytes)
+	defaultInt(&s.opts.MaxClientInfoBytes, DefaultMaxClientInfoBytes)
 	if s.opts.PageSize == 0 {
 		s.opts.PageSize = 1000
 	}
@@ -338,3 +360,10 @@ func (s *Server) cacheScope() string {
 }
 
 func (s *Server) serverInfoJSON() []byte { return s.info }
+
+// defaultInt applies the option rule to a bound: zero takes def; negative (no bound) stays.
+func defaultInt(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}

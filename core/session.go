@@ -94,6 +94,7 @@ type Session struct {
 	logLevel            LoggingLevel
 	inflight            map[ID]*Call
 	subscriptions       map[string]struct{}
+	subscriptionBytes   int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
 	pending             map[ID]*pendingRequest
 	ephemeral           bool
 	changeNotifications bool

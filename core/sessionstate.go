@@ -98,11 +98,14 @@ func (ss *Session) restoreLocked(st SessionState) {
 		ss.clientCaps = ClientCapabilities{}
 	}
 	ss.logLevel = st.LogLevel
-	ss.subscriptions = nil
+	ss.subscriptions, ss.subscriptionBytes = nil, 0
 	if len(st.Subscriptions) > 0 {
 		ss.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
 		for _, uri := range st.Subscriptions {
-			ss.subscriptions[uri] = struct{}{}
+			if _, dup := ss.subscriptions[uri]; !dup {
+				ss.subscriptions[uri] = struct{}{}
+				ss.subscriptionBytes += len(uri)
+			}
 		}
 	}
 }
