@@ -61,7 +61,7 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 	start := time.Now()
 
 	clk := testutil.NewClock()
-	store := session.NewMemory(session.MemoryOptions{IdleTimeout: time.Hour, Now: clk.Now})
+	store := session.NewMemory(session.MemoryOptions{IdleTimeout: time.Hour, UnusedIdleTimeout: -1, Now: clk.Now})
 	f := newFixtureOn(t, mcphttp.Options{Store: store, WriteTimeout: writeTimeout, KeepAlive: -1},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 	addr := f.srv.Listener.Addr().String()

@@ -65,6 +65,7 @@ type Entry struct {
 	Local any
 
 	lastActive atomic.Int64 // nanoseconds since the store's epoch, on the store's clock
+	used       atomic.Bool  // renewed at least once since it was added (see UnusedIdleTimeout)
 
 	closeOnce sync.Once
 	mu        sync.Mutex // guards closers and ended
@@ -130,6 +131,9 @@ const (
 	DefaultIdleTimeout  = 30 * time.Minute
 	DefaultMaxSessions  = 10000
 	DefaultReapInterval = time.Minute
+	// DefaultUnusedIdleTimeout is how long a session that was initialized and never used
+	// since lives, when MemoryOptions.UnusedIdleTimeout is zero.
+	DefaultUnusedIdleTimeout = 2 * time.Minute
 )
 
 // MemoryOptions configure the in-memory store. The zero value is the secure default.
@@ -140,6 +144,12 @@ type MemoryOptions struct {
 	// MaxSessions caps the number of sessions. Zero means DefaultMaxSessions (10000); a
 	// negative value removes the cap.
 	MaxSessions int
+	// UnusedIdleTimeout ends sooner a session that was never used after it was added (no
+	// request and no GET stream after initialize: a lookup that renews the session counts as a
+	// use), so a client that initializes sessions and drops them frees their slots quickly.
+	// Zero means DefaultUnusedIdleTimeout (2 minutes); negative (or a value above IdleTimeout)
+	// gives unused sessions the IdleTimeout too.
+	UnusedIdleTimeout time.Duration
 	// ReapInterval is how often expired sessions are swept. Zero means DefaultReapInterval (1
 	// minute); NewMemory panics on a negative interval. No reaper runs when expiry is off.
 	ReapInterval time.Duration
@@ -150,10 +160,11 @@ type MemoryOptions struct {
 
 // Memory is the in-process Store. Create it with NewMemory and stop it with Close.
 type Memory struct {
-	idle  time.Duration
-	max   int
-	clock func() time.Time
-	epoch time.Time
+	idle   time.Duration
+	unused time.Duration // idle timeout of sessions never used; 0: same as idle
+	max    int
+	clock  func() time.Time
+	epoch  time.Time
 
 	mu       sync.Mutex
 	sessions map[string]*Entry
@@ -182,6 +193,15 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if m.idle == 0 {
 		m.idle = DefaultIdleTimeout
 	}
+	switch u := opts.UnusedIdleTimeout; {
+	case u == 0:
+		u = DefaultUnusedIdleTimeout
+		fallthrough
+	case u > 0:
+		if m.idle > 0 && u < m.idle {
+			m.unused = u
+		}
+	}
 	if m.max == 0 {
 		m.max = DefaultMaxSessions
 	}
@@ -203,7 +223,11 @@ func NewMemory(opts MemoryOptions) *Memory {
 func (m *Memory) now() int64 { return int64(m.clock().Sub(m.epoch)) }
 
 func (m *Memory) expired(s *Entry, now int64) bool {
-	return m.idle > 0 && now-s.lastActive.Load() > int64(m.idle)
+	idle := m.idle
+	if m.unused > 0 && !s.used.Load() {
+		idle = m.unused
+	}
+	return idle > 0 && now-s.lastActive.Load() > int64(idle)
 }
 
 // Add implements Store. At the cap it first reclaims expired sessions, in line.
@@ -256,6 +280,7 @@ func (m *Memory) Get(_ context.Context, id string, touch bool) (*Entry, error) {
 	if touch {
 		// Under the lock, so a sweep cannot end the session between the check and the renewal.
 		s.lastActive.Store(now)
+		s.used.Store(true)
 	}
 	m.mu.Unlock()
 	return s, nil

@@ -398,3 +398,61 @@ func TestConcurrentUse(t *testing.T) {
 func TestNewMemoryRefusesNegativeReapInterval(t *testing.T) {
 	testutil.WantPanic(t, "MemoryOptions.ReapInterval", func() { NewMemory(MemoryOptions{ReapInterval: -time.Second}) })
 }
+
+// TestUnusedSessionsReclaimedSooner: a session nobody used after it was added lives
+// UnusedIdleTimeout, one in use the full IdleTimeout, and at the cap the unused ones make room.
+func TestUnusedSessionsReclaimedSooner(t *testing.T) {
+	ctx := context.Background()
+	clk := testutil.NewClock()
+	m := newStore(t, MemoryOptions{IdleTimeout: 30 * time.Minute, UnusedIdleTimeout: time.Minute, MaxSessions: 2, Now: clk.Now})
+	unused, unusedCloses := newSession(t)
+	inUse, _ := newSession(t)
+	for _, s := range []*Session{unused, inUse} {
+		if err := m.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Get(ctx, inUse.ID, true); err != nil { // one request after initialize
+		t.Fatal(err)
+	}
+	// A look that does not renew (a notification, DELETE) is no use.
+	if _, err := m.Get(ctx, unused.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	late, _ := newSession(t)
+	if err := m.Add(ctx, late); !errors.Is(err, ErrFull) {
+		t.Fatalf("Add at the cap = %v, want ErrFull", err)
+	}
+	clk.Advance(time.Minute + time.Second)
+	if err := m.Add(ctx, late); err != nil {
+		t.Fatalf("Add once the unused session is past UnusedIdleTimeout: %v", err)
+	}
+	if unusedCloses.Load() != 1 {
+		t.Error("the unused session was not ended")
+	}
+	if _, err := m.Get(ctx, inUse.ID, false); err != nil {
+		t.Errorf("the session in use expired with the unused one: %v", err)
+	}
+	// The one in use lives its full idle timeout.
+	clk.Advance(28 * time.Minute)
+	if _, err := m.Get(ctx, inUse.ID, false); err != nil {
+		t.Errorf("the session in use expired before IdleTimeout: %v", err)
+	}
+}
+
+func TestUnusedIdleTimeoutOptions(t *testing.T) {
+	for _, tc := range []struct {
+		idle, unused, want time.Duration
+	}{
+		{0, 0, DefaultUnusedIdleTimeout},
+		{time.Hour, 5 * time.Minute, 5 * time.Minute},
+		{time.Hour, -1, 0},                // off: unused sessions get the idle timeout
+		{time.Minute, 5 * time.Minute, 0}, // longer than the idle timeout: no effect
+		{-1, time.Minute, 0},              // no expiry at all
+	} {
+		m := newStore(t, MemoryOptions{IdleTimeout: tc.idle, UnusedIdleTimeout: tc.unused})
+		if m.unused != tc.want {
+			t.Errorf("IdleTimeout %v, UnusedIdleTimeout %v: unused timeout %v, want %v", tc.idle, tc.unused, m.unused, tc.want)
+		}
+	}
+}
