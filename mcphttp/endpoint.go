@@ -52,6 +52,11 @@ type EndpointOptions struct {
 	// keeps them off. Ignored when JSONResponse is set; NewEndpoint panics when it is enabled
 	// with Stateless.
 	Resumability ResumabilityOptions
+	// MaxSessionsPerCaller caps the sessions one caller (see CallerKey) holds at once, so one
+	// client cannot fill the store: past it initialize answers 429, -32603. Zero means
+	// DefaultMaxSessionsPerCaller (1000); negative removes the cap. The count is kept by this
+	// process (with a shared store, each replica counts the sessions it created).
+	MaxSessionsPerCaller int
 }
 
 // Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
@@ -63,6 +68,8 @@ type Endpoint struct {
 	sse    middleware.SSEWriterOptions
 	decode http.Handler
 	res    *resumer // nil: resumability off
+	// callers counts the sessions each caller created here (MaxSessionsPerCaller).
+	callers *callerCaps
 
 	base   context.Context
 	cancel context.CancelFunc
@@ -81,7 +88,7 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	if opts.Stateless && opts.Resumability.Enabled {
 		panic("mcphttp: EndpointOptions.Resumability cannot be enabled with Stateless (a stateless endpoint has no session to resume on)")
 	}
-	e := &Endpoint{server: s, opts: opts}
+	e := &Endpoint{server: s, opts: opts, callers: newCallerCaps(opts.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)}
 	ka := opts.KeepAlive
 	if ka == 0 {
 		ka = DefaultKeepAlive
@@ -409,7 +416,15 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
 	// The session belongs to the principal that opened it (nobody's when there is none).
 	rec.Owner, _ = core.PrincipalFrom(r.Context())
+	caller := CallerKey(r)
+	if !e.callers.acquire(caller) {
+		cs.Close()
+		refuseCaller(w, r, msg.ID, "sessions", e.callers.max)
+		return
+	}
+	rec.OnClose(func() { e.callers.release(caller) })
 	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
+		e.callers.release(caller) // never stored, so never ended by the store
 		cs.Close()
 		var full *session.FullError
 		switch {

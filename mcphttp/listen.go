@@ -42,6 +42,10 @@ type ListenersOptions struct {
 	// (10 s); negative leaves them unbounded too (Close may then wait forever on a stalled
 	// client).
 	CloseTimeout time.Duration
+	// MaxStreamsPerCaller caps the listen streams one caller (see CallerKey) holds open at
+	// once, so one client cannot take every slot: past it a new listen gets 429, -32603. Zero
+	// means DefaultMaxListenStreamsPerCaller (100); negative removes the cap.
+	MaxStreamsPerCaller int
 	// MaxRequestBytes bounds the body when Listeners decodes it itself (mounted without a Decode
 	// layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
 	MaxRequestBytes int64
@@ -73,6 +77,7 @@ type Listeners struct {
 	sse       middleware.SSEWriterOptions
 	info      []byte        // the server's Implementation, for the _meta of the final result
 	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
+	callers   *callerCaps   // MaxStreamsPerCaller
 
 	active sync.WaitGroup
 
@@ -88,7 +93,8 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	if max == 0 {
 		max = DefaultMaxListenStreams
 	}
-	l := &Listeners{server: s, reg: core.NewListenRegistry(s, max)}
+	l := &Listeners{server: s, reg: core.NewListenRegistry(s, max),
+		callers: newCallerCaps(opts.MaxStreamsPerCaller, DefaultMaxListenStreamsPerCaller)}
 	switch ka := opts.KeepAlive; {
 	case ka == 0:
 		l.keepAlive = DefaultListenKeepAlive
@@ -182,6 +188,12 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	scope, _ := core.PrincipalFrom(r.Context())
 	l.active.Add(1) // before the stream opens: Close waits for it once it could open
 	defer l.active.Done()
+	caller := CallerKey(r)
+	if !l.callers.acquire(caller) {
+		refuseCaller(w, r, msg.ID, "subscriptions/listen streams", l.callers.max)
+		return
+	}
+	defer l.callers.release(caller)
 	st, err := l.reg.Open(scope, msg.ID, filter, http.NewResponseController(w))
 	switch {
 	case errors.Is(err, core.ErrListenLimit):

@@ -102,6 +102,10 @@ type Options struct {
 	// uses the principal already in the request's context (set by an auth layer in front, such
 	// as package auth), or nobody.
 	Principal func(r *http.Request) string
+	// MaxSessionsPerCaller caps the sessions one caller (its principal, else its remote
+	// address: see CallerKey) may hold at once; past it initialize answers 429. Zero means
+	// DefaultMaxSessionsPerCaller (1000); negative removes the cap.
+	MaxSessionsPerCaller int
 
 	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
 	// turns them off.
@@ -199,14 +203,15 @@ func New(s *core.Server, opts Options) *Handler {
 		obs = otelmcp.New(otelmcp.Options{TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider})
 	}
 	ep := NewEndpoint(s, EndpointOptions{
-		Observer:        obs,
-		Stateless:       opts.Stateless,
-		JSONResponse:    opts.JSONResponse,
-		Store:           store,
-		KeepAlive:       opts.KeepAlive,
-		WriteTimeout:    opts.WriteTimeout,
-		MaxRequestBytes: opts.MaxRequestBytes,
-		Resumability:    opts.Resumability,
+		Observer:             obs,
+		Stateless:            opts.Stateless,
+		JSONResponse:         opts.JSONResponse,
+		Store:                store,
+		KeepAlive:            opts.KeepAlive,
+		WriteTimeout:         opts.WriteTimeout,
+		MaxRequestBytes:      opts.MaxRequestBytes,
+		Resumability:         opts.Resumability,
+		MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
 	})
 	var h http.Handler = ep
 	if !opts.Stateless {
