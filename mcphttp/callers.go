@@ -15,7 +15,7 @@ const (
 	// Options.MaxSessionsPerCaller is zero: a tenth of the default session cap.
 	DefaultMaxSessionsPerCaller = 1000
 	// DefaultMaxListenStreamsPerCaller is the most subscriptions/listen streams one caller may
-	// hold open when ListenOptions.MaxStreamsPerCaller is zero: a tenth of the default cap.
+	// hold open when ListenersOptions.MaxStreamsPerCaller is zero: a tenth of the default cap.
 	DefaultMaxListenStreamsPerCaller = 100
 )
 

@@ -95,7 +95,7 @@ func TestSessionsPerCallerByAddress(t *testing.T) {
 }
 
 func TestListenStreamsPerCaller(t *testing.T) {
-	srv, _, closed := callerServer(t, mcphttp.Options{Listen: mcphttp.ListenOptions{MaxStreamsPerCaller: 1}})
+	srv, _, closed := callerServer(t, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreamsPerCaller: 1}})
 	open := func(who string, id any) *http.Response {
 		t.Helper()
 		c := clientAs(srv, who)

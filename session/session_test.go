@@ -407,7 +407,7 @@ func TestUnusedSessionsReclaimedSooner(t *testing.T) {
 	m := newStore(t, MemoryOptions{IdleTimeout: 30 * time.Minute, UnusedIdleTimeout: time.Minute, MaxSessions: 2, Now: clk.Now})
 	unused, unusedCloses := newSession(t)
 	inUse, _ := newSession(t)
-	for _, s := range []*Session{unused, inUse} {
+	for _, s := range []*Entry{unused, inUse} {
 		if err := m.Add(ctx, s); err != nil {
 			t.Fatal(err)
 		}
