@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: run test vet bench conformance interop fmt lint cluster-test
+.PHONY: run test vet bench conformance interop fmt lint cluster-test fuzz stress
 
 ## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp
 run:
@@ -48,3 +48,20 @@ interop:
 ## suites through the proxy, answers and streams across replicas, one replica killed
 cluster-test:
 	bash scripts/cluster.sh
+
+## fuzz: every fuzz target for FUZZTIME each (default 30s); the seeds also run in make test
+FUZZTIME ?= 30s
+FUZZ_TARGETS = ./core:FuzzDecodeMessage ./core:FuzzDecodeBatch ./core:FuzzCheckJSON \
+	./middleware:FuzzFramingParser ./mcphttp:FuzzHTTPStack ./stdio:FuzzServe
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+## stress: a bounded load and fault run against examples/everything on loopback (STRESSFLAGS=-short for the CI size)
+STRESSFLAGS ?=
+stress:
+	$(GO) build -o bin/everything ./examples/everything
+	$(GO) run ./internal/stress -fixture bin/everything $(STRESSFLAGS)

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -73,6 +74,7 @@ func newServerWith(sh shared) *core.Server {
 func main() {
 	addr := flag.String("http", "127.0.0.1:3000", "serve Streamable HTTP on this address (endpoint /mcp)")
 	useStdio := flag.Bool("stdio", false, "serve newline-delimited JSON-RPC on stdin/stdout instead of HTTP")
+	flag.BoolVar(&serveStats, "stats", false, "also serve /debug/stats (goroutines and heap after a GC, as JSON) for make stress")
 	redisURL := flag.String("redis", "", "share sessions, broadcasts, stored events and routed answers through this Redis (redis://host:port/db)")
 	stateKeyHex := flag.String("state-key", os.Getenv("MCPKIT_STATE_KEY"), "the requestState key shared by every replica: 64 hex characters (default $MCPKIT_STATE_KEY)")
 	flag.Parse()
@@ -158,7 +160,23 @@ func mountFixture(h *mcphttp.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.Handle("/", h)
+	if serveStats {
+		mux.HandleFunc("/debug/stats", stats)
+	}
 	return mux
+}
+
+// serveStats turns on /debug/stats (the -stats flag).
+var serveStats bool
+
+// stats answers the process's goroutine count and live heap after a collection, for the
+// stress run's leak check.
+func stats(w http.ResponseWriter, _ *http.Request) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"goroutines":%d,"heapAlloc":%d}`, runtime.NumGoroutine(), ms.HeapAlloc)
 }
 
 // newHandler returns the HTTP handler of the fixture: the kit's endpoint, at /mcp and at /.
