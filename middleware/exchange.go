@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 // MessageHook is called by the decode layer right after it decoded the request's JSON-RPC
@@ -34,6 +35,8 @@ type Exchange struct {
 	hooks []MessageHook
 	// spanContext is the span the tracing layer started for the message, for the request log.
 	spanContext trace.SpanContext
+
+	session *session.Entry
 
 	mu        sync.Mutex
 	sessionID string

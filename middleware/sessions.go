@@ -36,13 +36,22 @@ type SessionValidatorOptions struct {
 type sessionKey struct{}
 
 // WithSession returns a request carrying s for the handlers below, as the validator does. A team
-// that resolves sessions in its own layer uses it to hand the endpoint the session.
+// that resolves sessions in its own layer uses it to hand the endpoint the session. When the
+// request already has an Exchange (the decode layer made one), s is recorded there and r is
+// returned as is, which spares a request copy and a context per call.
 func WithSession(r *http.Request, s *session.Entry) *http.Request {
+	if ex := ExchangeFrom(r.Context()); ex != nil {
+		ex.session = s
+		return r
+	}
 	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
 }
 
 // SessionFrom returns the session the validator resolved for the request, or nil.
 func SessionFrom(ctx context.Context) *session.Entry {
+	if ex := ExchangeFrom(ctx); ex != nil && ex.session != nil {
+		return ex.session
+	}
 	s, _ := ctx.Value(sessionKey{}).(*session.Entry)
 	return s
 }
