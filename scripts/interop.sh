@@ -78,8 +78,12 @@ if ((update_lock)) || [[ ! -f "$v2_dir/package-lock.json" ]]; then
 elif [[ ! -f "$v2_dir/node_modules/.package-lock.json" ||
   "$v2_dir/package-lock.json" -nt "$v2_dir/node_modules/.package-lock.json" ||
   "$v2_dir/package.json" -nt "$v2_dir/node_modules/.package-lock.json" ]]; then
-  echo "interop.sh: npm ci in interop/v2/" >&2
-  (cd "$v2_dir" && npm ci "${npm_flags[@]}") >&2
+  # Not npm ci: npm refuses this lock file because one of vite's optional, Windows-only
+  # dependencies (napi-windows-process-start-time) never gets an entry in it ("Missing ... from
+  # lock file"). npm install with the lock file in place installs exactly what it pins and
+  # leaves it unchanged.
+  echo "interop.sh: npm install (from the lock file) in interop/v2/" >&2
+  (cd "$v2_dir" && npm install "${npm_flags[@]}" --omit-lockfile-registry-resolved) >&2
 fi
 
 # --- runs ----------------------------------------------------------------------
