@@ -68,7 +68,18 @@ type ResumabilityOptions struct {
 	// A call whose client went away and never resumes runs until it ends by itself, the stream
 	// is forgotten this way, or the session ends.
 	MaxStreams int
+	// MaxCallsPerCaller bounds the resumable calls one caller (see CallerKey) runs at once,
+	// across all its sessions, so that one client cannot hold a resumable call in every slot of
+	// every session it opens. Past it, a request is served on a plain SSE stream (its call ends
+	// with its connection), as when its session's streams are busy. Zero means
+	// DefaultMaxResumableCallsPerCaller (256); negative removes the cap. The count is kept by
+	// this process.
+	MaxCallsPerCaller int
 }
+
+// DefaultMaxResumableCallsPerCaller is the most resumable calls one caller runs at once when
+// ResumabilityOptions.MaxCallsPerCaller is zero.
+const DefaultMaxResumableCallsPerCaller = 256
 
 // resumer is the endpoint's resumability configuration once defaults are applied.
 type resumer struct {
@@ -76,13 +87,15 @@ type resumer struct {
 	shared     SharedEventStore // store, when it is shared with other replicas
 	retry      time.Duration
 	maxStreams int
+	callers    *callerCaps // resumable calls running per caller (MaxCallsPerCaller)
 }
 
 func newResumer(o ResumabilityOptions) *resumer {
 	if !o.Enabled {
 		return nil
 	}
-	r := &resumer{store: o.Store, retry: o.RetryInterval, maxStreams: o.MaxStreams}
+	r := &resumer{store: o.Store, retry: o.RetryInterval, maxStreams: o.MaxStreams,
+		callers: newCallerCaps(o.MaxCallsPerCaller, DefaultMaxResumableCallsPerCaller)}
 	if r.store == nil {
 		r.store = NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
 	}
@@ -521,11 +534,26 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
 func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Entry, st *streams, msg *core.Message) {
+	caller := CallerKey(r)
+	if !e.res.callers.acquire(caller) {
+		// The caller runs as many resumable calls as it may: this one is served like a
+		// request without resumability.
+		e.request(w, r, rec.Core, msg, true)
+		return
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			e.res.callers.release(caller)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sse := middleware.NewSSEWriter(w, e.sse)
 	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, sse, cancel)
 	if err != nil {
 		cancel()
+		release()
 		if errors.Is(err, errStreamsBusy) {
 			// The session runs as many resumable calls as it may, each with its client
 			// attached: this one is served like a request without resumability.
@@ -540,6 +568,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	if err != nil {
 		stopBase()
 		cancel()
+		release()
 		st.remove(rs)
 		e.beginFailed(w, r, msg, err)
 		return
@@ -558,6 +587,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	done := make(chan struct{})
 	go func() {
 		resp = call.Run()
+		release() // the only release once the call runs: nothing else calls it from here on
 		rs.finish(resp)
 		stopBase()
 		cancel()

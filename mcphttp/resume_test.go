@@ -588,6 +588,38 @@ func TestResumableFallbackWhenAllStreamsBusy(t *testing.T) {
 	wantEnd(t, sr)
 }
 
+// One caller runs at most MaxCallsPerCaller resumable calls at once across its sessions: past
+// it, a request in another session of the same caller is served on a plain SSE stream, and
+// once the running call is over the caller's next request is resumable again.
+func TestResumableCallsPerCaller(t *testing.T) {
+	f, _, _ := resumableFixture(t, mcphttp.ResumabilityOptions{MaxCallsPerCaller: 1})
+	first, second := f.initialized(t), f.initialized(t)
+	sr := postStream(t, first, testutil.CallTool(1, "block", nil, nil))
+	wantPriming(t, sr, "1-0", "1000")
+	recv(t, f.tools.entered, "the blocking call to start")
+
+	plain := postStream(t, second, testutil.CallTool(2, "echo", map[string]any{"text": "plain"}, nil))
+	ev, err := nextEvent(t, plain, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != "" || ev.Retry != "" {
+		t.Fatalf("first event %+v: a call past the caller's cap was made resumable", ev)
+	}
+	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "2")); got != "plain" {
+		t.Fatalf("echo %q", got)
+	}
+	wantEnd(t, plain)
+
+	close(f.tools.release)
+	wantResponse(t, sr, "1-1", "1", "released")
+	wantEnd(t, sr)
+
+	// The call is over: the caller may run a resumable call again.
+	again := postStream(t, second, testutil.CallTool(3, "echo", map[string]any{"text": "again"}, nil))
+	wantPriming(t, again, "1-0", "1000")
+}
+
 // A client that dropped a request's stream and then cancels the request gets, on resuming, what
 // the stream stored after the id it names (here the server's notifications/cancelled for the
 // nested roots/list request), and then the end of the stream: a cancelled request has no
