@@ -30,6 +30,12 @@ type SessionsOptions struct {
 	// every request and GET on any replica). Zero means session.DefaultIdleTimeout (30 minutes);
 	// a negative value turns expiry off.
 	IdleTimeout time.Duration
+	// UnusedIdleTimeout is the TTL a record starts with at initialize, until its first renewal
+	// (a later request or GET on any replica renews it to IdleTimeout), so that sessions
+	// initialized and never used again are reclaimed sooner than sessions in use, as
+	// session.MemoryOptions.UnusedIdleTimeout does. Zero means session.DefaultUnusedIdleTimeout
+	// (2 minutes); negative (or a value above IdleTimeout) gives new sessions the IdleTimeout.
+	UnusedIdleTimeout time.Duration
 	// MaxSessions caps the sessions of all replicas together, checked atomically in Redis. Zero
 	// means session.DefaultMaxSessions (10000); a negative value removes the cap.
 	MaxSessions int
@@ -51,10 +57,11 @@ type SessionsOptions struct {
 // (session.Rebuilder). Close lets go of this replica's sessions without deleting them: the other
 // replicas keep serving them.
 type Sessions struct {
-	r     *Router
-	idle  time.Duration
-	max   int
-	every time.Duration
+	r      *Router
+	idle   time.Duration
+	unused time.Duration // TTL until the first renewal; 0: idle
+	max    int
+	every  time.Duration
 
 	mu      sync.Mutex
 	local   map[string]*held
@@ -85,6 +92,13 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	if s.idle == 0 {
 		s.idle = session.DefaultIdleTimeout
 	}
+	u := opts.UnusedIdleTimeout
+	if u == 0 {
+		u = session.DefaultUnusedIdleTimeout
+	}
+	if u > 0 && (s.idle < 0 || u < s.idle) {
+		s.unused = u
+	}
 	if s.max == 0 {
 		s.max = session.DefaultMaxSessions
 	}
@@ -114,6 +128,15 @@ func (s *Sessions) idleMillis() int64 {
 		return 0
 	}
 	return s.idle.Milliseconds()
+}
+
+// addMillis is the TTL of a new record: UnusedIdleTimeout when it is shorter than the idle
+// timeout.
+func (s *Sessions) addMillis() int64 {
+	if s.unused > 0 {
+		return s.unused.Milliseconds()
+	}
+	return s.idleMillis()
 }
 
 // addScript creates a session record unless the id is taken or the cap is reached (after
@@ -190,7 +213,7 @@ func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	n, err := addScript.Run(bctx, s.r.rdb, []string{s.key(ss.ID), s.index()},
-		ss.ID, s.idleMillis(), s.max, ss.Origin, owner, state).Int64()
+		ss.ID, s.addMillis(), s.max, ss.Origin, owner, state).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: adding a session: %w", err)
 	}

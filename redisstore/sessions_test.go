@@ -138,8 +138,9 @@ func TestSessionIdleExpiry(t *testing.T) {
 		}
 		return d
 	}
-	if d := ttl(); d <= 59*time.Minute || d > time.Hour {
-		t.Fatalf("TTL after initialize %v, want about an hour", d)
+	// Initialized and not used yet: the record lives UnusedIdleTimeout (2 minutes by default).
+	if d := ttl(); d <= 110*time.Second || d > 2*time.Minute {
+		t.Fatalf("TTL after initialize %v, want about two minutes", d)
 	}
 	rdb.PExpire(context.Background(), key, time.Minute)
 	cb := b.client(ca)
@@ -165,6 +166,22 @@ func TestSessionIdleExpiry(t *testing.T) {
 		t.Fatalf("the reaper let go of %d sessions, want 1", n)
 	}
 	await(t, as.Done(), "the expired copy to end")
+}
+
+// TestUnusedIdleTimeoutOff: a negative UnusedIdleTimeout gives a new session the whole idle
+// timeout from initialize on.
+func TestUnusedIdleTimeoutOff(t *testing.T) {
+	rs := needRedis(t)
+	prefix := testPrefix()
+	a := newReplica(t, rs, prefix, redisstore.SessionsOptions{IdleTimeout: time.Hour, UnusedIdleTimeout: -1}, newProbe())
+	ca := a.initialize(t)
+	d, err := newClient(t, rs).PTTL(context.Background(), prefix+"s:{"+ca.SessionID+"}").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d <= 59*time.Minute || d > time.Hour {
+		t.Fatalf("TTL after initialize %v, want about an hour", d)
+	}
 }
 
 // TestSamplingAnswerOnAnotherReplica: a tools/call on one replica asks the client for a
