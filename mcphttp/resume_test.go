@@ -559,6 +559,24 @@ func TestAbandonedStreamsAreCancelled(t *testing.T) {
 	}
 }
 
+// wantPlainEcho calls the echo tool on c and checks it is answered on a plain SSE stream (no
+// priming event, no ids); why says what a resumable answer would mean.
+func wantPlainEcho(t *testing.T, c *testutil.Client, id int, why string) {
+	t.Helper()
+	plain := postStream(t, c, testutil.CallTool(id, "echo", map[string]any{"text": "plain"}, nil))
+	ev, err := nextEvent(t, plain, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != "" || ev.Retry != "" {
+		t.Fatalf("first event %+v: %s", ev, why)
+	}
+	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), strconv.Itoa(id))); got != "plain" {
+		t.Fatalf("echo %q", got)
+	}
+	wantEnd(t, plain)
+}
+
 // When every stream a session keeps is a running call with its client attached, one more
 // request is not made resumable (no stream is forgotten under a waiting client): it is answered
 // on a plain SSE stream, without priming event or ids.
@@ -569,18 +587,7 @@ func TestResumableFallbackWhenAllStreamsBusy(t *testing.T) {
 	wantPriming(t, sr, "1-0", "1000")
 	recv(t, f.tools.entered, "the blocking call to start")
 
-	plain := postStream(t, c, testutil.CallTool(2, "echo", map[string]any{"text": "plain"}, nil))
-	ev, err := nextEvent(t, plain, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev.ID != "" || ev.Retry != "" {
-		t.Fatalf("first event %+v: the busy session's new request was made resumable", ev)
-	}
-	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "2")); got != "plain" {
-		t.Fatalf("echo %q", got)
-	}
-	wantEnd(t, plain)
+	wantPlainEcho(t, c, 2, "the busy session's new request was made resumable")
 
 	// The first stream was left alone and still gets its answer.
 	close(f.tools.release)
@@ -598,18 +605,7 @@ func TestResumableCallsPerCaller(t *testing.T) {
 	wantPriming(t, sr, "1-0", "1000")
 	recv(t, f.tools.entered, "the blocking call to start")
 
-	plain := postStream(t, second, testutil.CallTool(2, "echo", map[string]any{"text": "plain"}, nil))
-	ev, err := nextEvent(t, plain, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev.ID != "" || ev.Retry != "" {
-		t.Fatalf("first event %+v: a call past the caller's cap was made resumable", ev)
-	}
-	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "2")); got != "plain" {
-		t.Fatalf("echo %q", got)
-	}
-	wantEnd(t, plain)
+	wantPlainEcho(t, second, 2, "a call past the caller's cap was made resumable")
 
 	close(f.tools.release)
 	wantResponse(t, sr, "1-1", "1", "released")
