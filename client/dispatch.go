@@ -213,7 +213,7 @@ func (c *Client) lostErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closeErr != nil && !c.closed {
-		return fmt.Errorf("%w: %v", ErrClosed, c.closeErr)
+		return fmt.Errorf("%w: %w", ErrClosed, c.closeErr)
 	}
 	return ErrClosed
 }
@@ -303,7 +303,7 @@ func (c *Client) register(id core.ID, tok string, progress func(Progress), stop 
 	defer c.mu.Unlock()
 	if c.closed || c.closeErr != nil {
 		if c.closeErr != nil && !c.closed {
-			return nil, fmt.Errorf("%w: %v", ErrClosed, c.closeErr)
+			return nil, fmt.Errorf("%w: %w", ErrClosed, c.closeErr)
 		}
 		return nil, ErrClosed
 	}

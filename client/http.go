@@ -281,7 +281,7 @@ func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg
 			return fmt.Errorf("mcpkit/client: %s: the stream ended before the response: %w", describe(m), err)
 		}
 		if l.reconnects < 0 || attempt >= l.reconnects {
-			return fmt.Errorf("mcpkit/client: %s: the stream broke and %d reconnections failed: %v", describe(m), attempt, err)
+			return fmt.Errorf("mcpkit/client: %s: the stream broke and %d reconnections failed: %w", describe(m), attempt, err)
 		}
 		if err := sleepCtx(ctx, retry); err != nil {
 			return err
@@ -481,7 +481,7 @@ func (s *sseReader) line() ([]byte, error) {
 		if len(buf)+len(part) > s.max+2 {
 			return nil, fmt.Errorf("SSE line longer than %d bytes", s.max)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			buf = append(buf, part...)
 			continue
 		}

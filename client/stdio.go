@@ -151,7 +151,7 @@ func (l *lineLink) read() {
 	var buf []byte
 	for {
 		part, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(buf)+len(part) > l.max {
 				l.sink.connLost(fmt.Errorf("a line from the server is longer than %d bytes", l.max))
 				return

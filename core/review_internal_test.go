@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -79,13 +80,13 @@ func TestNothingAfterTheResponse(t *testing.T) {
 		t.Fatalf("tools/call: %+v", resp)
 	}
 	c := <-leaked
-	if err := c.Progress(50, 100, "still going"); err != ErrCallOver {
+	if err := c.Progress(50, 100, "still going"); !errors.Is(err, ErrCallOver) {
 		t.Errorf("Progress after the response = %v, want ErrCallOver", err)
 	}
-	if _, err := c.Log(LevelEmergency, "", "late"); err != ErrCallOver {
+	if _, err := c.Log(LevelEmergency, "", "late"); !errors.Is(err, ErrCallOver) {
 		t.Errorf("Log after the response = %v, want ErrCallOver", err)
 	}
-	if err := c.Notify("notifications/custom", nil); err != ErrCallOver {
+	if err := c.Notify("notifications/custom", nil); !errors.Is(err, ErrCallOver) {
 		t.Errorf("Notify after the response = %v, want ErrCallOver", err)
 	}
 	if len(sent) != 0 {

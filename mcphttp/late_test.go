@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -96,7 +97,7 @@ func checkCleanAnswer(t *testing.T, resp *http.Response, body []byte, id string)
 		var frames []testutil.Wire
 		for {
 			ev, err := sr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

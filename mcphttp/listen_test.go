@@ -190,7 +190,7 @@ func closeGracefully(t *testing.T, f *fixture, streams map[any]*listenStream) {
 		if res := ls.next(t); string(res.ID) != idJSON || res.Result == nil {
 			t.Fatalf("stream %s: final frame %s %s", idJSON, res.ID, res.Result)
 		}
-		if _, err := nextEvent(t, ls.sr, false); err != io.EOF {
+		if _, err := nextEvent(t, ls.sr, false); !errors.Is(err, io.EOF) {
 			t.Fatalf("stream %s after the final frame: %v", idJSON, err)
 		}
 	}
@@ -418,7 +418,7 @@ func TestListenNoKeepAlive(t *testing.T) {
 	var last testutil.Event
 	for {
 		ev, err := nextEvent(t, sr, false)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -550,7 +550,7 @@ func TestListenGracefulClose(t *testing.T) {
 	for i, id := range ids {
 		idJSON := mustJSON(t, id)
 		items := streams[i]
-		if err := items[len(items)-1].err; err != io.EOF {
+		if err := items[len(items)-1].err; !errors.Is(err, io.EOF) {
 			t.Fatalf("stream %s ended with %v, want EOF", idJSON, err)
 		}
 		var frames []testutil.Wire

@@ -536,7 +536,7 @@ func TestModernLiveNotification(t *testing.T) {
 	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "1")); got != "streamed" {
 		t.Fatalf("result %q", got)
 	}
-	if _, err := nextEvent(t, sr, false); err != io.EOF {
+	if _, err := nextEvent(t, sr, false); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the response: %v, want the end of the stream", err)
 	}
 }

@@ -161,7 +161,7 @@ func wantResponse(t *testing.T, sr *testutil.SSEReader, id, reqID, text string) 
 // wantEnd checks that the stream ends next (comments aside).
 func wantEnd(t *testing.T, sr *testutil.SSEReader) {
 	t.Helper()
-	if ev, err := nextEvent(t, sr, true); err != io.EOF {
+	if ev, err := nextEvent(t, sr, true); !errors.Is(err, io.EOF) {
 		t.Fatalf("want the end of the stream, got %+v, %v", ev, err)
 	}
 }

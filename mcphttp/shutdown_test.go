@@ -86,7 +86,7 @@ func TestShutdown(t *testing.T) {
 		sr := testutil.NewSSEReader(resp.Body)
 		for {
 			ev, err := nextEvent(t, sr, false)
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return
 			}
 			if err != nil {
@@ -141,7 +141,7 @@ func TestCloseEndsStreamsAndRequests(t *testing.T) {
 	if w := rep.Message(t); w.Error == nil || string(w.ID) != "1" {
 		t.Fatalf("cancelled request answered %s, want an error for id 1", rep.Body)
 	}
-	if _, err := nextEvent(t, testutil.NewSSEReader(get.Body), false); err != io.EOF {
+	if _, err := nextEvent(t, testutil.NewSSEReader(get.Body), false); !errors.Is(err, io.EOF) {
 		t.Fatalf("GET stream after Close: %v, want its end", err)
 	}
 	get.Body.Close()

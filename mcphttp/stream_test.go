@@ -53,7 +53,7 @@ func TestSSEResponseWithProgress(t *testing.T) {
 	if got := toolText(t, wantResult(t, testutil.DecodeWire(t, []byte(ev.Data)), "8")); got != "done" {
 		t.Fatalf("result text %q", got)
 	}
-	if _, err := nextEvent(t, sr, false); err != io.EOF {
+	if _, err := nextEvent(t, sr, false); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the response: %v, want the end of the stream", err)
 	}
 }
@@ -144,7 +144,7 @@ func TestSSECancelledRequestHasNoResponseFrame(t *testing.T) {
 	wantSSEHeaders(t, resp)
 	recv(t, f.tools.entered, "the request to start")
 	wantEmpty(t, c.Post(t, testutil.Notification("notifications/cancelled", map[string]any{"requestId": 3})), http.StatusAccepted)
-	if ev, err := nextEvent(t, testutil.NewSSEReader(resp.Body), true); err != io.EOF {
+	if ev, err := nextEvent(t, testutil.NewSSEReader(resp.Body), true); !errors.Is(err, io.EOF) {
 		t.Fatalf("cancelled stream: event %+v, error %v; want the end of the stream", ev, err)
 	}
 }
@@ -315,7 +315,7 @@ func TestGetStream(t *testing.T) {
 	}
 	for {
 		ev, err := nextEvent(t, sr, false)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

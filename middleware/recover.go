@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -38,8 +39,10 @@ func Recover(opts RecoverOptions) func(http.Handler) http.Handler {
 				if v == nil {
 					return
 				}
-				if v == http.ErrAbortHandler {
-					panic(v)
+				if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+					// net/http recognises the sentinel itself, so a wrapped abort is
+					// passed on as the bare sentinel.
+					panic(http.ErrAbortHandler)
 				}
 				logger := opts.Logger
 				if logger == nil {

@@ -118,14 +118,14 @@ func TestRecoverPassesErrAbortHandler(t *testing.T) {
 	if _, err := http.Get(url); err == nil {
 		t.Fatal("got a response; want the connection aborted")
 	}
-	if passed := <-passedCh; passed != http.ErrAbortHandler {
+	if passed := <-passedCh; passed != http.ErrAbortHandler { //nolint:errorlint // net/http recognises this exact value, not a wrapper
 		t.Errorf("Recover let %v through, want http.ErrAbortHandler", passed)
 	}
 	// The server still serves: the same handler aborts again rather than the server being gone.
 	if _, err := http.Get(url); err == nil {
 		t.Fatal("second request got a response")
 	}
-	if passed := <-passedCh; passed != http.ErrAbortHandler {
+	if passed := <-passedCh; passed != http.ErrAbortHandler { //nolint:errorlint // net/http recognises this exact value, not a wrapper
 		t.Errorf("second time Recover let %v through", passed)
 	}
 	if called.Load() || logBuf.String() != "" {

@@ -115,7 +115,7 @@ func TestSSEFrames(t *testing.T) {
 		errs <- s.WriteMessage([]byte(`{"after":"rejected event"}`))
 		s.Close()
 		if err := s.WriteMessage([]byte(`{}`)); !errors.Is(err, ErrSSEClosed) {
-			errs <- fmt.Errorf("write after Close = %v, want ErrSSEClosed", err)
+			errs <- fmt.Errorf("write after Close = %w, want ErrSSEClosed", err)
 		}
 		select {
 		case <-s.Done():
@@ -123,7 +123,7 @@ func TestSSEFrames(t *testing.T) {
 			errs <- errors.New("Done not closed after Close")
 		}
 		if s.Err() != nil {
-			errs <- fmt.Errorf("Err after a plain Close = %v", s.Err())
+			errs <- fmt.Errorf("Err after a plain Close = %w", s.Err())
 		}
 		close(errs)
 	})

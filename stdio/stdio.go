@@ -329,7 +329,7 @@ func (c *conn) readLoop() error {
 			return ErrFrameTooLarge
 		}
 		switch {
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, bufio.ErrBufferFull):
 			frame = append(frame, line...)
 			continue
 		case err == nil:

@@ -520,14 +520,14 @@ func TestReconnection(t *testing.T) {
 	if first.ID == "" || first.Data != "" || first.Retry == "" {
 		t.Fatalf("first event %+v, want a priming event with an id, empty data and a retry field", first)
 	}
-	if ev, err := sr.NextMessage(); err != io.EOF {
+	if ev, err := sr.NextMessage(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the priming event: %+v, %v; want the stream closed before the response", ev, err)
 	}
 	gr := testutil.NewSSEReader(c.resume(first.ID))
 	var responses int
 	for {
 		ev, err := gr.NextMessage()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

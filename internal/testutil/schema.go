@@ -137,7 +137,7 @@ func CheckDef(version, def string, data []byte) error {
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("%w: %v", errBadData, err)
+		return fmt.Errorf("%w: %w", errBadData, err)
 	}
 	if err := sch.Validate(inst); err != nil {
 		return &SchemaViolationError{Version: version, Def: def, Err: err}

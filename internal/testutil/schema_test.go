@@ -319,10 +319,16 @@ func (r *recordingTB) Fatalf(format string, args ...any) {
 
 var errStopHelper = errors.New("helper stopped")
 
+// isStopHelper reports whether a recovered value is the stop raised by Skipf and Fatalf.
+func isStopHelper(p any) bool {
+	err, ok := p.(error)
+	return ok && errors.Is(err, errStopHelper)
+}
+
 // run calls f, absorbing the stop raised by Skipf and Fatalf.
 func (r *recordingTB) run(f func()) {
 	defer func() {
-		if p := recover(); p != nil && p != errStopHelper {
+		if p := recover(); p != nil && !isStopHelper(p) {
 			panic(p)
 		}
 	}()

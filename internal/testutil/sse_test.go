@@ -17,7 +17,7 @@ func readAllEvents(t *testing.T, r io.Reader) []Event {
 	var got []Event
 	for {
 		ev, err := sr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return got
 		}
 		if err != nil {
@@ -188,7 +188,7 @@ func TestSSELastEventIDAndRetry(t *testing.T) {
 	}
 
 	sr = NewSSEReader(strings.NewReader("retry: 10\nid: x\n\n"))
-	if _, err := sr.Next(); err != io.EOF {
+	if _, err := sr.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("got %v, want io.EOF", err)
 	}
 	if sr.LastEventID() != "x" || sr.Retry() != "10" {
@@ -204,7 +204,7 @@ func TestSSENextMessageSkipsComments(t *testing.T) {
 			t.Fatalf("NextMessage = %#v, %v; want data %q", ev, err, want)
 		}
 	}
-	if _, err := sr.NextMessage(); err != io.EOF {
+	if _, err := sr.NextMessage(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last message: got %v, want io.EOF", err)
 	}
 }
@@ -215,7 +215,7 @@ func TestSSEErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := sr.Next(); err != io.EOF {
+		if _, err := sr.Next(); !errors.Is(err, io.EOF) {
 			t.Fatalf("got %v, want io.EOF repeatedly at end of stream", err)
 		}
 	}
@@ -237,7 +237,7 @@ func TestSSEErrors(t *testing.T) {
 	if ev, err := sr.Next(); err != nil || ev.Data != "last" {
 		t.Fatalf("Next = %#v, %v; want data last", ev, err)
 	}
-	if _, err := sr.Next(); err != io.EOF {
+	if _, err := sr.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("got %v, want io.EOF", err)
 	}
 }
@@ -308,7 +308,7 @@ func TestSSELiveStream(t *testing.T) {
 		}
 	}
 	close(next)
-	if _, err := nextWithin(t, sr, 5*time.Second); err != io.EOF {
+	if _, err := nextWithin(t, sr, 5*time.Second); !errors.Is(err, io.EOF) {
 		t.Fatalf("after close: got %v, want io.EOF", err)
 	}
 	if err := <-writeErr; err != nil {
