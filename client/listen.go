@@ -97,14 +97,12 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- c.link.send(ctx, msg) }()
-	var sendErr error
 	sent := false
 	for {
 		select {
 		case err := <-errc:
 			sent = true
 			if err != nil && ctx.Err() == nil {
-				sendErr = err
 				s.finish(err)
 				return
 			}
@@ -122,7 +120,7 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 				s.finish(nil)
 			}
 			if !sent {
-				<-errc
+				_ = <-errc // the request's outcome is settled; its send's own result adds nothing
 			}
 			return
 		case <-ctx.Done():
@@ -132,9 +130,9 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 				cancel()
 			}
 			if !sent {
-				<-errc
+				_ = <-errc // the request's outcome is settled; its send's own result adds nothing
 			}
-			s.finish(sendErr)
+			s.finish(nil)
 			return
 		}
 	}

@@ -786,7 +786,7 @@ func TestRequestStateRejected(t *testing.T) {
 			{"null", nil},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				var tok any = tt.token
+				tok := tt.token
 				if tt.token == nil {
 					tok = raw("null")
 				}

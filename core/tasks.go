@@ -133,9 +133,8 @@ type taskRun struct {
 	call *Call // the detached call the handler sees
 	id   string
 
-	startOnce sync.Once
-	startReq  chan chan error // deferred mode: the handler asks to become a task
-	started   bool            // guarded by mu
+	startReq chan chan error // deferred mode: the handler asks to become a task
+	started  bool            // guarded by mu
 
 	mu      sync.Mutex
 	seq     int

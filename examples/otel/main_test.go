@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -115,7 +114,7 @@ func TestHTTP(t *testing.T) {
 // spans and the metrics (flushed when the input ends) are on stderr.
 func TestStdio(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "otel")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building the example: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "-stdio")

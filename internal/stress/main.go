@@ -78,7 +78,6 @@ type report struct {
 	peak          stats
 	statuses      sync.Map // phase + " " + status -> *atomic.Int64
 	p50, p99      [2]time.Duration
-	phases        []string
 }
 
 func (r *report) count(phase string, status int) {
@@ -140,7 +139,7 @@ func start(bin string) (*target, error) {
 		}
 		select {
 		case err := <-t.exit:
-			return nil, fmt.Errorf("the fixture exited before answering: %v", err)
+			return nil, fmt.Errorf("the fixture exited before answering: %w", err)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -156,7 +155,7 @@ func (t *target) alive() error {
 	select {
 	case err := <-t.exit:
 		t.exit <- err
-		return fmt.Errorf("the fixture died: %v", err)
+		return fmt.Errorf("the fixture died: %w", err)
 	default:
 		return nil
 	}
@@ -168,10 +167,14 @@ func (t *target) stop() {
 	}
 	_ = t.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-t.exit:
+	case err := <-t.exit:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stress: the fixture did not exit cleanly on SIGTERM:", err)
+		}
 	case <-time.After(10 * time.Second):
+		fmt.Fprintln(os.Stderr, "stress: the fixture ignored SIGTERM for 10 s; killing it")
 		_ = t.cmd.Process.Kill()
-		<-t.exit
+		_ = <-t.exit // killed: its exit status says nothing more
 	}
 }
 
@@ -215,10 +218,10 @@ func (t *target) post(ctx context.Context, session, body string) (int, string, [
 func (t *target) session(ctx context.Context) (string, error) {
 	st, id, body, err := t.post(ctx, "", initBody)
 	if err != nil || st != 200 || id == "" {
-		return "", fmt.Errorf("initialize: %d %v %s", st, err, body)
+		return "", fmt.Errorf("initialize: %d %w %s", st, err, body)
 	}
 	if st, _, _, err := t.post(ctx, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || st != 202 {
-		return "", fmt.Errorf("initialized: %d %v", st, err)
+		return "", fmt.Errorf("initialized: %d %w", st, err)
 	}
 	return id, nil
 }
@@ -384,7 +387,7 @@ func stalledGET(t *target, session string) (net.Conn, error) {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil || !strings.Contains(line, " 200 ") {
 		c.Close()
-		return nil, fmt.Errorf("GET stream: %q %v", line, err)
+		return nil, fmt.Errorf("GET stream: %q %w", line, err)
 	}
 	return c, nil // never read again
 }
@@ -522,7 +525,7 @@ func storm(t *target, r *report, sz sizes) error {
 			_ = c.SetReadDeadline(time.Now().Add(requestTimeout))
 			line, err := bufio.NewReader(c).ReadString('\n')
 			if err != nil {
-				firstErr.CompareAndSwap(nil, fmt.Errorf("no answer before the drop: %v", err))
+				firstErr.CompareAndSwap(nil, fmt.Errorf("no answer before the drop: %w", err))
 				return
 			}
 			f := strings.Fields(line)
