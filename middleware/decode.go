@@ -75,12 +75,16 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 	if limit == 0 {
 		limit = DefaultMaxRequestBytes
 	}
-	tooLarge := tooLargeMessage(limit)
 	timeout := opts.BodyReadTimeout
 	if timeout == 0 {
 		timeout = DefaultBodyReadTimeout
 	}
-	timedOut := "Request timeout: the request body did not arrive within " + timeout.String()
+	d := &decoder{
+		limit:    limit,
+		timeout:  timeout,
+		tooLarge: tooLargeMessage(limit),
+		timedOut: "Request timeout: the request body did not arrive within " + timeout.String(),
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if ambiguousFraming(r.Context()) {
@@ -96,60 +100,87 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			if !isJSONMediaType(r.Header.Get("Content-Type")) {
-				refuse(w, r, http.StatusUnsupportedMediaType, core.ID{}, core.CodeInvalidRequest, msgUnsupportedMediaType)
-				return
+			if m, body, ok := d.decode(w, r); ok {
+				next.ServeHTTP(w, WithMessage(r, m, body))
 			}
-			if r.ContentLength > limit {
-				refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
-				return
-			}
-			body, err := readBodyWithin(w, r, limit, timeout)
-			if err != nil {
-				var mbe *http.MaxBytesError
-				switch {
-				case errors.Is(err, os.ErrDeadlineExceeded):
-					w.Header().Set("Connection", "close")
-					refuse(w, r, http.StatusRequestTimeout, core.ID{}, core.CodeInvalidRequest, timedOut)
-				case errors.Is(err, errBodyTooLarge):
-					refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLarge)
-				case errors.As(err, &mbe):
-					// An outer http.MaxBytesReader with a smaller cap stopped the read.
-					refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
-				default:
-					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
-				}
-				return
-			}
-			if !core.StartsObject(body) {
-				// Not an object: tell invalid JSON from arrays and scalars (rare, so the
-				// extra validation pass costs nothing on the usual path).
-				if core.BodyKind(body) == core.BodyInvalid {
-					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
-				} else {
-					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
-				}
-				return
-			}
-			m, err := core.DecodeMessage(body)
-			if err != nil {
-				var derr *core.DecodeError
-				errors.As(err, &derr) // DecodeMessage fails with a *DecodeError only
-				e := derr.Err
-				if e.Code == core.CodeParseError {
-					// Invalid JSON, too deep, or duplicate members: the transport's parse error.
-					refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
-					return
-				}
-				if ex := ExchangeFrom(r.Context()); ex != nil {
-					ex.SetError(e.Code, e.Message)
-				}
-				WriteErrorData(w, http.StatusBadRequest, derr.ID, e.Code, e.Message, e.Data)
-				return
-			}
-			next.ServeHTTP(w, WithMessage(r, m, body))
 		})
 	}
+}
+
+// decoder is the configuration of one Decode layer, resolved once.
+type decoder struct {
+	limit    int64
+	timeout  time.Duration
+	tooLarge string // the 413 message for limit
+	timedOut string // the 408 message for timeout
+}
+
+// decode reads and decodes the body of a POST. It answers the request itself and reports false
+// when the body is refused.
+func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message, []byte, bool) {
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+		refuse(w, r, http.StatusUnsupportedMediaType, core.ID{}, core.CodeInvalidRequest, msgUnsupportedMediaType)
+		return nil, nil, false
+	}
+	if r.ContentLength > d.limit {
+		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, d.tooLarge)
+		return nil, nil, false
+	}
+	body, err := readBodyWithin(w, r, d.limit, d.timeout)
+	if err != nil {
+		d.refuseRead(w, r, err)
+		return nil, nil, false
+	}
+	if !core.StartsObject(body) {
+		// Not an object: tell invalid JSON from arrays and scalars (rare, so the extra
+		// validation pass costs nothing on the usual path).
+		if core.BodyKind(body) == core.BodyInvalid {
+			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+		} else {
+			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
+		}
+		return nil, nil, false
+	}
+	m, err := core.DecodeMessage(body)
+	if err != nil {
+		refuseMessage(w, r, err)
+		return nil, nil, false
+	}
+	return m, body, true
+}
+
+// refuseRead answers a body that could not be read whole: 408 past the deadline (closing the
+// connection), 413 past a cap, 400 otherwise.
+func (d *decoder) refuseRead(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		refuse(w, r, http.StatusRequestTimeout, core.ID{}, core.CodeInvalidRequest, d.timedOut)
+	case errors.Is(err, errBodyTooLarge):
+		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, d.tooLarge)
+	case errors.As(err, &mbe):
+		// An outer http.MaxBytesReader with a smaller cap stopped the read.
+		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
+	default:
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+	}
+}
+
+// refuseMessage answers a body that core.DecodeMessage refused: the transport's parse error for
+// invalid JSON (too deep, duplicate members), else the framing error with its id and data.
+func refuseMessage(w http.ResponseWriter, r *http.Request, err error) {
+	var derr *core.DecodeError
+	errors.As(err, &derr) // DecodeMessage fails with a *DecodeError only
+	e := derr.Err
+	if e.Code == core.CodeParseError {
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+		return
+	}
+	if ex := ExchangeFrom(r.Context()); ex != nil {
+		ex.SetError(e.Code, e.Message)
+	}
+	WriteErrorData(w, http.StatusBadRequest, derr.ID, e.Code, e.Message, e.Data)
 }
 
 // readBodyWithin is readBody under a read deadline of timeout (none when negative), cleared

@@ -89,84 +89,110 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 	if opts.Store == nil {
 		panic("middleware: SessionValidatorOptions.Store is required")
 	}
+	v := &validator{store: opts.Store, checkOrigin: !opts.SkipOriginCheck}
 	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id := r.Header.Get(HeaderSessionID)
-			var reqID core.ID
-			var touch bool
-			switch r.Method {
-			case http.MethodPost:
-				msg, ok := MessageFrom(r.Context())
-				if !ok {
-					next.ServeHTTP(w, r)
-					return
-				}
-				reqID = msg.ID
-				touch = msg.IsRequest()
-				if len(r.Header[HeaderSessionID]) > 1 {
-					refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
-					return
-				}
-				switch msg.Method {
-				case "initialize":
-					if id == "" {
-						next.ServeHTTP(w, r)
-						return
-					}
-					if _, err := opts.Store.Get(r.Context(), id, false); err != nil {
-						storeError(w, r, reqID, err)
-					} else {
-						refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
-					}
-					return
-				case "server/discover":
-					if id == "" {
-						next.ServeHTTP(w, r)
-						return
-					}
-				}
-			case http.MethodGet:
-				touch = true
-			case http.MethodDelete:
-			default:
-				next.ServeHTTP(w, r)
-				return
-			}
-			if len(r.Header[HeaderSessionID]) > 1 {
-				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
-				return
-			}
-			if id == "" {
-				refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
-				return
-			}
-			principal, _ := core.PrincipalFrom(r.Context())
-			allow := func(s *session.Entry) bool {
-				if s.Owner != principal {
-					return false // another principal's session, or nobody's
-				}
-				if !opts.SkipOriginCheck && s.Origin != "" {
-					if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, s.Origin) {
-						return false
-					}
-				}
-				return true
-			}
-			s, err := lookup(r.Context(), opts.Store, id, touch, allow)
-			if errors.Is(err, session.ErrRefused) {
-				refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
-				return
-			}
-			if err != nil {
-				storeError(w, r, reqID, err)
-				return
-			}
-			if ex := ExchangeFrom(r.Context()); ex != nil {
-				ex.SetSessionID(id)
-			}
-			next.ServeHTTP(w, WithSession(r, s))
-		})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { v.serve(next, w, r) })
 	}
+}
+
+// validator is the configuration of one SessionValidator layer.
+type validator struct {
+	store       session.Store
+	checkOrigin bool
+}
+
+// step is what the first checks of the validator decided about a request.
+type step int
+
+const (
+	stepCheck    step = iota // look the session up
+	stepPass                 // hand the request on untouched
+	stepAnswered             // the request was answered
+)
+
+func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(HeaderSessionID)
+	reqID, touch, st := v.classify(w, r, id)
+	switch st {
+	case stepPass:
+		next.ServeHTTP(w, r)
+		return
+	case stepAnswered:
+		return
+	}
+	if len(r.Header[HeaderSessionID]) > 1 {
+		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
+		return
+	}
+	if id == "" {
+		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
+		return
+	}
+	principal, _ := core.PrincipalFrom(r.Context())
+	origin := r.Header.Get("Origin")
+	allow := func(s *session.Entry) bool { return v.allows(s, principal, origin) }
+	s, err := lookup(r.Context(), v.store, id, touch, allow)
+	if errors.Is(err, session.ErrRefused) {
+		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
+		return
+	}
+	if err != nil {
+		storeError(w, r, reqID, err)
+		return
+	}
+	if ex := ExchangeFrom(r.Context()); ex != nil {
+		ex.SetSessionID(id)
+	}
+	next.ServeHTTP(w, WithSession(r, s))
+}
+
+// classify runs the checks that depend on the HTTP method and the message: it returns the
+// JSON-RPC id errors echo, whether a successful lookup renews the session, and what to do next.
+// initialize and server/discover without a session pass; initialize naming a session is
+// answered here.
+func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) (core.ID, bool, step) {
+	switch r.Method {
+	case http.MethodGet:
+		return core.ID{}, true, stepCheck
+	case http.MethodDelete:
+		return core.ID{}, false, stepCheck
+	case http.MethodPost:
+	default:
+		return core.ID{}, false, stepPass
+	}
+	msg, ok := MessageFrom(r.Context())
+	if !ok {
+		return core.ID{}, false, stepPass
+	}
+	reqID, touch := msg.ID, msg.IsRequest()
+	if len(r.Header[HeaderSessionID]) > 1 {
+		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
+		return reqID, touch, stepAnswered
+	}
+	switch {
+	case msg.Method == "initialize" && id != "":
+		if _, err := v.store.Get(r.Context(), id, false); err != nil {
+			storeError(w, r, reqID, err)
+		} else {
+			refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
+		}
+		return reqID, touch, stepAnswered
+	case (msg.Method == "initialize" || msg.Method == "server/discover") && id == "":
+		return reqID, touch, stepPass
+	}
+	return reqID, touch, stepCheck
+}
+
+// allows reports whether a request by principal carrying origin (its Origin header, "" when
+// absent) may use session s.
+func (v *validator) allows(s *session.Entry, principal, origin string) bool {
+	if s.Owner != principal {
+		return false // another principal's session, or nobody's
+	}
+	if v.checkOrigin && s.Origin != "" && origin != "" && !strings.EqualFold(origin, s.Origin) {
+		return false
+	}
+	return true
 }
 
 // lookup finds the session, checks it with allow and renews it when touch is set, never renewing
