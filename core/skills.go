@@ -86,22 +86,52 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 	if fsys == nil {
 		return errors.New("mcpkit: AddSkill needs a file system")
 	}
-	segs := strings.Split(skillPath, "/")
-	for i, seg := range segs {
-		if !validPathSegment(seg) {
-			return fmt.Errorf("mcpkit: AddSkill: skill path %q: segment %d (%q) must be 1 or more of A-Z a-z 0-9 . _ ~ - (and not . or ..)", skillPath, i+1, seg)
-		}
-	}
-	name := segs[len(segs)-1]
-	if !ValidSkillName(name) {
-		return fmt.Errorf("mcpkit: AddSkill: skill name %q (the last segment of %q) must be 1-64 characters of a-z, 0-9 and '-', without a leading, trailing or doubled '-'", name, skillPath)
+	segs, name, err := checkSkillPath(skillPath)
+	if err != nil {
+		return err
 	}
 	root := "skill://" + skillPath
-	limits := s.opts.Skills
-	var files []SkillFile
+	files, dirs, err := readSkillFiles(fsys, root, s.opts.Skills)
+	if err != nil {
+		return fmt.Errorf("mcpkit: AddSkill %q: %w", skillPath, err)
+	}
+	if !putSkillMDFirst(files, root) {
+		return fmt.Errorf("mcpkit: AddSkill %q: the directory has no SKILL.md", skillPath)
+	}
+	fm, fmName, fmDesc, err := parseFrontmatter(files[0].content)
+	if err != nil {
+		return fmt.Errorf("mcpkit: AddSkill %q: SKILL.md: %w", skillPath, err)
+	}
+	if fmName != name {
+		return fmt.Errorf("mcpkit: AddSkill %q: the frontmatter names the skill %q, but the last segment of its path is %q", skillPath, fmName, name)
+	}
+	e := &skillEntry{root: root, skill: Skill{URI: files[0].URI, Name: fmName, Description: fmDesc, Frontmatter: json.RawMessage(fm), Files: files}}
+	s.installSkill(skillPath, e, skillTree(segs, root, dirs, files))
+	_ = s.notifyListChanged(context.Background(), ResourcesListChanged)
+	return nil
+}
+
+// checkSkillPath checks a skill path for AddSkill and returns its segments and the skill name
+// (the last segment).
+func checkSkillPath(skillPath string) (segs []string, name string, err error) {
+	segs = strings.Split(skillPath, "/")
+	for i, seg := range segs {
+		if !validPathSegment(seg) {
+			return nil, "", fmt.Errorf("mcpkit: AddSkill: skill path %q: segment %d (%q) must be 1 or more of A-Z a-z 0-9 . _ ~ - (and not . or ..)", skillPath, i+1, seg)
+		}
+	}
+	name = segs[len(segs)-1]
+	if !ValidSkillName(name) {
+		return nil, "", fmt.Errorf("mcpkit: AddSkill: skill name %q (the last segment of %q) must be 1-64 characters of a-z, 0-9 and '-', without a leading, trailing or doubled '-'", name, skillPath)
+	}
+	return segs, name, nil
+}
+
+// readSkillFiles reads every regular file of fsys as a file of the skill at root, within the
+// limits, and lists its sub-directories. Files come in walk order.
+func readSkillFiles(fsys fs.FS, root string, limits SkillOptions) (files []SkillFile, dirs []string, err error) {
 	var total int64
-	var dirs []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -114,10 +144,8 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 		if !d.Type().IsRegular() {
 			return nil // symlinks and devices are not part of a skill
 		}
-		for _, seg := range strings.Split(p, "/") {
-			if seg == "" || strings.ContainsAny(seg, "?#%\\") {
-				return fmt.Errorf("file %q: its name cannot be part of a resource URI", p)
-			}
+		if !uriSafeFilePath(p) {
+			return fmt.Errorf("file %q: its name cannot be part of a resource URI", p)
 		}
 		if limits.MaxFiles >= 0 && len(files) >= limits.MaxFiles {
 			return fmt.Errorf("more than %d files (SkillOptions.MaxFiles)", limits.MaxFiles)
@@ -135,26 +163,36 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 			Digest: "sha256:" + hex.EncodeToString(sum[:]), content: b})
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("mcpkit: AddSkill %q: %w", skillPath, err)
+	return files, dirs, err
+}
+
+// uriSafeFilePath reports whether every segment of a slash-separated file path can stand in a
+// resource URI as it is.
+func uriSafeFilePath(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || strings.ContainsAny(seg, "?#%\\") {
+			return false
+		}
 	}
+	return true
+}
+
+// putSkillMDFirst orders a skill's files SKILL.md first (as text/markdown), then by URI. It
+// reports false when there is no SKILL.md.
+func putSkillMDFirst(files []SkillFile, root string) bool {
 	idx := slices.IndexFunc(files, func(f SkillFile) bool { return f.URI == root+"/SKILL.md" })
 	if idx < 0 {
-		return fmt.Errorf("mcpkit: AddSkill %q: the directory has no SKILL.md", skillPath)
+		return false
 	}
 	files[0], files[idx] = files[idx], files[0]
 	slices.SortFunc(files[1:], func(a, b SkillFile) int { return strings.Compare(a.URI, b.URI) })
 	files[0].MimeType = "text/markdown"
-	fm, fmName, fmDesc, err := parseFrontmatter(files[0].content)
-	if err != nil {
-		return fmt.Errorf("mcpkit: AddSkill %q: SKILL.md: %w", skillPath, err)
-	}
-	if fmName != name {
-		return fmt.Errorf("mcpkit: AddSkill %q: the frontmatter names the skill %q, but the last segment of its path is %q", skillPath, fmName, name)
-	}
-	e := &skillEntry{root: root, skill: Skill{URI: files[0].URI, Name: fmName, Description: fmDesc, Frontmatter: json.RawMessage(fm), Files: files}}
+	return true
+}
 
-	// The directory resources: the skill's root and sub-directories, and the prefix above it.
+// skillTree builds the directory resources of a skill: the prefix above its root (from the path
+// segments), its root and sub-directories, each mapped to its direct children by URI.
+func skillTree(segs []string, root string, dirs []string, files []SkillFile) map[string]map[string]Resource {
 	tree := map[string]map[string]Resource{}
 	addChild := func(dir string, r Resource) {
 		if tree[dir] == nil {
@@ -182,8 +220,14 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 		rel := strings.TrimPrefix(f.URI, root+"/")
 		addChild(parentOf(rel), Resource{URI: f.URI, Name: path.Base(rel), MimeType: f.MimeType, Size: &size})
 	}
+	return tree
+}
 
+// installSkill registers a read skill, its directories and its files as resources, replacing a
+// skill at the same path.
+func (s *Server) installSkill(skillPath string, e *skillEntry, tree map[string]map[string]Resource) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if old, ok := s.skills.get(skillPath); ok {
 		for _, f := range old.skill.Files {
 			s.resources.remove(f.URI)
@@ -191,10 +235,10 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 		s.dropSkillDirs(old)
 	}
 	s.skills.set(skillPath, e)
+	if s.skillDirs == nil {
+		s.skillDirs = map[string]map[string]Resource{}
+	}
 	for dir, kids := range tree {
-		if s.skillDirs == nil {
-			s.skillDirs = map[string]map[string]Resource{}
-		}
 		if s.skillDirs[dir] == nil {
 			s.skillDirs[dir] = map[string]Resource{}
 		}
@@ -202,18 +246,14 @@ func (s *Server) AddSkill(skillPath string, fsys fs.FS) error {
 			s.skillDirs[dir][uri] = r
 		}
 	}
-	for i := range files {
-		f := files[i]
+	for i, f := range e.skill.Files {
 		size := f.Size
 		r := Resource{URI: f.URI, Name: path.Base(f.URI), MimeType: f.MimeType, Size: &size}
 		if i == 0 {
-			r.Name, r.Description = fmName, fmDesc
+			r.Name, r.Description = e.skill.Name, e.skill.Description
 		}
 		s.resources.set(f.URI, &resourceEntry{resource: r, handler: f.serve})
 	}
-	s.mu.Unlock()
-	_ = s.notifyListChanged(context.Background(), ResourcesListChanged)
-	return nil
 }
 
 // dropSkillDirs removes the directory entries of a replaced skill; s.mu is held.
