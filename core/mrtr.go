@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -624,31 +625,9 @@ func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 			b, _ := jsonv2.Marshal(miss, jsonv2.Deterministic(true))
 			return nil, NewError(CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
 		}
-		responses := map[string]json.RawMessage{}
-		keys := make([]string, 0, len(ir.Requests))
-		for k := range ir.Requests {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			r := ir.Requests[k]
-			params := r.Params
-			if r.Method == "elicitation/create" {
-				params = legacyElicitParams(params)
-			}
-			var raw json.RawMessage
-			if err := c.Request(c.ctx, r.Method, params, &raw); err != nil {
-				var te *RequestTimeoutError
-				if errors.As(err, &te) {
-					return nil, err
-				}
-				if c.ctx.Err() != nil {
-					return nil, err // cancelled: the response is suppressed anyway
-				}
-				s.logError(fmt.Errorf("mcpkit: legacy input shim: %s: %w", r.Method, err))
-				return nil, InternalError("Internal error handling " + c.method + " request")
-			}
-			responses[k] = raw
+		responses, err := c.fulfilInputRequests(ir.Requests)
+		if err != nil {
+			return nil, err
 		}
 		c.inputResponses = nil
 		if len(responses) > 0 {
@@ -666,6 +645,32 @@ func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 		}
 		ir = next
 	}
+}
+
+// fulfilInputRequests sends a legacy call's input requests to the client, in key order, as
+// real server-to-client requests and returns their responses by key. A timeout or a cancelled
+// call returns the request's error; any other failure is logged and answered as an internal
+// error.
+func (c *Call) fulfilInputRequests(reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
+	responses := make(map[string]json.RawMessage, len(reqs))
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
+		r := reqs[k]
+		params := r.Params
+		if r.Method == "elicitation/create" {
+			params = legacyElicitParams(params)
+		}
+		var raw json.RawMessage
+		if err := c.Request(c.ctx, r.Method, params, &raw); err != nil {
+			var te *RequestTimeoutError
+			if errors.As(err, &te) || c.ctx.Err() != nil {
+				return nil, err // timed out, or cancelled: then the response is suppressed anyway
+			}
+			c.session.server.logError(fmt.Errorf("mcpkit: legacy input shim: %s: %w", r.Method, err))
+			return nil, InternalError("Internal error handling " + c.method + " request")
+		}
+		responses[k] = raw
+	}
+	return responses, nil
 }
 
 // legacyElicitParams gives a URL elicitation the elicitationId the legacy wire requires (the
