@@ -456,78 +456,99 @@ func busy(id core.ID, limit int64) []byte {
 // one, nothing when there are none). An initialize or server/discover in the batch is served
 // first, before the other members begin.
 func (c *conn) serveBatch(items []core.BatchItem) {
-	var errs [][]byte
-	var calls []*core.Call
-	// begin starts a member, or records its refusal.
-	begin := func(m *core.Message) *core.Call {
-		if !c.admit(1) {
-			errs = append(errs, busy(m.ID, c.maxInFlight))
-			return nil
-		}
-		call, err := c.session.Begin(c.ctx, m, c.path)
-		if err != nil {
-			c.release(1)
-			errs = append(errs, core.RefusedResponse(m.ID, err).Encode())
-			return nil
-		}
-		return call
+	b := &batch{c: c}
+	b.serveInLine(items)
+	b.beginOthers(items)
+	if !c.spawn(b.finish) {
+		c.release(int64(len(b.calls)))
 	}
+}
+
+// batch is one batch frame being served: the answers known so far (refusals, decode errors and
+// in-line results) and the calls still to run.
+type batch struct {
+	c       *conn
+	answers [][]byte
+	calls   []*core.Call
+}
+
+// begin starts a member, or records its refusal and returns nil.
+func (b *batch) begin(m *core.Message) *core.Call {
+	if !b.c.admit(1) {
+		b.answers = append(b.answers, busy(m.ID, b.c.maxInFlight))
+		return nil
+	}
+	call, err := b.c.session.Begin(b.c.ctx, m, b.c.path)
+	if err != nil {
+		b.c.release(1)
+		b.answers = append(b.answers, core.RefusedResponse(m.ID, err).Encode())
+		return nil
+	}
+	return call
+}
+
+// serveInLine runs the requests that are served in line, in order, before anything else.
+func (b *batch) serveInLine(items []core.BatchItem) {
 	for _, it := range items {
-		if it.Err == nil && it.Msg.IsRequest() && inLine(it.Msg) {
-			if call := begin(it.Msg); call != nil {
-				if resp := call.Run(); resp != nil {
-					errs = append(errs, resp.Encode())
-				}
-				c.release(1)
+		if it.Err != nil || !it.Msg.IsRequest() || !inLine(it.Msg) {
+			continue
+		}
+		if call := b.begin(it.Msg); call != nil {
+			if resp := call.Run(); resp != nil {
+				b.answers = append(b.answers, resp.Encode())
 			}
+			b.c.release(1)
 		}
 	}
+}
+
+// beginOthers answers the members that failed to decode, handles notifications and responses,
+// and begins the remaining requests.
+func (b *batch) beginOthers(items []core.BatchItem) {
 	for _, it := range items {
 		switch {
 		case it.Err != nil:
 			if !it.Err.Notification {
-				errs = append(errs, core.EncodeError(it.Err.ID, it.Err.Err))
+				b.answers = append(b.answers, core.EncodeError(it.Err.ID, it.Err.Err))
 			}
 		case it.Msg.IsRequest():
 			if inLine(it.Msg) {
-				continue // served above
+				continue // served in line
 			}
-			if call := begin(it.Msg); call != nil {
-				calls = append(calls, call)
+			if call := b.begin(it.Msg); call != nil {
+				b.calls = append(b.calls, call)
 			}
 		default:
-			c.session.Handle(c.ctx, it.Msg, nil)
+			b.c.session.Handle(b.c.ctx, it.Msg, nil)
 		}
 	}
-	n := int64(len(calls))
-	if !c.spawn(func() {
-		out := make([][]byte, len(calls))
-		var wg sync.WaitGroup
-		for i, call := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if resp := call.Run(); resp != nil {
-					out[i] = resp.Encode()
-				}
-			}()
-		}
-		wg.Wait()
-		c.release(n) // before the answer, as for single requests
-		all := errs
-		for _, b := range out {
-			if b != nil {
-				all = append(all, b)
+}
+
+// finish runs the begun calls concurrently, then writes every answer of the batch as one frame
+// (a bare object when there is one, nothing when there is none).
+func (b *batch) finish() {
+	out := make([][]byte, len(b.calls))
+	var wg sync.WaitGroup
+	for i, call := range b.calls {
+		wg.Go(func() {
+			if resp := call.Run(); resp != nil {
+				out[i] = resp.Encode()
 			}
+		})
+	}
+	wg.Wait()
+	b.c.release(int64(len(b.calls))) // before the answer, as for single requests
+	all := b.answers
+	for _, a := range out {
+		if a != nil {
+			all = append(all, a)
 		}
-		switch len(all) {
-		case 0:
-		case 1:
-			_ = c.send(c.ctx, all[0])
-		default:
-			_ = c.send(c.ctx, append(append([]byte{'['}, bytes.Join(all, []byte{','})...), ']'))
-		}
-	}) {
-		c.release(n)
+	}
+	switch len(all) {
+	case 0:
+	case 1:
+		_ = b.c.send(b.c.ctx, all[0])
+	default:
+		_ = b.c.send(b.c.ctx, append(append([]byte{'['}, bytes.Join(all, []byte{','})...), ']'))
 	}
 }
