@@ -643,17 +643,8 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 	if err := sse.WriteRetry(e.res.retry); err != nil {
 		return true
 	}
-	for i, ev := range backlog {
-		frame := middleware.SSEEvent{ID: eventID(rs.id, ev.Seq), Data: ev.Data}
-		var err error
-		if answered && i == len(backlog)-1 {
-			err = sse.WriteFinalSSE(frame) // the stream's response: nothing may follow it
-		} else {
-			err = sse.WriteSSE(frame)
-		}
-		if err != nil {
-			return true
-		}
+	if writeBacklog(sse, rs.id, backlog, answered) != nil {
+		return true
 	}
 	if finished {
 		// Everything the stream holds was written, the response last (a cancelled request has
@@ -661,40 +652,64 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 		rs.drop()
 		return true
 	}
+	tail.abort = followLive(r.Context(), rec.Core.Done(), sse, rs, q)
+	return true
+}
+
+// writeBacklog writes the stored events of a resumed stream; when the stream was answered the
+// last of them is its response, and nothing may follow it.
+func writeBacklog(sse *middleware.SSEWriter, streamID uint64, backlog []StoredEvent, answered bool) error {
+	for i, ev := range backlog {
+		frame := middleware.SSEEvent{ID: eventID(streamID, ev.Seq), Data: ev.Data}
+		var err error
+		if answered && i == len(backlog)-1 {
+			err = sse.WriteFinalSSE(frame)
+		} else {
+			err = sse.WriteSSE(frame)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followLive writes a resumed stream's live events from q until its response, the request's or
+// the session's end, or a write failure. It reports whether the stream was detached while
+// behind (its connection must then be aborted rather than ended cleanly).
+func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middleware.SSEWriter, rs *resumable, q *resumeQueue) (abort bool) {
 	for {
 		select {
 		case <-q.gone:
 			// Detached (the handler closed the stream again, another GET took over, or this one
 			// fell behind): whatever is still queued is in the store too.
-			tail.abort = q.behind
-			return true
+			return q.behind
 		default:
 		}
 		select {
 		case it := <-q.ch:
 			if it.final && it.data == nil {
 				rs.drop() // a cancelled request: everything was written, no response follows
-				return true
+				return false
 			}
 			frame := middleware.SSEEvent{ID: eventID(rs.id, it.seq), Data: it.data}
 			if it.final {
 				if sse.WriteFinalSSE(frame) == nil {
 					rs.drop()
 				}
-				return true
+				return false
 			}
 			if sse.WriteSSE(frame) != nil {
-				return true
+				return false
 			}
 		case <-q.gone:
-			tail.abort = q.behind
-			return true
-		case <-r.Context().Done():
-			return true
-		case <-rec.Core.Done():
-			return true
+			return q.behind
+		case <-ctx.Done():
+			return false
+		case <-sessionDone:
+			return false
 		case <-sse.Done():
-			return true
+			return false
 		}
 	}
 }
