@@ -130,23 +130,9 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 		cursor := ""
 		seen := map[string]bool{}
 		for {
-			p := map[string]any{}
-			if cursor != "" {
-				p["cursor"] = cursor
-			}
-			var raw json.RawMessage
-			if err := c.call(ctx, method, p, &raw, o); err != nil {
+			items, next, err := listPage[T](c, ctx, method, member, cursor, o)
+			if err != nil {
 				yield(nil, err)
-				return
-			}
-			var res map[string]json.RawMessage
-			if err := jsonv2.Unmarshal(raw, &res); err != nil {
-				yield(nil, fmt.Errorf("mcpkit/client: %s: malformed result: %w", method, err))
-				return
-			}
-			var items []T
-			if err := jsonv2.Unmarshal(res[member], &items); err != nil && len(res[member]) > 0 {
-				yield(nil, fmt.Errorf("mcpkit/client: %s: malformed %s: %w", method, member, err))
 				return
 			}
 			for i := range items {
@@ -154,13 +140,6 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 					continue
 				}
 				if !yield(&items[i], nil) {
-					return
-				}
-			}
-			var next string
-			if v, ok := res["nextCursor"]; ok && len(v) > 0 && string(v) != "null" {
-				if jsonv2.Unmarshal(v, &next) != nil {
-					yield(nil, fmt.Errorf("mcpkit/client: %s: malformed nextCursor", method))
 					return
 				}
 			}
@@ -175,6 +154,32 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 			cursor = next
 		}
 	}
+}
+
+// listPage fetches the page of a list method at cursor ("" for the first) and returns its
+// items and the next cursor ("" after the last page).
+func listPage[T any](c *Client, ctx context.Context, method, member, cursor string, o *callOpts) (items []T, next string, err error) {
+	p := map[string]any{}
+	if cursor != "" {
+		p["cursor"] = cursor
+	}
+	var raw json.RawMessage
+	if err := c.call(ctx, method, p, &raw, o); err != nil {
+		return nil, "", err
+	}
+	var res map[string]json.RawMessage
+	if err := jsonv2.Unmarshal(raw, &res); err != nil {
+		return nil, "", fmt.Errorf("mcpkit/client: %s: malformed result: %w", method, err)
+	}
+	if err := jsonv2.Unmarshal(res[member], &items); err != nil && len(res[member]) > 0 {
+		return nil, "", fmt.Errorf("mcpkit/client: %s: malformed %s: %w", method, member, err)
+	}
+	if v, ok := res["nextCursor"]; ok && len(v) > 0 && string(v) != "null" {
+		if jsonv2.Unmarshal(v, &next) != nil {
+			return nil, "", fmt.Errorf("mcpkit/client: %s: malformed nextCursor", method)
+		}
+	}
+	return items, next, nil
 }
 
 // ListTools iterates over the server's tools, following cursors. Tools whose x-mcp-header
