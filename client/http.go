@@ -522,32 +522,41 @@ func (s *sseReader) next() (sseEvent, error) {
 			continue // comment (keepalive)
 		}
 		seen = true
-		field, value, _ := bytes.Cut(ln, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			if data != nil {
-				data = append(data, '\n')
-			}
-			if len(data)+len(value) > s.max {
-				return ev, fmt.Errorf("SSE event larger than %d bytes", s.max)
-			}
-			data = append(data, value...)
-			if data == nil {
-				data = []byte{}
-			}
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				ev.id, ev.hasID = string(value), true
-			}
-		case "event":
-			ev.event = string(value)
-		case "retry":
-			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
-				ev.retry = time.Duration(n) * time.Millisecond
-			}
+		if data, err = s.field(&ev, data, ln); err != nil {
+			return ev, err
 		}
 	}
+}
+
+// field applies one "name: value" line of an event to ev, with data the event's data so far;
+// it returns the data after the line.
+func (s *sseReader) field(ev *sseEvent, data, ln []byte) ([]byte, error) {
+	name, value, _ := bytes.Cut(ln, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "data":
+		if data != nil {
+			data = append(data, '\n')
+		}
+		if len(data)+len(value) > s.max {
+			return data, fmt.Errorf("SSE event larger than %d bytes", s.max)
+		}
+		data = append(data, value...)
+		if data == nil {
+			data = []byte{}
+		}
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			ev.id, ev.hasID = string(value), true
+		}
+	case "event":
+		ev.event = string(value)
+	case "retry":
+		if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
+			ev.retry = time.Duration(n) * time.Millisecond
+		}
+	}
+	return data, nil
 }
 
 // headerValue encodes a value for an Mcp-Name or Mcp-Param-* header: as is when it is visible
