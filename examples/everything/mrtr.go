@@ -116,32 +116,7 @@ func addInputRequiredTools(s *core.Server) {
 			}, "multiple-inputs")
 		})
 
-	mrtrTool(s, "test_input_required_result_multi_round", "Asks two questions in two rounds, with state that changes each round.",
-		func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-			state, _ := req.RequestState()
-			switch {
-			case state == "":
-				return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, `{"round":1}`)
-			case state == `{"round":1}`:
-				name, ok := field(elicited(req, "step1"), "name")
-				if !ok {
-					return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, state)
-				}
-				round2, _ := json.Marshal(map[string]any{"round": 2, "name": name})
-				step2 := core.ElicitInput(core.ElicitParams{Message: "Step 2: What is your favorite color?", RequestedSchema: colorSchema})
-				return nil, core.NeedInput(map[string]core.InputRequest{"step2": step2}, string(round2))
-			default:
-				var st struct {
-					Round int    `json:"round"`
-					Name  string `json:"name"`
-				}
-				color, ok := field(elicited(req, "step2"), "color")
-				if json.Unmarshal([]byte(state), &st) != nil || st.Round != 2 || !ok {
-					return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, `{"round":1}`)
-				}
-				return core.TextResult(fmt.Sprintf("Multi-round complete for %s who likes %s", st.Name, color)), nil
-			}
-		})
+	mrtrTool(s, "test_input_required_result_multi_round", "Asks two questions in two rounds, with state that changes each round.", multiRound)
 
 	mrtrTool(s, "test_input_required_result_tampered_state", "Issues a sealed requestState; a tampered one is refused before the tool runs.",
 		func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
@@ -151,29 +126,60 @@ func addInputRequiredTools(s *core.Server) {
 			return nil, core.NeedInput(map[string]core.InputRequest{"confirm": confirm}, "integrity")
 		})
 
-	mrtrTool(s, "test_input_required_result_capabilities", "Asks only for what the client declared it can provide.",
-		func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-			if got := req.InputResponses(); len(got) > 0 {
-				keys := make([]string, 0, len(got))
-				for k := range got {
-					keys = append(keys, k)
-				}
-				slices.Sort(keys)
-				return core.TextResult("capabilities-ok: received " + strings.Join(keys, ", ")), nil
-			}
-			caps := req.ClientCapabilities()
-			need := map[string]core.InputRequest{}
-			if formElicitation(caps) {
-				need["elicit_input"] = core.ElicitInput(core.ElicitParams{Message: "Please provide a value", RequestedSchema: valueSchema})
-			}
-			if caps.Has("sampling") {
-				need["sample_input"] = sample("Sample request", 50)
-			}
-			if len(need) == 0 {
-				return core.TextResult("No supported capabilities declared"), nil
-			}
-			return nil, core.NeedInput(need, "capabilities")
-		})
+	mrtrTool(s, "test_input_required_result_capabilities", "Asks only for what the client declared it can provide.", askDeclared)
+}
+
+// multiRound asks for a name, then for a favourite colour with the name kept in a requestState
+// that changes from round to round, then answers with both.
+func multiRound(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+	state, _ := req.RequestState()
+	switch {
+	case state == "":
+		return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, `{"round":1}`)
+	case state == `{"round":1}`:
+		name, ok := field(elicited(req, "step1"), "name")
+		if !ok {
+			return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, state)
+		}
+		round2, _ := json.Marshal(map[string]any{"round": 2, "name": name})
+		step2 := core.ElicitInput(core.ElicitParams{Message: "Step 2: What is your favorite color?", RequestedSchema: colorSchema})
+		return nil, core.NeedInput(map[string]core.InputRequest{"step2": step2}, string(round2))
+	default:
+		var st struct {
+			Round int    `json:"round"`
+			Name  string `json:"name"`
+		}
+		color, ok := field(elicited(req, "step2"), "color")
+		if json.Unmarshal([]byte(state), &st) != nil || st.Round != 2 || !ok {
+			return nil, core.NeedInput(map[string]core.InputRequest{"step1": askName("Step 1: What is your name?")}, `{"round":1}`)
+		}
+		return core.TextResult(fmt.Sprintf("Multi-round complete for %s who likes %s", st.Name, color)), nil
+	}
+}
+
+// askDeclared asks for an elicitation and a sampling only when the client declared it can
+// answer them, and reports which responses came back.
+func askDeclared(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+	if got := req.InputResponses(); len(got) > 0 {
+		keys := make([]string, 0, len(got))
+		for k := range got {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return core.TextResult("capabilities-ok: received " + strings.Join(keys, ", ")), nil
+	}
+	caps := req.ClientCapabilities()
+	need := map[string]core.InputRequest{}
+	if formElicitation(caps) {
+		need["elicit_input"] = core.ElicitInput(core.ElicitParams{Message: "Please provide a value", RequestedSchema: valueSchema})
+	}
+	if caps.Has("sampling") {
+		need["sample_input"] = sample("Sample request", 50)
+	}
+	if len(need) == 0 {
+		return core.TextResult("No supported capabilities declared"), nil
+	}
+	return nil, core.NeedInput(need, "capabilities")
 }
 
 // formElicitation reports whether the client can answer a form elicitation: it declared
