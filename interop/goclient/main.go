@@ -235,34 +235,38 @@ func (r *run) kit(ctx context.Context) {
 		r.expect(ctx, "test_custom_headers", map[string]any{"region": "eu west", "priority": 3, "query": "q"}, "")
 		caps := r.c.ServerCapabilities()
 		if caps.Tools != nil && caps.Tools.ListChanged {
-			r.check("subscriptions/listen", func() error {
-				got := make(chan string, 4)
-				sub, err := r.c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, func(n client.Notification) { got <- n.Method })
-				if err != nil {
-					return err
-				}
-				defer sub.Close()
-				if !sub.Honored.ToolsListChanged {
-					return errors.New("toolsListChanged not honored")
-				}
-				if _, err := r.c.CallTool(ctx, "test_trigger_tool_change", map[string]any{}); err != nil {
-					return err
-				}
-				select {
-				case m := <-got:
-					if m != "notifications/tools/list_changed" {
-						return fmt.Errorf("got %s", m)
-					}
-				case <-time.After(10 * time.Second):
-					return errors.New("no notification within 10 s")
-				}
-				return nil
-			})
+			r.check("subscriptions/listen", func() error { return r.listenToolsChanged(ctx) })
 		}
 	} else {
 		r.expect(ctx, "test_sampling", map[string]any{"prompt": "hi"}, "sampled by Go")
 		r.check("logging/setLevel", func() error { return r.c.SetLoggingLevel(ctx, core.LevelDebug) })
 	}
+}
+
+// listenToolsChanged opens a subscriptions/listen stream for tools/list_changed, triggers a
+// change and waits for the notification.
+func (r *run) listenToolsChanged(ctx context.Context) error {
+	got := make(chan string, 4)
+	sub, err := r.c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, func(n client.Notification) { got <- n.Method })
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	if !sub.Honored.ToolsListChanged {
+		return errors.New("toolsListChanged not honored")
+	}
+	if _, err := r.c.CallTool(ctx, "test_trigger_tool_change", map[string]any{}); err != nil {
+		return err
+	}
+	select {
+	case m := <-got:
+		if m != "notifications/tools/list_changed" {
+			return fmt.Errorf("got %s", m)
+		}
+	case <-time.After(10 * time.Second):
+		return errors.New("no notification within 10 s")
+	}
+	return nil
 }
 
 // typescript checks the TypeScript reference server.
