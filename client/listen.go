@@ -95,18 +95,22 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 		delete(c.listens, s.key)
 		c.mu.Unlock()
 	}()
-	errc := make(chan error, 1)
-	go func() { errc <- c.link.send(ctx, msg) }()
-	sent := false
+	// The send reports on sendDone; sendErr is read only after it is closed.
+	sendDone := make(chan struct{})
+	var sendErr error
+	go func() {
+		sendErr = c.link.send(ctx, msg)
+		close(sendDone)
+	}()
+	wait := sendDone
 	for {
 		select {
-		case err := <-errc:
-			sent = true
-			if err != nil && ctx.Err() == nil {
-				s.finish(err)
+		case <-wait:
+			if sendErr != nil && ctx.Err() == nil {
+				s.finish(sendErr)
 				return
 			}
-			errc = nil
+			wait = nil
 			if ctx.Err() != nil {
 				s.finish(nil)
 				return
@@ -119,9 +123,7 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 			} else {
 				s.finish(nil)
 			}
-			if !sent {
-				_ = <-errc // the request's outcome is settled; its send's own result adds nothing
-			}
+			<-sendDone // the outcome is settled; the send's own result adds nothing
 			return
 		case <-ctx.Done():
 			if !c.link.cancelsByStream() {
@@ -129,9 +131,7 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 				_ = c.notify(nctx, "notifications/cancelled", map[string]any{"requestId": s.id, "reason": "listen closed by the client"})
 				cancel()
 			}
-			if !sent {
-				_ = <-errc // the request's outcome is settled; its send's own result adds nothing
-			}
+			<-sendDone // the outcome is settled; the send's own result adds nothing
 			s.finish(nil)
 			return
 		}

@@ -174,7 +174,7 @@ func (t *target) stop() {
 	case <-time.After(10 * time.Second):
 		fmt.Fprintln(os.Stderr, "stress: the fixture ignored SIGTERM for 10 s; killing it")
 		_ = t.cmd.Process.Kill()
-		_ = <-t.exit // killed: its exit status says nothing more
+		fmt.Fprintln(os.Stderr, "stress: the fixture ended:", <-t.exit)
 	}
 }
 
