@@ -76,6 +76,10 @@ type TracingOptions struct {
 // An exchange without a message (GET, DELETE, a request refused before decoding) is recorded as a
 // SERVER span named by the HTTP method ("GET"), parented from the headers; a status of 500 or
 // more gives error.type the status, and a panic gives "panic".
+//
+// While nothing would be recorded (no-op providers, or the global providers before the program
+// sets one) the layer steps aside: it creates no span, no Exchange and no context, and allocates
+// nothing. A global provider set after the layer was built is used from the next exchange on.
 func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
 	tp := opts.TracerProvider
 	if tp == nil {
@@ -99,12 +103,21 @@ func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
 	if _, off := tp.(tracenoop.TracerProvider); !off {
 		tracer = tp.Tracer(TracerName)
 	}
-	if e, ok := obs.(interface{ Enabled() bool }); ok && !e.Enabled() && tracer == nil {
+	enabled, knows := obs.(interface{ Enabled() bool })
+	if knows && !enabled.Enabled() && tracer == nil {
 		// No-op providers: nothing would be recorded, so the layer adds nothing to a request.
 		return func(next http.Handler) http.Handler { return next }
 	}
+	// off reports whether nothing would be recorded for this exchange: the observer is disabled
+	// and the layer's own tracer records nothing (the global providers before a program sets
+	// one). It is asked per exchange, so that a provider set after the layer was built counts.
+	off := func() bool { return knows && !enabled.Enabled() && (tracer == nil || otelmcp.TracingOff(tp)) }
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if off() {
+				next.ServeHTTP(w, r)
+				return
+			}
 			r, ex := ensureExchange(r)
 			t := &traceState{
 				sw:      statusWriter{ResponseWriter: w},

@@ -31,14 +31,17 @@
 //
 // # Cost
 //
-// With no-op providers (noop.NewTracerProvider, the metric noop provider) the observer does
-// nothing and allocates nothing. Instruments that no reader or view wants are skipped before any
+// With no-op providers (noop.NewTracerProvider, the metric noop provider), and with the global
+// providers while the program has set none (otel.SetTracerProvider, otel.SetMeterProvider), the
+// observer does nothing and allocates nothing: it creates no spans. A global provider set later,
+// even after New, is honoured from then on. Instruments that no reader or view wants are skipped before any
 // attribute is built (Enabled), and span attributes are built only for recording spans.
 package otelmcp
 
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strconv"
 
 	"go.opentelemetry.io/otel"
@@ -118,6 +121,10 @@ type Observer struct {
 	opts   Options
 	tracer trace.Tracer // nil when tracing is off (a no-op provider)
 	prop   propagation.TextMapPropagator
+	// globalTracer and globalMeter are set when the tracer and the meter come from the global
+	// providers as otel hands them out before a program sets its own: they then record only
+	// once one is set (see TracingOff and MetricsOff).
+	globalTracer, globalMeter bool
 
 	serverOps, clientOps, sessions metric.Float64Histogram // nil when metrics are off
 }
@@ -136,12 +143,14 @@ func New(opts Options) *Observer {
 	}
 	if _, off := tp.(tracenoop.TracerProvider); !off {
 		o.tracer = tp.Tracer(ScopeName)
+		o.globalTracer = defaultTracerProvider != nil && tp == defaultTracerProvider
 	}
 	mp := opts.MeterProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
 	if _, off := mp.(metricnoop.MeterProvider); !off {
+		o.globalMeter = defaultMeterProvider != nil && mp == defaultMeterProvider
 		meter := mp.Meter(ScopeName)
 		o.serverOps = histogram(meter, MetricServerOperationDuration,
 			"MCP request or notification duration as observed on the receiver, from the time it was received until the result or acknowledgement is sent.")
@@ -161,16 +170,76 @@ func histogram(meter metric.Meter, name, description string) metric.Float64Histo
 	return h
 }
 
-// Enabled reports whether the observer records anything: false when both providers are no-op
-// providers. The HTTP tracing layer steps aside for a disabled observer, so that no-op
-// providers add nothing to a request.
+// Enabled reports whether the observer records anything now: false when both providers are
+// no-op providers, or global providers while the program has set none. The HTTP tracing layer
+// asks it for every exchange and steps aside while it is false, so that no-op providers add
+// nothing to a request.
 func (o *Observer) Enabled() bool {
-	return o.tracer != nil || o.serverOps != nil
+	return o.activeTracer() != nil || (o.serverOps != nil && !(o.globalMeter && globalMeterUnset()))
 }
 
-// Tracer returns the observer's tracer, nil when tracing is off. The HTTP tracing layer uses it
-// for exchanges that carry no MCP message (GET, DELETE, refusals before decoding).
-func (o *Observer) Tracer() trace.Tracer { return o.tracer }
+// Tracer returns the observer's tracer, nil when tracing is off (now: see Enabled). The HTTP
+// tracing layer uses it for exchanges that carry no MCP message (GET, DELETE, refusals before
+// decoding).
+func (o *Observer) Tracer() trace.Tracer { return o.activeTracer() }
+
+// activeTracer is the tracer while spans made with it can be recorded, else nil.
+func (o *Observer) activeTracer() trace.Tracer {
+	if o.globalTracer && globalTracerUnset() {
+		return nil
+	}
+	return o.tracer
+}
+
+// The global providers as the otel package hands them out before a program sets its own: they
+// forward to the one set later, and until then record nothing. Nil when a provider was already
+// set before this package was initialized.
+var (
+	defaultTracerProvider = globalDefault(otel.GetTracerProvider())
+	defaultMeterProvider  = globalDefault(otel.GetMeterProvider())
+)
+
+// globalDefault returns p when it is otel's delegating global provider, else nil.
+func globalDefault[P any](p P) any {
+	t := reflect.TypeOf(p)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().PkgPath() != "go.opentelemetry.io/otel/internal/global" {
+		return nil
+	}
+	return p
+}
+
+// TracingOff reports whether spans started through tp are recorded by nobody at this moment: tp
+// is a no-op provider (trace/noop), or it is the global provider (otel.GetTracerProvider) and the
+// program has not set one yet, or set a no-op one. It allocates nothing, so a layer can ask it
+// for every request and step aside while it is true.
+func TracingOff(tp trace.TracerProvider) bool {
+	if _, off := tp.(tracenoop.TracerProvider); off {
+		return true
+	}
+	if tp == nil || defaultTracerProvider == nil || any(tp) != defaultTracerProvider {
+		return false
+	}
+	return globalTracerUnset()
+}
+
+// globalTracerUnset reports whether the global tracer provider is still otel's default (or a
+// no-op provider was set).
+func globalTracerUnset() bool {
+	cur := otel.GetTracerProvider()
+	if _, off := cur.(tracenoop.TracerProvider); off {
+		return true
+	}
+	return any(cur) == defaultTracerProvider
+}
+
+// globalMeterUnset is globalTracerUnset for the meter provider.
+func globalMeterUnset() bool {
+	cur := otel.GetMeterProvider()
+	if _, off := cur.(metricnoop.MeterProvider); off {
+		return true
+	}
+	return any(cur) == defaultMeterProvider
+}
 
 // Propagator returns the propagator the observer reads trace context with.
 func (o *Observer) Propagator() propagation.TextMapPropagator { return o.prop }
@@ -178,7 +247,8 @@ func (o *Observer) Propagator() propagation.TextMapPropagator { return o.prop }
 // StartOperation starts the operation's span (SERVER, or CLIENT for a request the server sends),
 // timed from op.Start, and returns the context that carries it.
 func (o *Observer) StartOperation(ctx context.Context, op *core.Operation) context.Context {
-	if o.tracer == nil {
+	tracer := o.activeTracer()
+	if tracer == nil {
 		return ctx
 	}
 	parent := ctx
@@ -198,7 +268,7 @@ func (o *Observer) StartOperation(ctx context.Context, op *core.Operation) conte
 	if op.Outgoing {
 		kind = trace.SpanKindClient
 	}
-	ctx, span := o.tracer.Start(parent, o.spanName(op),
+	ctx, span := tracer.Start(parent, o.spanName(op),
 		trace.WithSpanKind(kind),
 		trace.WithTimestamp(op.Start),
 		trace.WithLinks(links...),
