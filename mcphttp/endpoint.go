@@ -78,6 +78,8 @@ type Endpoint struct {
 	mu     sync.Mutex
 	active int
 	idle   chan struct{}
+	// held are the ephemeral sessions serving a request right now (see hold); Close ends them.
+	held map[*core.Session]struct{}
 }
 
 // NewEndpoint returns the bare endpoint.
@@ -147,8 +149,68 @@ func decodingIfNeeded(limit int64, serve http.HandlerFunc) http.Handler {
 // ServeHTTP implements http.Handler.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.decode.ServeHTTP(w, r) }
 
+// serve counts the request in and routes it. It gives the request no context of its own: what
+// Close must stop ends by other means. Every session a legacy request runs on ends when the endpoint
+// closes (the store's sessions with the store, ephemeral ones because the endpoint holds them,
+// see hold), and ending a session cancels its calls; streams end with their session, resumable
+// ones with the endpoint's base context.
 func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
-	e.track(w, r, e.route)
+	if !e.enter() {
+		e.refuseClosed(w, r)
+		return
+	}
+	defer e.leave()
+	e.route(w, r)
+}
+
+// refuseClosed answers a request that arrived after Close: 503.
+func (e *Endpoint) refuseClosed(w http.ResponseWriter, r *http.Request) {
+	var id core.ID
+	if msg, ok := middleware.MessageFrom(r.Context()); ok {
+		id = msg.ID
+	}
+	refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
+}
+
+// trackModern is Track for the 2026-07-28 handler of the default stack: a request it serves on
+// an ephemeral session the endpoint holds (every one but subscriptions/listen) needs no context
+// of its own, since Close ends that session and so cancels the call; the rest go through track.
+func (e *Endpoint) trackModern(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg, ok := middleware.MessageFrom(r.Context()); !ok || r.Method != http.MethodPost || msg.Method == "subscriptions/listen" {
+			e.track(w, r, next.ServeHTTP)
+			return
+		}
+		if !e.enter() {
+			e.refuseClosed(w, r)
+			return
+		}
+		defer e.leave()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hold registers an ephemeral session that serves one request, so that Close ends it (and
+// cancels its call). It reports false, and holds nothing, once the endpoint is closed.
+func (e *Endpoint) hold(cs *core.Session) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed.Load() {
+		return false
+	}
+	if e.held == nil {
+		e.held = make(map[*core.Session]struct{})
+	}
+	e.held[cs] = struct{}{}
+	return true
+}
+
+// release forgets a session hold registered and closes it.
+func (e *Endpoint) release(cs *core.Session) {
+	e.mu.Lock()
+	delete(e.held, cs)
+	e.mu.Unlock()
+	cs.Close()
 }
 
 // Track wraps a handler that shares the endpoint's lifetime (the 2026-07-28 handler in the
@@ -160,11 +222,7 @@ func (e *Endpoint) Track(next http.Handler) http.Handler {
 
 func (e *Endpoint) track(w http.ResponseWriter, r *http.Request, next func(http.ResponseWriter, *http.Request)) {
 	if !e.enter() {
-		var id core.ID
-		if msg, ok := middleware.MessageFrom(r.Context()); ok {
-			id = msg.ID
-		}
-		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
+		e.refuseClosed(w, r)
 		return
 	}
 	defer e.leave()
@@ -383,7 +441,12 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
 		// requests.
 		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
-		defer cs.Close()
+		if !e.hold(cs) {
+			cs.Close()
+			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+			return
+		}
+		defer e.release(cs)
 	default:
 		// Stateful, but no session layer resolved one: the validator is missing from the stack.
 		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Missing session ID")
@@ -761,6 +824,15 @@ func (e *Endpoint) leave() {
 func (e *Endpoint) Close() error {
 	e.closed.Store(true)
 	e.cancel()
+	e.mu.Lock()
+	held := make([]*core.Session, 0, len(e.held))
+	for cs := range e.held {
+		held = append(held, cs)
+	}
+	e.mu.Unlock()
+	for _, cs := range held {
+		cs.Close()
+	}
 	if e.opts.Store != nil {
 		return e.opts.Store.Close()
 	}

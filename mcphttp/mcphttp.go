@@ -238,8 +238,9 @@ func New(s *core.Server, opts Options) *Handler {
 	if listeners != nil {
 		modern.listen = listeners
 	}
+	modern.holder = ep
 	h = middleware.EraRouter(middleware.EraRouterOptions{
-		Modern: ep.Track(modernAccept(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern))),
+		Modern: ep.trackModern(modernAccept(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern))),
 	})(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = ep.preflight(h)

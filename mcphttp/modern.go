@@ -48,6 +48,9 @@ type Modern struct {
 	opts   ModernOptions
 	decode http.Handler
 	listen http.Handler
+	// holder, when set (New sets the endpoint), holds each request's ephemeral session, so that
+	// closing the endpoint ends it.
+	holder *Endpoint
 }
 
 // NewModern returns the handler of the 2026-07-28 lifecycle for s.
@@ -117,7 +120,15 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cs := m.server.NewSession(core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
-	defer cs.Close()
+	if m.holder == nil {
+		defer cs.Close()
+	} else if m.holder.hold(cs) {
+		defer m.holder.release(cs)
+	} else {
+		cs.Close()
+		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+		return
+	}
 	if !msg.IsRequest() {
 		// Notifications and stray responses: there is no state for them to reach.
 		cs.Handle(r.Context(), msg, nil)

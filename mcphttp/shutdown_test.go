@@ -150,3 +150,44 @@ func TestCloseEndsStreamsAndRequests(t *testing.T) {
 	ls.stop()
 	goleak.VerifyNone(t, leakCheck)
 }
+
+// Close cancels the requests that run on a session of their own too: a stateless 2025-11-25
+// call and a 2026-07-28 call in flight both see their context end and get an answer, and later
+// requests get 503. (Such requests are ended through the session the endpoint holds for them,
+// not through a context of their own.)
+func TestCloseCancelsEphemeralRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts mcphttp.Options
+		post func(c *testutil.Client) testutil.Reply
+	}{
+		{"stateless", mcphttp.Options{Stateless: true}, func(c *testutil.Client) testutil.Reply {
+			return c.Post(t, testutil.CallTool(1, "waitctx", nil, nil))
+		}},
+		{"modern", mcphttp.Options{}, func(c *testutil.Client) testutil.Reply {
+			return c.PostModern(t, testutil.ModernRequest(1, "tools/call", map[string]any{"name": "waitctx", "arguments": map[string]any{}}))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakCheck := goleak.IgnoreCurrent()
+			ls := newLiveServer(tc.opts)
+			c := ls.client()
+			done := make(chan testutil.Reply, 1)
+			go func() { done <- tc.post(c) }()
+			recv(t, ls.tools.entered, "the request to start")
+			if err := ls.h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			cause := recv(t, ls.tools.ctxDone, "the request to be cancelled")
+			if !errors.Is(cause, core.ErrSessionClosed) && !errors.Is(cause, context.Canceled) {
+				t.Fatalf("cause %v, want the session's end", cause)
+			}
+			if rep := recv(t, done, "the cancelled request to answer"); rep.Status == 0 || len(rep.Body) == 0 {
+				t.Fatalf("cancelled request: %d %q", rep.Status, rep.Body)
+			}
+			tc.post(c).WantError(t, http.StatusServiceUnavailable, -32603, msgShuttingDown, "1")
+			ls.stop()
+			goleak.VerifyNone(t, leakCheck)
+		})
+	}
+}
