@@ -28,3 +28,7 @@ func RequestStateRoundTrip(s *Server, msg *Message) (roundTrip func(state string
 		return plain, nil
 	}, ss.Close
 }
+
+// MessageArguments returns params.arguments as the message decoder kept it, and whether
+// params.name was a string.
+func MessageArguments(m *Message) (args []byte, nameString bool) { return m.arguments, m.nameString }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/core"
 )
 
@@ -31,6 +33,8 @@ var codecSeeds = []string{
 	`{"jsonrpc":"2.0","id":{},"method":"x"}`,
 	`{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}`,
 	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"e\u0063ho","\u0061rguments":{"a":[1,{"b":null}]},"_m\u0065ta":{"pr\u006fgressToken":"t","x":{}},"uri":5,"taskId":"t-1"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":null,"_meta":null}}`,
 	`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}`,
 	`{"JSONRPC":"2.0","id":1,"method":"x"}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},1,[]]`,
@@ -65,7 +69,58 @@ func FuzzDecodeMessage(f *testing.F) {
 		// Whatever id was accepted is echoed as valid JSON.
 		wantJSONObject(t, core.EncodeError(m.ID, core.NewError(core.CodeInternalError, "x")))
 		wantJSONObject(t, core.EncodeResponse(m.ID, []byte(`{}`)))
+		wantParamsFields(t, m)
 	})
+}
+
+// wantParamsFields checks that what the decoder picked out of params in its one pass (_meta,
+// name, uri, taskId, arguments) is what a full decode of params finds.
+func wantParamsFields(t *testing.T, m *core.Message) {
+	t.Helper()
+	if len(m.Params) == 0 || m.Params[0] != '{' {
+		return
+	}
+	var p struct {
+		Meta      jsontext.Value `json:"_meta"`
+		Name      jsontext.Value `json:"name"`
+		URI       jsontext.Value `json:"uri"`
+		TaskID    jsontext.Value `json:"taskId"`
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p); err != nil {
+		t.Fatalf("params %s: %v", m.Params, err)
+	}
+	args, nameString := core.MessageArguments(m)
+	if string(args) != string(p.Arguments) {
+		t.Fatalf("params %s: arguments %s, want %s", m.Params, args, p.Arguments)
+	}
+	if nameString != (p.Name.Kind() == '"') {
+		t.Fatalf("params %s: name is a string: %v", m.Params, nameString)
+	}
+	for _, f := range []struct {
+		raw jsontext.Value
+		got string
+	}{{p.Name, m.Name}, {p.URI, m.URI}, {p.TaskID, m.TaskID}} {
+		var want string
+		if f.raw.Kind() == '"' {
+			_ = jsonv2.Unmarshal(f.raw, &want)
+		}
+		if f.got != want {
+			t.Fatalf("params %s: got %q, want %q", m.Params, f.got, want)
+		}
+	}
+	var meta map[string]jsontext.Value
+	if p.Meta.Kind() == '{' {
+		_ = jsonv2.Unmarshal(p.Meta, &meta)
+	}
+	if len(meta) != len(m.Meta) {
+		t.Fatalf("params %s: _meta %v, want %v", m.Params, m.Meta, meta)
+	}
+	for k, v := range meta {
+		if string(m.Meta[k]) != string(v) {
+			t.Fatalf("params %s: _meta[%q] = %s, want %s", m.Params, k, m.Meta[k], v)
+		}
+	}
 }
 
 func FuzzDecodeBatch(f *testing.F) {

@@ -260,6 +260,10 @@ type Message struct {
 	// retry is set when params carry inputResponses or requestState (a retry of an
 	// input_required result), so first calls skip looking for them.
 	retry bool
+	// nameString is set when params.name is a string (Name may then be empty).
+	nameString bool
+	// arguments is params.arguments as sent (nil when absent), pointing into Params.
+	arguments jsontext.Value
 }
 
 // MetaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
@@ -468,54 +472,59 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 			}
 		}
 		val, err := d.ReadValue()
-		if err != nil {
+		if err != nil || !md.member(m, &env, &errRaw, name, val) {
 			return nil, &DecodeError{Err: errParse}
-		}
-		switch string(name) {
-		case "jsonrpc":
-			env.version = true
-			env.versionOK = string(val) == `"2.0"`
-		case "id":
-			env.id = true
-			m.ID, env.idOK = parseID(val)
-		case "method":
-			env.method = true
-			if val.Kind() == '"' {
-				env.methodString = true
-				if s, ok := unquoteString(val); ok {
-					m.Method, env.methodOK = s, s != "" && !strings.HasPrefix(s, "rpc.")
-				}
-			}
-		case "params":
-			env.params = true
-			env.paramsKind = val.Kind()
-			if k := env.paramsKind; k == '{' || k == '[' {
-				m.Params = bytes.Clone(val)
-			}
-			if env.paramsKind == '{' {
-				if !md.readParamsFields(m, m.Params) {
-					return nil, &DecodeError{Err: errParse}
-				}
-			}
-		case "result":
-			env.result = true
-			m.Result = bytes.Clone(val)
-		case "error":
-			env.errorMember = true
-			errRaw = bytes.Clone(val)
 		}
 	}
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
 		return nil, &DecodeError{Err: errParse}
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, &DecodeError{Err: errParse} // trailing data after the object
 	}
 	m.Parsed = true
 	return env.check(m, errRaw)
 }
 
-// readParamsFields picks _meta, name and uri out of a params object already known to be valid.
+// member takes in one member of the message; false means params could not be read.
+func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, name []byte, val jsontext.Value) bool {
+	switch string(name) {
+	case "jsonrpc":
+		env.version = true
+		env.versionOK = string(val) == `"2.0"`
+	case "id":
+		env.id = true
+		m.ID, env.idOK = parseID(val)
+	case "method":
+		env.method = true
+		if val.Kind() == '"' {
+			env.methodString = true
+			if s, ok := unquoteString(val); ok {
+				m.Method, env.methodOK = s, s != "" && !strings.HasPrefix(s, "rpc.")
+			}
+		}
+	case "params":
+		env.params = true
+		env.paramsKind = val.Kind()
+		switch env.paramsKind {
+		case '{':
+			m.Params = bytes.Clone(val)
+			return md.readParamsFields(m, m.Params)
+		case '[':
+			m.Params = bytes.Clone(val)
+		}
+	case "result":
+		env.result = true
+		m.Result = bytes.Clone(val)
+	case "error":
+		env.errorMember = true
+		*errRaw = bytes.Clone(val)
+	}
+	return true
+}
+
+// readParamsFields picks _meta, name, uri, taskId and arguments out of a params object already
+// known to be valid. What it keeps points into params: nothing is copied.
 func (md *msgDecoder) readParamsFields(m *Message, params []byte) bool {
 	md.pbuf = *bytes.NewBuffer(params)
 	d := &md.pdec
@@ -532,70 +541,132 @@ func (md *msgDecoder) readParamsFields(m *Message, params []byte) bool {
 		if err != nil {
 			return false
 		}
-		var name string // only the three names we look for are kept
-		switch string(raw) {
-		case `"_meta"`, `"name"`, `"uri"`, `"taskId"`:
-			name = string(raw[1 : len(raw)-1])
-		case `"inputResponses"`, `"requestState"`:
-			m.retry = true
-		default:
-			if bytes.IndexByte(raw, '\\') >= 0 {
-				// An escaped spelling of a name is the same name: read it the way every other
-				// decoder in the process will.
-				if u, err := jsontext.AppendUnquote(nil, raw); err == nil {
-					name = string(u)
-					m.retry = m.retry || name == "inputResponses" || name == "requestState"
-				}
-			}
-		}
+		name, retry := paramName(raw)
+		m.retry = m.retry || retry
+		var done bool
 		switch name {
 		case "_meta":
-			if d.PeekKind() != '{' {
-				break
-			}
-			if _, err := d.ReadToken(); err != nil {
-				return false
-			}
-			m.Meta = map[string]json.RawMessage{}
-			for d.PeekKind() == '"' {
-				tok, err := d.ReadToken()
-				if err != nil {
-					return false
-				}
-				key := tok.String()
-				v, err := d.ReadValue()
-				if err != nil {
-					return false
-				}
-				m.Meta[key] = bytes.Clone(v)
-			}
-			if _, err := d.ReadToken(); err != nil {
-				return false
-			}
-			continue
+			done, err = readMeta(d, m)
 		case "name", "uri", "taskId":
-			if d.PeekKind() != '"' {
-				break
-			}
-			v, err := d.ReadToken()
-			if err != nil {
-				return false
-			}
-			switch name {
-			case "name":
-				m.Name = v.String()
-			case "uri":
-				m.URI = v.String()
-			default:
-				m.TaskID = v.String()
-			}
-			continue
+			done, err = readTarget(d, m, name)
+		case "arguments":
+			var v jsontext.Value
+			v, err = d.ReadValue()
+			m.arguments, done = v, true
 		}
-		if err := d.SkipValue(); err != nil {
+		if err != nil {
+			return false
+		}
+		if !done && d.SkipValue() != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// paramName returns the name of a params member when it is one readParamsFields keeps ("" for
+// the others), and whether it marks a retry of an input_required result.
+func paramName(raw jsontext.Value) (name string, retry bool) {
+	switch string(raw) {
+	case `"_meta"`:
+		return "_meta", false
+	case `"name"`:
+		return "name", false
+	case `"uri"`:
+		return "uri", false
+	case `"taskId"`:
+		return "taskId", false
+	case `"arguments"`:
+		return "arguments", false
+	case `"inputResponses"`, `"requestState"`:
+		return "", true
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return "", false
+	}
+	// An escaped spelling of a name is the same name: read it the way every other decoder in
+	// the process will.
+	u, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", false
+	}
+	switch name := string(u); name {
+	case "inputResponses", "requestState":
+		return "", true
+	case "_meta", "name", "uri", "taskId", "arguments":
+		return name, false
+	}
+	return "", false
+}
+
+// readMeta reads the members of params._meta when it is an object; done is false when the
+// value was left unread (it is not an object).
+func readMeta(d *jsontext.Decoder, m *Message) (done bool, err error) {
+	if d.PeekKind() != '{' {
+		return false, nil
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false, err
+	}
+	m.Meta = make(map[string]json.RawMessage, 2)
+	for d.PeekKind() == '"' {
+		k, err := d.ReadValue()
+		if err != nil {
+			return false, err
+		}
+		key, ok := metaKey(k)
+		if !ok {
+			return false, errParse
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return false, err
+		}
+		m.Meta[key] = json.RawMessage(v)
+	}
+	_, err = d.ReadToken()
+	return true, err
+}
+
+// knownMetaKeys are the _meta keys requests usually carry: they are not allocated again per
+// request.
+var knownMetaKeys = [...]string{"progressToken", MetaProtocolVersion, MetaClientCapabilities,
+	MetaClientInfo, MetaLogLevel, MetaSubscriptionID, MetaServerInfo}
+
+// metaKey returns the text of a quoted _meta key, shared for the well-known ones.
+func metaKey(raw jsontext.Value) (string, bool) {
+	inner := raw[1 : len(raw)-1]
+	for _, k := range knownMetaKeys {
+		if string(inner) == k {
+			return k, true
+		}
+	}
+	return unquoteString(raw)
+}
+
+// readTarget reads params.name, uri or taskId when it is a string; done is false when the value
+// was left unread.
+func readTarget(d *jsontext.Decoder, m *Message, name string) (done bool, err error) {
+	if d.PeekKind() != '"' {
+		return false, nil
+	}
+	v, err := d.ReadValue()
+	if err != nil {
+		return false, err
+	}
+	s, ok := unquoteString(v)
+	if !ok {
+		return false, errParse
+	}
+	switch name {
+	case "name":
+		m.Name, m.nameString = s, true
+	case "uri":
+		m.URI = s
+	default:
+		m.TaskID = s
+	}
+	return true, nil
 }
 
 // unquoteString decodes a JSON string value; it allocates only the result.

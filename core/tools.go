@@ -49,6 +49,10 @@ type toolEntry struct {
 	input    *validator.Schema
 	output   *validator.Schema
 	headers  []ParamHeader // arguments mirrored in Mcp-Param-* headers
+
+	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
+	// output schema and the required members alone (nil where the schema is beyond them).
+	quickIn, quickOut, quickRequired *quickSchema
 }
 
 // tasks reports whether the tool may run as a task.
@@ -244,7 +248,11 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		copied := *x // the caller's value is not shared
 		t.Execution = &copied
 	}
-	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input}
+	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input,
+		quickIn: compileQuick(t.InputSchema, false)}
+	if req, err := marshal(map[string]any{"type": "object", "required": top.Required}); err == nil && len(top.Required) > 0 {
+		e.quickRequired = compileQuick(req, false)
+	}
 	if e.headers, err = paramHeaders(t.InputSchema); err != nil {
 		return nil, fmt.Errorf("mcpkit: tool %q: %w", t.Name, err)
 	}
@@ -255,6 +263,7 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		if e.output, err = compileSchema("output", t.OutputSchema, false); err != nil {
 			return nil, fmt.Errorf("mcpkit: tool %q: output schema: %w", t.Name, err)
 		}
+		e.quickOut = compileQuick(t.OutputSchema, false)
 	}
 	return e, nil
 }
@@ -335,16 +344,9 @@ func handleListTools(c *Call) (any, error) {
 }
 
 func handleCallTool(c *Call) (any, error) {
-	var p struct {
-		Name      jsontext.Value `json:"name"`
-		Arguments jsontext.Value `json:"arguments"`
-	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
-		return nil, InvalidParams("Invalid params")
-	}
-	var name string
-	if p.Name.Kind() != '"' || unmarshal(p.Name, &name) != nil {
-		return nil, InvalidParams("Missing or invalid tool name")
+	name, args, perr := callToolParams(c)
+	if perr != nil {
+		return nil, perr
 	}
 	s := c.session.server
 	s.mu.RLock()
@@ -357,29 +359,14 @@ func handleCallTool(c *Call) (any, error) {
 	if terr != nil {
 		return nil, terr
 	}
-	args := p.Arguments
 	if args == nil || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
 	if !rawObject(args) {
 		return ErrorResult("Invalid arguments: arguments must be an object"), nil
 	}
-	validateArgs := !s.opts.SkipArgumentValidation
-	if len(e.required) > 0 || validateArgs {
-		// One decode serves both the required check and the schema validation.
-		inst, err := validator.UnmarshalJSON(bytes.NewReader(args))
-		obj, _ := inst.(map[string]any)
-		if err != nil || obj == nil {
-			return ErrorResult("Invalid arguments: arguments must be an object"), nil
-		}
-		if missing := missingRequired(e.required, obj); len(missing) > 0 {
-			return ErrorResult("Missing required arguments: " + strings.Join(missing, ", ")), nil
-		}
-		if validateArgs {
-			if msg := validateValue(e.input, inst); msg != "" {
-				return ErrorResult("Invalid arguments: " + msg), nil
-			}
-		}
+	if bad := e.checkArguments(args, !s.opts.SkipArgumentValidation); bad != nil {
+		return bad, nil
 	}
 	if asTask {
 		return c.callAsTask(e, name, json.RawMessage(args))
@@ -389,6 +376,57 @@ func handleCallTool(c *Call) (any, error) {
 		return nil, err
 	}
 	return finishToolResult(s, e, name, res)
+}
+
+// callToolParams returns the tool name and the raw arguments of a tools/call: from what the
+// message decoder read already, or by reading params for a message it did not produce.
+func callToolParams(c *Call) (string, jsontext.Value, *Error) {
+	if c.msg != nil && c.msg.Parsed && rawObject(c.params) {
+		if !c.msg.nameString {
+			return "", nil, InvalidParams("Missing or invalid tool name")
+		}
+		return c.msg.Name, c.msg.arguments, nil
+	}
+	var p struct {
+		Name      jsontext.Value `json:"name"`
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+		return "", nil, InvalidParams("Invalid params")
+	}
+	var name string
+	if p.Name.Kind() != '"' || unmarshal(p.Name, &name) != nil {
+		return "", nil, InvalidParams("Missing or invalid tool name")
+	}
+	return name, p.Arguments, nil
+}
+
+// checkArguments checks a tool's arguments object: the required members always, the whole input
+// schema when validate is set. It returns the isError result answering the call, or nil. The
+// quick check settles the usual case of valid arguments without decoding them; anything else
+// goes through the full validator, which words the problem.
+func (e *toolEntry) checkArguments(args jsontext.Value, validate bool) *CallToolResult {
+	switch {
+	case validate && e.quickIn.valid(args):
+		return nil
+	case !validate && (len(e.required) == 0 || e.quickRequired.valid(args)):
+		return nil
+	}
+	// One decode serves both the required check and the schema validation.
+	inst, err := validator.UnmarshalJSON(bytes.NewReader(args))
+	obj, _ := inst.(map[string]any)
+	if err != nil || obj == nil {
+		return ErrorResult("Invalid arguments: arguments must be an object")
+	}
+	if missing := missingRequired(e.required, obj); len(missing) > 0 {
+		return ErrorResult("Missing required arguments: " + strings.Join(missing, ", "))
+	}
+	if validate {
+		if msg := validateValue(e.input, inst); msg != "" {
+			return ErrorResult("Invalid arguments: " + msg)
+		}
+	}
+	return nil
 }
 
 // finishToolResult prepares a tool's result for the wire: structured content encoded once and
@@ -429,7 +467,7 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 		return &out, nil
 	case '{':
 		if e.output != nil && !out.IsError {
-			if msg := validate(e.output, sc); msg != "" {
+			if msg := e.checkOutput(sc); msg != "" {
 				s.logError(fmt.Errorf("mcpkit: tool %q returned structured content that does not match its output schema: %s", name, msg))
 				return nil, InternalError("Internal error calling tool " + name)
 			}
@@ -444,6 +482,15 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 		out.Content = []Content{Text(string(sc))}
 	}
 	return &out, nil
+}
+
+// checkOutput checks encoded structured content against the output schema: the quick check
+// first, the full validator (which words the problem) when it does not settle it.
+func (e *toolEntry) checkOutput(sc []byte) string {
+	if e.quickOut.valid(sc) {
+		return ""
+	}
+	return validate(e.output, sc)
 }
 
 // runTool runs a tool handler and sorts out what it returned: a protocol error (a *Error, even

@@ -1,0 +1,596 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// quickSchema is a JSON Schema (2020-12) compiled for the hot path: it checks a JSON text in one
+// pass over its tokens, without building a tree of Go values, and allocates nothing. It covers
+// the keywords schemas derived from Go types use (type, properties, required,
+// additionalProperties, items, enum, const, the length, size and range bounds, pattern) and
+// treats the annotations as such; a schema with any other assertion or applicator ($ref, allOf,
+// anyOf, oneOf, not, if, patternProperties, ...) gets no quickSchema at all.
+//
+// Its answer is one-sided by design: true means the full validator accepts the value too;
+// false means only "not decided here" (a violation, or a case it does not settle exactly, such
+// as 1.0 for an integer), and the caller then runs the full validator, which also words the
+// error. So what a client sees for an invalid value never depends on this code.
+type quickSchema struct {
+	never bool  // the false schema
+	types uint8 // typeNull|...; 0 accepts every type
+
+	// objects
+	members    map[string]quickMember
+	required   int          // how many required names (each has a bit in quickMember.bit)
+	additional *quickSchema // schema of members outside properties; nil accepts any
+	minProps   int
+	maxProps   int // -1 unbounded
+
+	// arrays
+	items    *quickSchema // nil accepts any
+	minItems int
+	maxItems int // -1 unbounded
+
+	// strings
+	minLen  int
+	maxLen  int // -1 unbounded
+	pattern *regexp.Regexp
+
+	// numbers
+	min, max       *quickBound
+	exclMin, exclM *quickBound
+
+	// enum and const: the allowed values, all of them strings, literals or integers
+	enum      bool
+	enumStr   []string
+	enumLit   []string // true, false, null
+	enumInt   []int64
+	hasChecks bool // some keyword beyond type constrains values: the value must be read
+}
+
+type quickMember struct {
+	schema *quickSchema // nil: not a declared property (additionalProperties applies)
+	bit    int          // index among the required names, -1 when not required
+}
+
+// quickBound is a numeric bound of minimum, maximum and their exclusive forms.
+type quickBound struct {
+	f     float64
+	i     int64
+	exact bool // the bound is an integer that fits int64
+}
+
+const (
+	typeNull uint8 = 1 << iota
+	typeBoolean
+	typeObject
+	typeArray
+	typeNumber
+	typeInteger
+	typeString
+)
+
+var quickTypes = map[string]uint8{"null": typeNull, "boolean": typeBoolean, "object": typeObject,
+	"array": typeArray, "number": typeNumber, "integer": typeInteger, "string": typeString}
+
+// maxQuickRequired is the most required names one object schema may list for the quick check.
+const maxQuickRequired = 64
+
+// quickAnnotations are keywords without an effect on validation here: annotations, and the
+// keywords that only matter to references ($defs), which quick schemas never have.
+var quickAnnotations = map[string]bool{
+	"$id": true, "$anchor": true, "$dynamicAnchor": true, "$comment": true, "$defs": true,
+	"definitions": true, "title": true, "description": true, "default": true, "examples": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "contentEncoding": true,
+	"contentMediaType": true, "contentSchema": true,
+}
+
+// quickUnsupported are the keywords (of 2020-12 and earlier drafts) the quick check does not
+// implement: a schema using any of them is checked by the full validator only.
+var quickUnsupported = map[string]bool{
+	"$ref": true, "$dynamicRef": true, "$recursiveRef": true, "$recursiveAnchor": true,
+	"$vocabulary": true, "allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true,
+	"then": true, "else": true, "prefixItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "patternProperties": true, "propertyNames": true,
+	"dependentSchemas": true, "dependentRequired": true, "dependencies": true,
+	"unevaluatedItems": true, "unevaluatedProperties": true, "additionalItems": true,
+	"multipleOf": true,
+}
+
+// compileQuick compiles schema for the quick check, or returns nil when it uses something the
+// check does not cover. assertFormat says whether "format" is an assertion (then it is not
+// covered) or an annotation.
+func compileQuick(schema []byte, assertFormat bool) *quickSchema {
+	q, ok := quickCompile(jsontext.Value(schema), assertFormat, true)
+	if !ok {
+		return nil
+	}
+	return q
+}
+
+func quickCompile(v jsontext.Value, assertFormat, root bool) (*quickSchema, bool) {
+	switch string(v) {
+	case "true":
+		return &quickSchema{maxProps: -1, maxItems: -1, maxLen: -1}, true
+	case "false":
+		return &quickSchema{never: true}, true
+	}
+	var kw map[string]jsontext.Value
+	if v.Kind() != '{' || unmarshal(v, &kw) != nil {
+		return nil, false
+	}
+	q := &quickSchema{maxProps: -1, maxItems: -1, maxLen: -1}
+	for name, val := range kw {
+		var ok bool
+		switch {
+		case quickAnnotations[name]:
+			ok = true
+		case name == "format":
+			ok = !assertFormat
+		case name == "$schema":
+			ok = root && quickDialect(val)
+		case quickUnsupported[name]:
+			ok = false
+		default:
+			ok = q.keyword(name, val, assertFormat)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if !q.linkRequired(kw["required"]) {
+		return nil, false
+	}
+	q.hasChecks = q.hasChecks || q.enum || q.members != nil || q.additional != nil || q.items != nil
+	return q, true
+}
+
+// quickDialect reports whether a $schema value names the 2020-12 dialect, the kit's default.
+func quickDialect(v jsontext.Value) bool {
+	switch string(v) {
+	case `"https://json-schema.org/draft/2020-12/schema"`, `"https://json-schema.org/draft/2020-12/schema#"`:
+		return true
+	}
+	return false
+}
+
+// keyword compiles one keyword; unknown keywords are ignored, as the full validator does.
+func (q *quickSchema) keyword(name string, val jsontext.Value, assertFormat bool) bool {
+	switch name {
+	case "type":
+		return q.compileType(val)
+	case "properties":
+		return q.compileProperties(val, assertFormat)
+	case "required":
+		return val.Kind() == '[' // linked once properties are known
+	case "additionalProperties":
+		sub, ok := quickCompile(val, assertFormat, false)
+		q.additional = sub
+		return ok
+	case "items":
+		sub, ok := quickCompile(val, assertFormat, false)
+		q.items = sub
+		return ok
+	case "enum":
+		return q.compileEnum(val, false)
+	case "const":
+		return q.compileEnum(val, true)
+	case "minProperties":
+		return quickCount(val, &q.minProps, &q.hasChecks)
+	case "maxProperties":
+		return quickCount(val, &q.maxProps, &q.hasChecks)
+	case "minItems":
+		return quickCount(val, &q.minItems, &q.hasChecks)
+	case "maxItems":
+		return quickCount(val, &q.maxItems, &q.hasChecks)
+	case "minLength":
+		return quickCount(val, &q.minLen, &q.hasChecks)
+	case "maxLength":
+		return quickCount(val, &q.maxLen, &q.hasChecks)
+	case "uniqueItems":
+		return string(val) == "false"
+	case "pattern":
+		var p string
+		if val.Kind() != '"' || unmarshal(val, &p) != nil {
+			return false
+		}
+		re, err := regexp.Compile(p) // the engine the full validator uses
+		q.pattern, q.hasChecks = re, true
+		return err == nil
+	case "minimum":
+		return quickBoundOf(val, &q.min, &q.hasChecks)
+	case "maximum":
+		return quickBoundOf(val, &q.max, &q.hasChecks)
+	case "exclusiveMinimum":
+		return quickBoundOf(val, &q.exclMin, &q.hasChecks)
+	case "exclusiveMaximum":
+		return quickBoundOf(val, &q.exclM, &q.hasChecks)
+	}
+	return true
+}
+
+func (q *quickSchema) compileType(val jsontext.Value) bool {
+	var names []string
+	if val.Kind() == '"' {
+		var one string
+		if unmarshal(val, &one) != nil {
+			return false
+		}
+		names = []string{one}
+	} else if val.Kind() != '[' || unmarshal(val, &names) != nil {
+		return false
+	}
+	for _, n := range names {
+		bit, ok := quickTypes[n]
+		if !ok {
+			return false
+		}
+		q.types |= bit
+	}
+	return true
+}
+
+func (q *quickSchema) compileProperties(val jsontext.Value, assertFormat bool) bool {
+	var props map[string]jsontext.Value
+	if val.Kind() != '{' || unmarshal(val, &props) != nil {
+		return false
+	}
+	if q.members == nil {
+		q.members = make(map[string]quickMember, len(props))
+	}
+	for name, raw := range props {
+		sub, ok := quickCompile(raw, assertFormat, false)
+		if !ok {
+			return false
+		}
+		q.members[name] = quickMember{schema: sub, bit: -1}
+	}
+	return true
+}
+
+// linkRequired gives each required name its bit, adding the names properties does not declare.
+func (q *quickSchema) linkRequired(val jsontext.Value) bool {
+	if val == nil {
+		return true
+	}
+	var names []string
+	if unmarshal(val, &names) != nil || len(names) > maxQuickRequired {
+		return false
+	}
+	if q.members == nil && len(names) > 0 {
+		q.members = make(map[string]quickMember, len(names))
+	}
+	for _, n := range names {
+		m, ok := q.members[n]
+		if !ok {
+			m = quickMember{bit: -1}
+		}
+		if m.bit >= 0 {
+			continue // listed twice
+		}
+		m.bit = q.required
+		q.required++
+		q.members[n] = m
+	}
+	return true
+}
+
+// compileEnum keeps enum (or const) values that are strings, true, false, null or integers; any
+// other value (an object, an array, a fraction) leaves the schema to the full validator.
+func (q *quickSchema) compileEnum(val jsontext.Value, single bool) bool {
+	var vals []jsontext.Value
+	if single {
+		vals = []jsontext.Value{val}
+	} else if val.Kind() != '[' || unmarshal(val, &vals) != nil {
+		return false
+	}
+	if q.enum {
+		return false // enum and const together: left to the full validator
+	}
+	q.enum = true
+	for _, v := range vals {
+		switch v.Kind() {
+		case '"':
+			var s string
+			if unmarshal(v, &s) != nil {
+				return false
+			}
+			q.enumStr = append(q.enumStr, s)
+		case 't', 'f', 'n':
+			q.enumLit = append(q.enumLit, string(v))
+		case '0':
+			n, ok := plainInt(v)
+			if !ok {
+				return false
+			}
+			q.enumInt = append(q.enumInt, n)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// quickCount reads a non-negative integer keyword (minLength, maxItems, ...).
+func quickCount(val jsontext.Value, dst *int, checks *bool) bool {
+	n, ok := plainInt(val)
+	if !ok || n < 0 || n > math.MaxInt32 {
+		return false
+	}
+	*dst, *checks = int(n), true
+	return true
+}
+
+func quickBoundOf(val jsontext.Value, dst **quickBound, checks *bool) bool {
+	if val.Kind() != '0' {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(val), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	b := &quickBound{f: f}
+	if n, ok := plainInt(val); ok {
+		b.i, b.exact = n, true
+	}
+	*dst, *checks = b, true
+	return true
+}
+
+// plainInt parses a JSON number written as an integer (no fraction, no exponent) that fits int64.
+func plainInt(v []byte) (int64, bool) {
+	if bytes.ContainsAny(v, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
+}
+
+// quickChecker is the reusable state of one check.
+type quickChecker struct {
+	buf     bytes.Buffer
+	dec     jsontext.Decoder
+	scratch []byte // unescaped strings
+}
+
+var quickCheckers = sync.Pool{New: func() any { return new(quickChecker) }}
+
+// valid reports whether data (one JSON value) certainly satisfies the schema; false means the
+// full validator must decide. A nil schema decides nothing.
+func (q *quickSchema) valid(data []byte) bool {
+	if q == nil {
+		return false
+	}
+	qc := quickCheckers.Get().(*quickChecker)
+	qc.buf = *bytes.NewBuffer(data)
+	qc.dec.Reset(&qc.buf)
+	ok := q.check(qc)
+	if ok {
+		_, err := qc.dec.ReadToken()
+		ok = errors.Is(err, io.EOF) // nothing after the value
+	}
+	qc.buf = bytes.Buffer{} // do not keep the caller's bytes alive in the pool
+	qc.dec.Reset(&qc.buf)
+	if cap(qc.scratch) > 4096 {
+		qc.scratch = nil
+	}
+	quickCheckers.Put(qc)
+	return ok
+}
+
+// check reads one value from the decoder and reports whether it certainly satisfies q.
+func (q *quickSchema) check(qc *quickChecker) bool {
+	d := &qc.dec
+	if q.never {
+		return false
+	}
+	if q.types == 0 && !q.hasChecks {
+		return d.SkipValue() == nil
+	}
+	switch kind := d.PeekKind(); kind {
+	case '{':
+		return q.allows(typeObject) && q.checkObject(qc)
+	case '[':
+		return q.allows(typeArray) && q.checkArray(qc)
+	case '"':
+		return q.allows(typeString) && q.checkString(qc)
+	case '0':
+		return q.checkNumber(qc)
+	case 't', 'f':
+		return q.allows(typeBoolean) && q.checkLiteral(qc)
+	case 'n':
+		return q.allows(typeNull) && q.checkLiteral(qc)
+	}
+	return false
+}
+
+// allows reports whether the schema's type admits the JSON type bit (numbers are checked apart).
+func (q *quickSchema) allows(bit uint8) bool { return q.types == 0 || q.types&bit != 0 }
+
+func (q *quickSchema) checkLiteral(qc *quickChecker) bool {
+	v, err := qc.dec.ReadValue()
+	if err != nil {
+		return false
+	}
+	return !q.enum || oneOf(q.enumLit, v)
+}
+
+// oneOf reports whether b spells one of the strings in list (compared without allocating).
+func oneOf(list []string, b []byte) bool {
+	for _, s := range list {
+		if string(b) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *quickSchema) checkObject(qc *quickChecker) bool {
+	d := &qc.dec
+	if _, err := d.ReadToken(); err != nil || q.enum {
+		return false // an object never equals an allowed enum value here
+	}
+	var seen uint64
+	count := 0
+	for d.PeekKind() == '"' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		name, ok := qc.unquote(raw)
+		if !ok {
+			return false
+		}
+		m, declared := q.members[string(name)]
+		if declared && m.bit >= 0 {
+			seen |= 1 << m.bit
+		}
+		sub := q.additional
+		if declared && m.schema != nil {
+			sub = m.schema
+		}
+		if !sub.checkMember(qc) {
+			return false
+		}
+		count++
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	if seen != (uint64(1)<<q.required)-1 { // 1<<64 is 0 in Go: all 64 bits then
+		return false
+	}
+	return count >= q.minProps && (q.maxProps < 0 || count <= q.maxProps)
+}
+
+// checkMember checks a member's value against its schema; nil accepts any value.
+func (q *quickSchema) checkMember(qc *quickChecker) bool {
+	if q == nil {
+		return qc.dec.SkipValue() == nil
+	}
+	return q.check(qc)
+}
+
+func (q *quickSchema) checkArray(qc *quickChecker) bool {
+	d := &qc.dec
+	if _, err := d.ReadToken(); err != nil || q.enum {
+		return false
+	}
+	count := 0
+	for k := d.PeekKind(); k != ']' && k != 0; k = d.PeekKind() {
+		if !q.items.checkMember(qc) {
+			return false
+		}
+		count++
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	return count >= q.minItems && (q.maxItems < 0 || count <= q.maxItems)
+}
+
+func (q *quickSchema) checkString(qc *quickChecker) bool {
+	raw, err := qc.dec.ReadValue()
+	if err != nil {
+		return false
+	}
+	if !q.hasChecks {
+		return true
+	}
+	s, ok := qc.unquote(raw)
+	if !ok {
+		return false
+	}
+	if q.minLen > 0 || q.maxLen >= 0 {
+		n := utf8.RuneCount(s)
+		if n < q.minLen || q.maxLen >= 0 && n > q.maxLen {
+			return false
+		}
+	}
+	if q.pattern != nil && !q.pattern.Match(s) {
+		return false
+	}
+	return !q.enum || oneOf(q.enumStr, s)
+}
+
+func (q *quickSchema) checkNumber(qc *quickChecker) bool {
+	raw, err := qc.dec.ReadValue()
+	if err != nil {
+		return false
+	}
+	n, isInt := plainInt(raw)
+	// A fraction or an exponent is decided by the full validator when the type says integer
+	// (1.0 is one) or an integer enum applies.
+	if !(q.types == 0 || q.types&typeNumber != 0 || isInt && q.types&typeInteger != 0) {
+		return false
+	}
+	if q.enum {
+		if !isInt {
+			return false
+		}
+		if !slices.Contains(q.enumInt, n) {
+			return false
+		}
+	}
+	if q.min == nil && q.max == nil && q.exclMin == nil && q.exclM == nil {
+		return true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return false
+	}
+	return q.min.below(n, isInt, f, false) && q.max.above(n, isInt, f, false) &&
+		q.exclMin.below(n, isInt, f, true) && q.exclM.above(n, isInt, f, true)
+}
+
+// below reports whether the value (n when isInt, else f) is certainly at or above the lower
+// bound b (strictly above when strict); a nil bound holds always. A float comparison too close
+// to call is left to the full validator.
+func (b *quickBound) below(n int64, isInt bool, f float64, strict bool) bool {
+	if b == nil {
+		return true
+	}
+	if isInt && b.exact {
+		return n > b.i || !strict && n == b.i
+	}
+	return f-b.f > margin(f, b.f)
+}
+
+// above reports whether the value is certainly at or below the upper bound b (strictly below
+// when strict).
+func (b *quickBound) above(n int64, isInt bool, f float64, strict bool) bool {
+	if b == nil {
+		return true
+	}
+	if isInt && b.exact {
+		return n < b.i || !strict && n == b.i
+	}
+	return b.f-f > margin(f, b.f)
+}
+
+// margin is how far apart two float64 values must be for their order to be certain whatever
+// rounding parsing them involved.
+func margin(a, b float64) float64 {
+	return 1e-9 * math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// unquote returns the text of a JSON string as read (valid for the next read only).
+func (qc *quickChecker) unquote(raw jsontext.Value) ([]byte, bool) {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner, true
+	}
+	var err error
+	qc.scratch, err = jsontext.AppendUnquote(qc.scratch[:0], raw)
+	return qc.scratch, err == nil
+}
