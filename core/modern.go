@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -226,98 +227,130 @@ func (ss *Session) modernCapabilities() ServerCapabilities {
 // "complete"), the server's identity in _meta, and cache hints on complete results of cacheable
 // methods. Members the result already has are kept: a handler's own ttlMs or cacheScope wins.
 func (c *Call) stampModern(result []byte) []byte {
+	return c.appendStamped(make([]byte, 0, len(result)+c.stampRoom()), result)
+}
+
+// stampRoom is about how many bytes stamping adds to a result.
+func (c *Call) stampRoom() int {
+	return 96 + len(MetaServerInfo) + len(c.session.server.serverInfoJSON())
+}
+
+// appendStamped appends result to dst (which must not overlap it) with the members stampModern
+// adds. A result that is not an object is appended as it is.
+func (c *Call) appendStamped(dst, result []byte) []byte {
+	var st stampScan
+	if !st.scan(result) {
+		return append(dst, result...)
+	}
 	s := c.session.server
+	dst = append(dst, '{')
+	if !st.hasType {
+		dst = append(dst, `"resultType":"complete",`...)
+	}
+	if cacheableMethods[c.method] && !st.inputRequired {
+		if !st.hasTTL {
+			dst = append(dst, `"ttlMs":`...)
+			dst = strconv.AppendInt(dst, s.opts.CacheTTLMs, 10)
+			dst = append(dst, ',')
+		}
+		if !st.hasScope {
+			dst = append(dst, `"cacheScope":`...)
+			dst = appendString(dst, s.cacheScope())
+			dst = append(dst, ',')
+		}
+	}
+	info := s.serverInfoJSON()
+	switch {
+	case st.metaOther, st.hasInfo:
+		return append(dst, result[1:]...)
+	case st.metaOpen < 0:
+		dst = appendServerInfo(dst, info)
+		if bytes.IndexByte(result[1:], '"') >= 0 { // the result has members of its own
+			dst = append(dst, ',')
+		}
+		return append(dst, result[1:]...)
+	}
+	dst = append(dst, result[1:st.metaOpen]...)
+	dst = append(dst, `"`+MetaServerInfo+`":`...)
+	dst = append(dst, info...)
+	if rest := bytes.TrimLeft(result[st.metaOpen:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
+		dst = append(dst, ',')
+	}
+	return append(dst, result[st.metaOpen:]...)
+}
+
+// appendServerInfo appends a _meta member holding only the server's identity.
+func appendServerInfo(dst, info []byte) []byte {
+	dst = append(dst, `"_meta":{"`+MetaServerInfo+`":`...)
+	dst = append(dst, info...)
+	return append(dst, '}')
+}
+
+// stampScan is what stampModern learns from the top-level members of a result.
+type stampScan struct {
+	hasType, hasTTL, hasScope, hasInfo, inputRequired, metaOther bool
+	metaOpen                                                     int // offset just after the '{' of an object _meta, -1 without one
+}
+
+// scan reads the members of result; false means it is not an object it can stamp.
+func (st *stampScan) scan(result []byte) bool {
+	st.metaOpen = -1
 	sd := stampDecoders.Get().(*stampDecoder)
 	defer sd.release()
 	sd.r.Reset(result)
 	dec := &sd.d
 	dec.Reset(&sd.r)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return result
+		return false
 	}
-	var hasType, hasTTL, hasScope, hasInfo, inputRequired, metaOther bool
-	metaOpen := -1 // offset just after the '{' of an object _meta
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadValue() // the quoted name: compared as is, no string made
+		if err != nil || !st.member(dec, memberName(name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// member reads the value of one top-level member.
+func (st *stampScan) member(dec *jsontext.Decoder, name string) bool {
+	switch name {
+	case "resultType":
+		st.hasType = true
+		v, err := dec.ReadValue()
+		st.inputRequired = string(v) == `"input_required"`
+		return err == nil
+	case "ttlMs":
+		st.hasTTL = true
+	case "cacheScope":
+		st.hasScope = true
+	case "_meta":
+		if dec.PeekKind() == '{' {
+			return st.meta(dec)
+		}
+		st.metaOther = true // null or not an object: left as the handler made it
+	}
+	return dec.SkipValue() == nil
+}
+
+// meta reads an object _meta, noting where it opens and whether it names the server already.
+func (st *stampScan) meta(dec *jsontext.Decoder) bool {
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	st.metaOpen = int(dec.InputOffset())
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadValue()
 		if err != nil {
-			return result
+			return false
 		}
-		switch memberName(name) {
-		case "resultType":
-			hasType = true
-			v, err := dec.ReadValue()
-			if err != nil {
-				return result
-			}
-			inputRequired = string(v) == `"input_required"`
-			continue
-		case "ttlMs":
-			hasTTL = true
-		case "cacheScope":
-			hasScope = true
-		case "_meta":
-			if dec.PeekKind() == '{' {
-				if _, err := dec.ReadToken(); err != nil {
-					return result
-				}
-				metaOpen = int(dec.InputOffset())
-				for dec.PeekKind() == '"' {
-					key, err := dec.ReadValue()
-					if err != nil {
-						return result
-					}
-					hasInfo = hasInfo || memberName(key) == MetaServerInfo
-					if err := dec.SkipValue(); err != nil {
-						return result
-					}
-				}
-				if _, err := dec.ReadToken(); err != nil {
-					return result
-				}
-				continue
-			}
-			metaOther = true // null or not an object: left as the handler made it
-		}
+		st.hasInfo = st.hasInfo || memberName(key) == MetaServerInfo
 		if err := dec.SkipValue(); err != nil {
-			return result
+			return false
 		}
 	}
-	out := make([]byte, 0, len(result)+256)
-	out = append(out, '{')
-	if !hasType {
-		out = append(out, `"resultType":"complete",`...)
-	}
-	if cacheableMethods[c.method] && !inputRequired {
-		if !hasTTL {
-			out = fmt.Appendf(out, `"ttlMs":%d,`, s.opts.CacheTTLMs)
-		}
-		if !hasScope {
-			out = fmt.Appendf(out, `"cacheScope":%q,`, s.cacheScope())
-		}
-	}
-	info := s.serverInfoJSON()
-	switch {
-	case metaOther:
-		return append(out, result[1:]...)
-	case metaOpen < 0:
-		out = append(out, `"_meta":{"`+MetaServerInfo+`":`...)
-		out = append(out, info...)
-		out = append(out, '}')
-		if bytes.IndexByte(result[1:], '"') >= 0 { // the result has members of its own
-			out = append(out, ',')
-		}
-		return append(out, result[1:]...)
-	case hasInfo:
-		return append(out, result[1:]...)
-	default:
-		out = append(out, result[1:metaOpen]...)
-		out = append(out, `"`+MetaServerInfo+`":`...)
-		out = append(out, info...)
-		if rest := bytes.TrimLeft(result[metaOpen:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
-			out = append(out, ',')
-		}
-		return append(out, result[metaOpen:]...)
-	}
+	_, err := dec.ReadToken()
+	return err == nil
 }
 
 // stampedNames are the member names stampModern looks for.
