@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
 )
 
 // The tools interop clients need beyond the conformance scenarios: a slow call to cancel, a way
-// to ask whether the server saw the cancellation, and triggers for the change notifications
+// to ask whether the server saw the cancellation, a count of the roots-changed notifications
+// it received, and triggers for the change notifications
 // (list changes, resource updates), which reach legacy sessions directly and 2026-07-28 clients
 // through subscriptions/listen.
 
@@ -28,6 +31,13 @@ type TriggerListInput struct {
 type TriggerResourceInput struct {
 	URI string `json:"uri,omitempty" jsonschema:"the URI of the updated resource (default test://watched-resource)"`
 }
+
+// rootsChanges counts the notifications/roots/list_changed a server received, for its
+// interop_roots_changed tool.
+type rootsChanges struct{ n atomic.Int64 }
+
+// seen is the server's Options.OnRootsListChanged.
+func (r *rootsChanges) seen(context.Context, *core.Session) { r.n.Add(1) }
 
 // cancellations remembers how the last interop_slow call ended.
 type cancellations struct {
@@ -50,7 +60,7 @@ func (c *cancellations) get() string {
 	return c.last
 }
 
-func addInteropTools(s *core.Server) {
+func addInteropTools(s *core.Server, roots *rootsChanges) {
 	var seen cancellations
 	core.AddTool(s, &core.Tool{Name: "interop_slow", Description: "Runs for a while (reporting progress each second when asked), or until cancelled."},
 		func(ctx context.Context, req *core.ToolRequest, in SlowInput) (*core.CallToolResult, struct{}, error) {
@@ -83,6 +93,10 @@ func addInteropTools(s *core.Server) {
 	s.AddTool(&core.Tool{Name: "interop_last_cancellation", Description: "Says how the last interop_slow call ended: none, running, finished, cancelled by the client, or ended (and why).", InputSchema: noArgs},
 		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult(seen.get()), nil
+		})
+	s.AddTool(&core.Tool{Name: "interop_roots_changed", Description: "Says how many notifications/roots/list_changed the server has received.", InputSchema: noArgs},
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult(strconv.FormatInt(roots.n.Load(), 10)), nil
 		})
 	core.AddTool(s, &core.Tool{Name: "interop_trigger_list_changed", Description: "Announces that a list changed (tools, prompts or resources)."},
 		func(ctx context.Context, _ *core.ToolRequest, in TriggerListInput) (*core.CallToolResult, struct{}, error) {

@@ -121,3 +121,22 @@ func TestInteropToolsModern(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"interop_trigger_resource_updated","arguments":{},` + meta + `}}`)
 	p.next(`"method":"notifications/resources/updated","params":{"uri":"test://watched-resource","_meta":{"io.modelcontextprotocol/subscriptionId":"listen:0"}}`)
 }
+
+// interop_roots_changed counts the notifications/roots/list_changed the server received.
+func TestInteropRootsChanged(t *testing.T) {
+	p := serveFixtureStdio(t)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"1"}}}`)
+	p.next(`"id":1`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"interop_roots_changed","arguments":{}}}`)
+	if l := p.next(`"id":2`); !strings.Contains(l, `"text":"0"`) {
+		t.Fatalf("before any notification: %s", l)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	// stdio handles one connection's notifications in order, before the request after them.
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"interop_roots_changed","arguments":{}}}`)
+	if l := p.next(`"id":3`); !strings.Contains(l, `"text":"2"`) {
+		t.Fatalf("after two notifications: %s", l)
+	}
+}

@@ -55,19 +55,21 @@ type shared struct {
 
 // newServerWith is newServer with shared pieces.
 func newServerWith(sh shared) *core.Server {
+	roots := &rootsChanges{}
 	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
-		SubscribeHandler:  core.AcceptSubscription,
-		CompletionHandler: complete,
-		Broadcaster:       sh.broadcaster,
-		RequestState:      core.RequestStateOptions{Key: sh.stateKey},
-		Tasks:             core.TaskOptions{Store: sh.tasks},
+		SubscribeHandler:   core.AcceptSubscription,
+		CompletionHandler:  complete,
+		OnRootsListChanged: roots.seen,
+		Broadcaster:        sh.broadcaster,
+		RequestState:       core.RequestStateOptions{Key: sh.stateKey},
+		Tasks:              core.TaskOptions{Store: sh.tasks},
 	})
 	addTools(s)
 	addResources(s)
 	addPrompts(s)
 	addTaskTools(s)
 	addSkills(s)
-	addInteropTools(s)
+	addInteropTools(s, roots)
 	return s
 }
 
