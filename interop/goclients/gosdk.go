@@ -33,8 +33,12 @@ func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, ta
 			sampled.Store(true)
 			return &mcp.CreateMessageResult{Model: "interop", Role: "assistant", Content: &mcp.TextContent{Text: "sampled by go-sdk"}}, nil
 		},
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: formAnswer(r.Params.RequestedSchema)}, nil
+		},
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-interop-gosdk", Version: "1.0.0"}, opts)
+	client.AddRoots(&mcp.Root{URI: firstRoot, Name: "first"})
 	var tr mcp.Transport
 	if transport == "http" {
 		tr = &mcp.StreamableClientTransport{Endpoint: target[0]}
@@ -197,6 +201,25 @@ func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, ta
 			if !sampled.Load() || !strings.Contains(text(res), "sampled by go-sdk") {
 				return fmt.Errorf("answer %q", text(res))
 			}
+			return nil
+		})
+	}
+	callText := textCallerOf(call, text)
+	inputRequiredChecks(c, callText, func(name string) (string, error) {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name})
+		if err != nil {
+			return "", err
+		}
+		for _, m := range res.Messages {
+			if t, ok := m.Content.(*mcp.TextContent); ok {
+				return t.Text, nil
+			}
+		}
+		return "", fmt.Errorf("no text message in %+v", res.Messages)
+	}, "sampled by go-sdk", 1)
+	if !modern {
+		legacyRequestChecks(c, callText, func() error {
+			client.AddRoots(&mcp.Root{URI: secondRoot, Name: "second"}) // sends notifications/roots/list_changed
 			return nil
 		})
 	}

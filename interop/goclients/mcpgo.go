@@ -4,19 +4,58 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// mcpgoPeer answers the server's requests (legacy) and input requests (2026-07-28) for the
+// mcp-go client: sampling, elicitation and roots.
+//
+// mcp-go quirk (v1.2.1): over legacy HTTP it POSTs its answer to a server's request under the
+// context of the call the request belongs to, so when the call's result arrives on the call's
+// stream before the 202 to that POST, it logs "failed to send response to server ... context
+// canceled" although the server received the answer (the call's result depends on it).
+type mcpgoPeer struct {
+	mu    sync.Mutex
+	roots []mcp.Root
+}
+
+func (*mcpgoPeer) CreateMessage(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Model: "interop",
+		SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("sampled by mcp-go")}}, nil
+}
+
+func (*mcpgoPeer) Elicit(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: formAnswer(r.Params.RequestedSchema)}}, nil
+}
+
+func (p *mcpgoPeer) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &mcp.ListRootsResult{Roots: slices.Clone(p.roots)}, nil
+}
+
+func (p *mcpgoPeer) addRoot(uri, name string) {
+	p.mu.Lock()
+	p.roots = append(p.roots, mcp.Root{URI: uri, Name: name})
+	p.mu.Unlock()
+}
+
 // runMCPGo drives the fixture with the mcp-go client.
 func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target []string) {
+	peer := &mcpgoPeer{}
+	peer.addRoot(firstRoot, "first")
 	opts := []client.ClientOption{client.WithProtocolVersion("2025-11-25"), client.WithLegacyProtocolOnly()}
 	if modern {
 		opts = []client.ClientOption{client.WithProtocolVersion(mcp.ProtocolVersion20260728)}
 	}
+	opts = append(opts, client.WithSamplingHandler(peer), client.WithElicitationHandler(peer), client.WithRootsHandler(peer))
 	var tr transport.Interface
 	var err error
 	if wire == "http" {
@@ -198,7 +237,30 @@ func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target 
 		}
 		return nil
 	})
+	callText := textCallerOf(call, text)
+	inputRequiredChecks(c, callText, func(name string) (string, error) {
+		req := mcp.GetPromptRequest{}
+		req.Params.Name = name
+		res, err := cl.GetPrompt(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		for _, m := range res.Messages {
+			if t, ok := m.Content.(mcp.TextContent); ok {
+				return t.Text, nil
+			}
+		}
+		return "", fmt.Errorf("no text message in %+v", res.Messages)
+	}, "sampled by mcp-go", 1)
 	if !modern {
+		c.check("sampling (server-to-client request)", func() error {
+			got, err := callText("test_sampling", map[string]any{"prompt": "hi"})
+			return expect(got, "LLM response: sampled by mcp-go", err)
+		})
+		legacyRequestChecks(c, callText, func() error {
+			peer.addRoot(secondRoot, "second")
+			return cl.RootListChanges(ctx)
+		})
 		c.check("logging", func() error {
 			req := mcp.SetLevelRequest{}
 			req.Params.Level = mcp.LoggingLevelDebug
