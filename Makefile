@@ -38,7 +38,7 @@ conformance:
 	bash scripts/conformance.sh
 
 ## interop: five clients against examples/everything (HTTP and stdio): the TypeScript SDK 1.x
-## and v2 clients, go-sdk and mcp-go (both lifecycles) and the MCP Inspector CLI; then
+## client (legacy), the v2 client, go-sdk, mcp-go and the MCP Inspector CLI (both lifecycles); then
 ## the kit's Go client against examples/everything and the TypeScript reference server
 interop:
 	bash scripts/interop.sh

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Interop check against examples/everything, over Streamable HTTP and over stdio, with five
-# clients the kit's authors did not write: the TypeScript SDK 1.x client (interop/client.mjs),
-# the TypeScript SDK v2 client in the 2026-07-28 lifecycle (interop/v2/client.mjs), the go-sdk
-# and mcp-go clients in both lifecycles (interop/goclients, a Go module of its own), and the MCP
-# Inspector CLI (interop/v2, --cli).
+# clients the kit's authors did not write: the TypeScript SDK 1.x client (interop/client.mjs,
+# the legacy lifecycle, the only one it speaks), and in both lifecycles the TypeScript SDK v2
+# client (interop/v2/client.mjs), the go-sdk and mcp-go clients (interop/goclients, a Go module
+# of its own) and the MCP Inspector CLI (interop/v2, --cli). The checks every client shares
+# (input_required rounds, elicitation, roots) are in interop/common.mjs and
+# interop/goclients/main.go.
 #
 #   bash scripts/interop.sh                 (or: make interop)
 #   bash scripts/interop.sh --update-lock   regenerate interop/package-lock.json
 #
-# Installs interop/'s pinned dependencies (npm ci, skipped when up to date),
-# builds bin/everything, starts it on a free 127.0.0.1 port and runs
-#   node interop/client.mjs http  http://127.0.0.1:PORT/mcp
-#   node interop/client.mjs stdio <repo>/bin/everything -stdio
-# The HTTP server is always stopped on exit. Exits non-zero if either fails.
+# Installs interop/'s and interop/v2's pinned dependencies (npm ci, skipped when up to date),
+# builds bin/everything and bin/goclients, starts the fixture on a free 127.0.0.1 port and runs
+# every client against it, then every client over stdio (each starting its own
+# bin/everything -stdio). The HTTP server is always stopped on exit. Exits non-zero if one
+# client run fails.
 #
 # Needs go (unless MCPKIT_FIXTURE_CMD is set, see scripts/fixture.sh), npm and
 # Node >= 18 (the SDK's minimum; an older or missing node gets the Node 22 of
@@ -121,7 +123,7 @@ goclients="$mcpkit_root/bin/goclients"
 if [[ -z "${MCPKIT_FIXTURE_CMD:-}" ]] || command -v go >/dev/null 2>&1; then
   (cd "$interop_dir/goclients" && go build -o "$goclients" .) || { echo "interop.sh: building interop/goclients failed" >&2; exit 2; }
 fi
-run_v2() { # run_v2 LABEL ARGS...: the TypeScript SDK v2 client (2026-07-28)
+run_v2() { # run_v2 LABEL LIFECYCLE ARGS...: the TypeScript SDK v2 client
   local label="$1" rc=0
   shift
   echo "--- interop: $label" >&2
@@ -129,43 +131,70 @@ run_v2() { # run_v2 LABEL ARGS...: the TypeScript SDK v2 client (2026-07-28)
   grep -v '^ok - ' "$work/v2.out" >&2 || true
   if ((rc == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
-inspect() { # inspect WANT ARGS...: one Inspector CLI call whose output must contain WANT
-  local want="$1" rc=0
-  shift
-  MCP_CATALOG_PATH="$work/catalog.json" timeout --kill-after=5 60 \
+inspect() { # inspect OUTCOME WANT ARGS...: one Inspector CLI call whose output must contain WANT
+  local outcome="$1" want="$2" rc=0
+  shift 2
+  HOME="$work/inspector-home" timeout --kill-after=5 60 \
     "$v2_dir/node_modules/.bin/mcp-inspector" --cli "$@" >"$work/insp.out" 2>&1 || rc=$?
   grep -qF -- "$want" "$work/insp.out" || return 1
-  # Inspector quirk: a tool result with isError: true makes the CLI exit 1 (printing the
-  # result, then a tool_is_error line), so that call is judged by its output alone.
-  ((rc == 0)) || grep -qF '"code":"tool_is_error"' "$work/insp.out"
+  case "$outcome" in
+    # The call must be refused (an error envelope, non-zero exit).
+    fails) ((rc != 0)) ;;
+    # Inspector quirk: a tool result with isError: true makes the CLI exit 1 (printing the
+    # result, then a tool_is_error line), so that call is judged by its output alone.
+    *) ((rc == 0)) || grep -qF '"code":"tool_is_error"' "$work/insp.out" ;;
+  esac
 }
-run_inspector() { # run_inspector LABEL TARGET...: the Inspector CLI's methods against the fixture
-  local label="$1" ok=0 bad=0
-  shift
-  echo "--- interop: inspector $label" >&2
-  local -a checks=(
-    'interop_slow|--method|tools/list'
-    'This is a simple text response|--method|tools/call|--tool-name|test_simple_text'
-    '"isError": true|--method|tools/call|--tool-name|test_error_handling'
-    'eu-west|--method|tools/call|--tool-name|test_custom_headers|--tool-arg|region=eu-west'
-    'static text resource|--method|resources/read|--uri|test://static-text'
-    'test_prompt_with_arguments|--method|prompts/list'
-    'a|--method|prompts/get|--prompt-name|test_prompt_with_arguments|--prompt-args|arg1=a|arg2=b'
-    'test://watched-resource|--method|resources/list'
-  )
-  local c
-  for c in "${checks[@]}"; do
+# The Inspector CLI 2.12.0 (--cli) in both eras (--protocol-era legacy: initialize at 2025-11-25;
+# modern: server/discover, 2026-07-28), from a session config (--config) that declares one root.
+# Its quirks, checked or noted here: it declares neither elicitation nor sampling (it cannot
+# answer them without a user), so the server must ask a CLI client for neither and refuse the
+# tools that need them; it answers roots/list (legacy) and embedded roots/list input requests
+# (2026-07-28) from the config's roots; it has no completion, subscription, progress or
+# cancellation methods; it refuses logging/setLevel itself on 2026-07-28.
+inspector_checks=(
+  # ERAS|OUTCOME|WANT|ARGS...
+  'both|ok|interop_slow|--method|tools/list'
+  'both|ok|This is a simple text response|--method|tools/call|--tool-name|test_simple_text'
+  'both|ok|"isError": true|--method|tools/call|--tool-name|test_error_handling'
+  'both|ok|eu-west|--method|tools/call|--tool-name|test_custom_headers|--tool-arg|region=eu-west'
+  'both|ok|static text resource|--method|resources/read|--uri|test://static-text'
+  'both|ok|test://watched-resource|--method|resources/list'
+  'both|ok|test://template/{id}/data|--method|resources/templates/list'
+  'both|ok|test_prompt_with_arguments|--method|prompts/list'
+  "both|ok|arg1='a', arg2='b'|--method|prompts/get|--prompt-name|test_prompt_with_arguments|--prompt-args|arg1=a|arg2=b"
+  'both|ok|Found 1 root(s)|--method|tools/call|--tool-name|test_input_required_result_list_roots'
+  'both|ok|No supported capabilities declared|--method|tools/call|--tool-name|test_input_required_result_capabilities'
+  'legacy|fails|input_required requires client capabilities the client did not declare: {\"elicitation\":{\"form\":{}}}|--method|tools/call|--tool-name|test_input_required_result_elicitation'
+  'modern|fails|Missing required client capability|--method|tools/call|--tool-name|test_input_required_result_elicitation'
+  'legacy|ok|Client does not support sampling|--method|tools/call|--tool-name|test_sampling|--tool-arg|prompt=hi'
+  'legacy|ok|{}|--method|logging/setLevel|--log-level|debug'
+)
+run_inspector() { # run_inspector ERA TRANSPORT: the Inspector CLI's methods against the fixture
+  local era="$1" transport="$2" ok=0 bad=0 c
+  echo "--- interop: inspector $era $transport" >&2
+  for c in "${inspector_checks[@]}"; do
     IFS='|' read -r -a parts <<<"$c"
-    if inspect "${parts[0]}" "$@" "${parts[@]:1}"; then
+    [[ "${parts[0]}" == both || "${parts[0]}" == "$era" ]] || continue
+    if inspect "${parts[1]}" "${parts[2]}" --config "$work/inspector.json" --server "$transport" --protocol-era "$era" "${parts[@]:3}"; then
       ok=$((ok + 1))
     else
       bad=$((bad + 1))
-      echo "  not ok - inspector $label ${parts[*]:1}:" >&2
+      echo "  not ok - inspector $era $transport ${parts[*]:3}:" >&2
       tail -n 5 "$work/insp.out" | sed 's/^/  | /' >&2
     fi
   done
-  echo "interop inspector/$label: $ok passed, $bad failed" >&2
+  echo "interop inspector/$era/$transport: $ok passed, $bad failed" >&2
   if ((bad == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+inspector_config() { # inspector_config: the session config of both transports (HTTP at $fixture_url)
+  node -e '
+    const [url, ...cmd] = process.argv.slice(1);
+    const roots = [{ uri: "file:///interop/first", name: "first" }];
+    console.log(JSON.stringify({ mcpServers: {
+      http: { type: "streamable-http", url, roots },
+      stdio: { command: cmd[0], args: cmd.slice(1), roots },
+    } }));' "${fixture_url:-http://127.0.0.1:1/mcp}" "${fixture_cmd[@]}" -stdio >"$work/inspector.json"
 }
 run_go() { # run_go LABEL ARGS...: run goclients under a hard timeout, show its failures
   local label="$1" rc=0
@@ -190,8 +219,13 @@ if fixture_start_http "$work/server-http.log"; then
       run_go "$c $lc http" "$c" "$lc" http "$fixture_url"
     done
   done
-  run_v2 "ts-v2 modern http" http "$fixture_url"
-  run_inspector http --transport http "$fixture_url"
+  for lc in legacy modern; do
+    run_v2 "ts-v2 $lc http" "$lc" http "$fixture_url"
+  done
+  inspector_config
+  for lc in legacy modern; do
+    run_inspector "$lc" http
+  done
 else
   failed=$((failed + 1))
 fi
@@ -203,8 +237,13 @@ for c in gosdk mcpgo; do
     run_go "$c $lc stdio" "$c" "$lc" stdio "${fixture_cmd[@]}" -stdio
   done
 done
-run_v2 "ts-v2 modern stdio" stdio "${fixture_cmd[@]}" -stdio
-run_inspector stdio "${fixture_cmd[@]}" -stdio
+for lc in legacy modern; do
+  run_v2 "ts-v2 $lc stdio" "$lc" stdio "${fixture_cmd[@]}" -stdio
+done
+inspector_config
+for lc in legacy modern; do
+  run_inspector "$lc" stdio
+done
 
 echo "interop: $passed passed, $failed failed"
 ((failed == 0))

@@ -1,16 +1,28 @@
-// The TypeScript SDK v2 client (@modelcontextprotocol/client) against examples/everything in the
-// 2026-07-28 lifecycle, over Streamable HTTP or stdio:
+// The TypeScript SDK v2 client (@modelcontextprotocol/client) against examples/everything, in
+// either lifecycle, over Streamable HTTP or stdio:
 //
-//   node interop/v2/client.mjs http  http://127.0.0.1:PORT/mcp
-//   node interop/v2/client.mjs stdio ./bin/everything -stdio
+//   node interop/v2/client.mjs modern http  http://127.0.0.1:PORT/mcp
+//   node interop/v2/client.mjs legacy stdio ./bin/everything -stdio
+//
+// modern pins 2026-07-28 (server/discover; input_required answered by the client and retried;
+// subscriptions/listen); legacy is the client's default 'legacy' negotiation (initialize at
+// 2025-11-25; the server's own requests; resources/subscribe and the GET stream).
 //
 // Prints "ok - <check>" or "not ok - <check>: <why>" per check, then a summary; exits 1 when one
 // failed. make interop runs it.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import {
+  FIRST_ROOT, SECOND_ROOT, formAnswer, inputRequiredChecks, legacyRequestChecks, poll, promptText, sleep, toolText,
+} from '../common.mjs';
 
-const [mode, ...target] = process.argv.slice(2);
-const label = `ts-v2/modern/${mode}`;
+const [lifecycle, mode, ...target] = process.argv.slice(2);
+if (!['legacy', 'modern'].includes(lifecycle) || !['http', 'stdio'].includes(mode) || target.length === 0) {
+  console.error('usage: node interop/v2/client.mjs legacy|modern http <url> | stdio <command> [args...]');
+  process.exit(2);
+}
+const modern = lifecycle === 'modern';
+const label = `ts-v2/${lifecycle}/${mode}`;
 let passed = 0;
 let failed = 0;
 async function check(name, f) {
@@ -23,30 +35,44 @@ async function check(name, f) {
     console.log(`not ok - ${label} ${name}: ${e?.message ?? e}`);
   }
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function poll(what, f) {
-  const end = Date.now() + 10000;
-  for (;;) {
-    if (await f()) return;
-    if (Date.now() > end) throw new Error(`${what} did not happen within 10 s`);
-    await sleep(100);
-  }
-}
-const text = (r) => (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
 
-const client = new Client({ name: 'mcpkit-interop-ts-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-let toolsChanged = 0;
+const SAMPLED = 'sampled by ts-v2';
+const client = new Client({ name: 'mcpkit-interop-ts-v2', version: '1.0.0' }, {
+  capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } },
+  ...(modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
+});
+// The same handlers answer the server's requests (legacy) and the input requests embedded in
+// input_required results (2026-07-28).
+const roots = [FIRST_ROOT];
+let sampledCount = 0;
+client.setRequestHandler('sampling/createMessage', async () => {
+  sampledCount++;
+  return { model: 'interop', role: 'assistant', content: { type: 'text', text: SAMPLED } };
+});
+client.setRequestHandler('elicitation/create', async (r) => ({ action: 'accept', content: formAnswer(r.params.requestedSchema) }));
+client.setRequestHandler('roots/list', async () => ({ roots: [...roots] }));
+
+const listChanged = { tools: 0, prompts: 0, resources: 0 };
 let updated = 0;
-client.setNotificationHandler('notifications/tools/list_changed', () => { toolsChanged++; });
+const logs = [];
+for (const list of Object.keys(listChanged)) {
+  client.setNotificationHandler(`notifications/${list}/list_changed`, () => { listChanged[list]++; });
+}
 client.setNotificationHandler('notifications/resources/updated', (n) => { if (n.params?.uri === 'test://watched-resource') updated++; });
+client.setNotificationHandler('notifications/message', (n) => { logs.push(n.params); });
 
 const transport = mode === 'http'
   ? new StreamableHTTPClientTransport(new URL(target[0]))
   : new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: 'ignore' });
 
 const call = (name, args = {}, opts) => client.callTool({ name, arguments: args }, opts);
+const callText = async (name, args = {}) => toolText(await call(name, args));
 
-await check('connect (server/discover, 2026-07-28)', () => client.connect(transport));
+await check(modern ? 'connect (server/discover, 2026-07-28)' : 'connect (initialize, 2025-11-25)', async () => {
+  await client.connect(transport);
+  const v = client.getNegotiatedProtocolVersion();
+  if (v !== (modern ? '2026-07-28' : '2025-11-25')) throw new Error(`negotiated ${v}`);
+});
 await check('tools/list', async () => {
   const { tools } = await client.listTools();
   if (!tools.some((t) => t.name === 'interop_slow')) throw new Error('interop_slow is not listed');
@@ -84,28 +110,71 @@ await check('progress', async () => {
   await call('test_tool_with_progress', {}, { onprogress: () => { n++; } });
   if (n === 0) throw new Error('no progress notification');
 });
-await check('subscriptions/listen (list changes, resource updates)', async () => {
-  const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['test://watched-resource'] });
-  if (!sub.honoredFilter.toolsListChanged || !sub.honoredFilter.resourceSubscriptions?.length) {
-    throw new Error(`honored ${JSON.stringify(sub.honoredFilter)}`);
-  }
-  await call('interop_trigger_list_changed', { list: 'tools' });
-  await call('interop_trigger_resource_updated', {});
-  await poll('the change notifications', () => toolsChanged > 0 && updated > 0);
-  await sub.close();
-  if ((await sub.closed) !== 'local') throw new Error('the subscription did not close locally');
+await inputRequiredChecks(check, {
+  callText,
+  promptTextOf: async (name) => promptText(await client.getPrompt({ name })),
+  sampled: SAMPLED,
+  roots: 1,
 });
+if (modern) {
+  await check('subscriptions/listen (list changes, resource updates)', async () => {
+    const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['test://watched-resource'] });
+    if (!sub.honoredFilter.toolsListChanged || !sub.honoredFilter.resourceSubscriptions?.length) {
+      throw new Error(`honored ${JSON.stringify(sub.honoredFilter)}`);
+    }
+    await call('interop_trigger_list_changed', { list: 'tools' });
+    await call('interop_trigger_resource_updated', {});
+    await poll('the change notifications', () => listChanged.tools > 0 && updated > 0);
+    await sub.close();
+    if ((await sub.closed) !== 'local') throw new Error('the subscription did not close locally');
+  });
+} else {
+  await check('logging (logging/setLevel, notifications/message)', async () => {
+    await client.setLoggingLevel('debug');
+    await call('test_tool_with_logging');
+    await poll('a log message', () => logs.length > 0);
+  });
+  await check('sampling (server-to-client request)', async () => {
+    const before = sampledCount;
+    const t = await callText('test_sampling', { prompt: 'hi' });
+    if (t !== `LLM response: ${SAMPLED}` || sampledCount !== before + 1) throw new Error(`got ${JSON.stringify(t)}`);
+  });
+  await legacyRequestChecks(check, {
+    callText,
+    addRoot: async () => {
+      roots.push(SECOND_ROOT);
+      await client.sendRootsListChanged();
+    },
+  });
+  // Over HTTP the change notifications of a legacy session arrive on its GET stream, which the
+  // client opens in the background after initialize: trigger until they arrive.
+  const triggerUntil = (what, trigger, seen) => poll(what, async () => {
+    await trigger();
+    await sleep(200);
+    return seen();
+  });
+  await check('resource subscription (resources/subscribe)', async () => {
+    await client.subscribeResource({ uri: 'test://watched-resource' });
+    await triggerUntil('notifications/resources/updated', () => call('interop_trigger_resource_updated'), () => updated > 0);
+  });
+  await check('list changed (tools, prompts, resources)', async () => {
+    for (const list of Object.keys(listChanged)) {
+      await triggerUntil(`notifications/${list}/list_changed`, () => call('interop_trigger_list_changed', { list }), () => listChanged[list] > 0);
+    }
+  });
+}
 await check('cancellation seen by the server', async () => {
   const ac = new AbortController();
   const slow = call('interop_slow', { seconds: 60 }, { signal: ac.signal }).catch(() => {});
-  await poll('interop_slow to start', async () => text(await call('interop_last_cancellation')) === 'running');
+  await poll('interop_slow to start', async () => (await callText('interop_last_cancellation')) === 'running');
   ac.abort();
   await slow;
   await poll('the server to see the cancellation', async () => {
-    const t = text(await call('interop_last_cancellation'));
+    const t = await callText('interop_last_cancellation');
     if (t === 'cancelled by the client') return true;
-    // Over HTTP the v2 client may end the request's stream instead: the 2026-07-28 HTTP way.
-    if (mode === 'http' && t.startsWith('ended: ')) return true;
+    // Over HTTP on 2026-07-28 the v2 client may end the request's stream instead: the
+    // 2026-07-28 HTTP way to cancel.
+    if (modern && mode === 'http' && t.startsWith('ended: ')) return true;
     if (t !== 'running') throw new Error(`the slow call ended as ${t}`);
     return false;
   });
