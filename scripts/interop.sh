@@ -72,20 +72,19 @@ elif [[ ! -f "$interop_dir/node_modules/.package-lock.json" ||
 fi
 
 # interop/v2: the TypeScript SDK v2 client and the MCP Inspector CLI (Node >= 20), pinned in
-# a lock file of their own, installed the same way.
+# a lock file of their own, installed the same way. npm ci refuses a lock file that lacks an
+# entry for one of the optional packages of another platform ("Missing ... from lock file"); an
+# earlier lock lacked vite's Windows-only napi-windows-process-start-time. After --update-lock,
+# check that the new lock still lists it.
 v2_dir="$interop_dir/v2"
 if ((update_lock)) || [[ ! -f "$v2_dir/package-lock.json" ]]; then
-  rm -rf "$v2_dir/node_modules"
+  rm -rf "$v2_dir/node_modules" "$v2_dir/package-lock.json"
   (cd "$v2_dir" && npm install "${npm_flags[@]}" "${lock_flags[@]}") >&2
 elif [[ ! -f "$v2_dir/node_modules/.package-lock.json" ||
   "$v2_dir/package-lock.json" -nt "$v2_dir/node_modules/.package-lock.json" ||
   "$v2_dir/package.json" -nt "$v2_dir/node_modules/.package-lock.json" ]]; then
-  # Not npm ci: npm refuses this lock file because one of vite's optional, Windows-only
-  # dependencies (napi-windows-process-start-time) never gets an entry in it ("Missing ... from
-  # lock file"). npm install with the lock file in place installs exactly what it pins and
-  # leaves it unchanged.
-  echo "interop.sh: npm install (from the lock file) in interop/v2/" >&2
-  (cd "$v2_dir" && npm install "${npm_flags[@]}" --omit-lockfile-registry-resolved) >&2
+  echo "interop.sh: npm ci in interop/v2/" >&2
+  (cd "$v2_dir" && npm ci "${npm_flags[@]}") >&2
 fi
 
 # --- runs ----------------------------------------------------------------------
