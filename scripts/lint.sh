@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"     # honnef.co/go/tools
 GOLANGCI_LINT_VERSION="${GOLANGCI_LINT_VERSION:-v2.15.0}" # github.com/golangci/golangci-lint/v2
-BIN="$PWD/.tools/bin"
+ROOT="$PWD"
+BIN="$ROOT/.tools/bin"
 mkdir -p "$BIN"
 
 # install NAME VERSION PACKAGE: go install PACKAGE@VERSION into $BIN unless that version is there.
@@ -23,13 +24,25 @@ install() {
 install staticcheck "$STATICCHECK_VERSION" honnef.co/go/tools/cmd/staticcheck
 install golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# The root module, then the two modules of their own: bench/ (the peer comparison, which
+# imports go-sdk and mcp-go) and interop/goclients (the go-sdk and mcp-go interop clients).
 status=0
-echo "lint: go vet"
-go vet ./... || status=1
-echo "lint: staticcheck $STATICCHECK_VERSION"
-"$BIN/staticcheck" ./... || status=1
-echo "lint: golangci-lint $GOLANGCI_LINT_VERSION (.golangci.yml)"
-"$BIN/golangci-lint" run ./... || status=1
+for mod in . bench interop/goclients; do
+  echo "lint: module $mod"
+  (
+    cd "$mod"
+    ok=0
+    echo "lint: go vet"
+    go vet ./... || ok=1
+    echo "lint: staticcheck $STATICCHECK_VERSION"
+    "$BIN/staticcheck" ./... || ok=1
+    echo "lint: golangci-lint $GOLANGCI_LINT_VERSION (.golangci.yml)"
+    # --allow-serial-runners: wait for another run on this machine (they share a lock) instead
+    # of failing.
+    "$BIN/golangci-lint" run --allow-serial-runners --config "$ROOT/.golangci.yml" ./... || ok=1
+    exit $ok
+  ) || status=1
+done
 if [[ $status -ne 0 ]]; then
   echo "lint: FAILED (fix the findings above; each line names the file, the line and the check)" >&2
 else
