@@ -186,6 +186,9 @@ func NewServer(impl Implementation, opts Options) *Server {
 	if s.opts.ServerToClientRequestTimeout < 0 {
 		panic("mcpkit: Options.ServerToClientRequestTimeout must not be negative")
 	}
+	if s.opts.ServerToClientRequestTimeout == 0 {
+		s.opts.ServerToClientRequestTimeout = DefaultServerToClientRequestTimeout
+	}
 	if s.opts.CacheTTLMs < 0 {
 		panic("mcpkit: Options.CacheTTLMs must not be negative")
 	}

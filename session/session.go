@@ -163,6 +163,7 @@ type Memory struct {
 	idle   time.Duration
 	unused time.Duration // idle timeout of sessions never used; 0: same as idle
 	max    int
+	reap   time.Duration // the reaper's interval (no reaper when idle < 0)
 	clock  func() time.Time
 	epoch  time.Time
 
@@ -208,12 +209,12 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.ReapInterval < 0 {
 		panic("session: MemoryOptions.ReapInterval must not be negative")
 	}
-	interval := opts.ReapInterval
-	if interval == 0 {
-		interval = DefaultReapInterval
+	m.reap = opts.ReapInterval
+	if m.reap == 0 {
+		m.reap = DefaultReapInterval
 	}
 	if m.idle > 0 {
-		go m.reap(interval)
+		go m.reapEvery(m.reap)
 	} else {
 		close(m.done)
 	}
@@ -351,7 +352,7 @@ func (m *Memory) sweepLocked(now int64) []*Entry {
 	return ended
 }
 
-func (m *Memory) reap(interval time.Duration) {
+func (m *Memory) reapEvery(interval time.Duration) {
 	defer close(m.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -1,0 +1,42 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/log"
+
+	"github.com/mcpkit/mcpkit/internal/testutil"
+)
+
+// Each Options field (and nested options struct) left at zero takes the default its doc comment
+// states.
+func TestOptionsDefaults(t *testing.T) {
+	var zero Options
+	s := NewServer(Implementation{Name: "d", Version: "1"}, zero)
+	reg := NewListenRegistry(s, 0)
+	defer reg.Close(func(*Listener) {})
+	testutil.CheckDefaults(t, []testutil.Default{
+		{Option: "PageSize", Given: zero.PageSize, Got: s.opts.PageSize, Doc: 1000},
+		{Option: "LogLevel", Given: zero.LogLevel, Got: s.opts.LogLevel, Doc: LoggingLevel("info")},
+		{Option: "MaxSubscriptions", Given: zero.MaxSubscriptions, Got: s.opts.MaxSubscriptions, Doc: 1000},
+		{Option: "MaxSubscriptionURIBytes", Given: zero.MaxSubscriptionURIBytes, Got: s.opts.MaxSubscriptionURIBytes, Doc: 8 << 10},
+		{Option: "MaxSubscriptionBytes", Given: zero.MaxSubscriptionBytes, Got: s.opts.MaxSubscriptionBytes, Doc: 256 << 10},
+		{Option: "MaxClientInfoBytes", Given: zero.MaxClientInfoBytes, Got: s.opts.MaxClientInfoBytes, Doc: 32 << 10},
+		{Option: "CacheScope", Given: zero.CacheScope, Got: s.cacheScope(), Doc: "private"},
+		{Option: "ServerToClientRequestTimeout", Given: zero.ServerToClientRequestTimeout, Got: s.opts.ServerToClientRequestTimeout, Doc: 10 * time.Minute},
+		{Option: "RequestState.TTL", Given: zero.RequestState.TTL, Got: s.sealer.ttl, Doc: 5 * time.Minute},
+		{Option: "Broadcaster", Given: zero.Broadcaster, Got: fmt.Sprintf("%T", s.Broadcaster()), Doc: "*core.LocalBroadcaster"},
+		{Option: "Logger", Given: zero.Logger, Got: s.logger(), Doc: (*zerolog.Logger)(&log.Logger)},
+		{Option: "Skills.MaxFiles", Given: zero.Skills.MaxFiles, Got: s.opts.Skills.MaxFiles, Doc: 512},
+		{Option: "Skills.MaxBytes", Given: zero.Skills.MaxBytes, Got: s.opts.Skills.MaxBytes, Doc: int64(16 << 20)},
+		{Option: "Tasks.Store", Given: zero.Tasks.Store, Got: fmt.Sprintf("%T", s.Tasks()), Doc: "*core.MemoryTaskStore"},
+		{Option: "Tasks.TTL", Given: zero.Tasks.TTL, Got: s.tasks.opts.TTL, Doc: time.Hour},
+		{Option: "Tasks.PollInterval", Given: zero.Tasks.PollInterval, Got: s.tasks.opts.PollInterval, Doc: time.Second},
+		{Option: "Tasks.MaxTasks", Given: zero.Tasks.MaxTasks, Got: s.tasks.opts.MaxTasks, Doc: 10000},
+		{Option: "Tasks.MaxTasksPerPrincipal", Given: zero.Tasks.MaxTasksPerPrincipal, Got: s.tasks.opts.MaxTasksPerPrincipal, Doc: 100},
+		{Option: "NewListenRegistry max", Given: 0, Got: reg.Max(), Doc: 1000},
+	})
+}
