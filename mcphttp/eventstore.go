@@ -59,11 +59,12 @@ const (
 // the defaults.
 type MemoryEventStoreOptions struct {
 	// MaxEvents is how many events a stream keeps; past it the oldest are dropped first. Zero
-	// means DefaultMaxStreamEvents (256).
+	// means DefaultMaxStreamEvents (256); NewMemoryEventStore panics on a negative value.
 	MaxEvents int
 	// MaxBytes is how many bytes of message data a stream keeps; past it the oldest events are
 	// dropped first. The newest event is always kept, even alone above the bound, so the
-	// response of a request is never lost to the bound. Zero means DefaultMaxStreamBytes (1 MiB).
+	// response of a request is never lost to the bound. Zero means DefaultMaxStreamBytes (1 MiB);
+	// NewMemoryEventStore panics on a negative value.
 	MaxBytes int
 }
 
@@ -90,11 +91,17 @@ type memStream struct {
 
 // NewMemoryEventStore returns an empty in-memory store.
 func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
+	if opts.MaxEvents < 0 {
+		panic("mcphttp: MemoryEventStoreOptions.MaxEvents must be >= 0")
+	}
+	if opts.MaxBytes < 0 {
+		panic("mcphttp: MemoryEventStoreOptions.MaxBytes must be >= 0")
+	}
 	m := &MemoryEventStore{maxEvents: opts.MaxEvents, maxBytes: opts.MaxBytes, sessions: map[string]*memSessionEvents{}}
-	if m.maxEvents <= 0 {
+	if m.maxEvents == 0 {
 		m.maxEvents = DefaultMaxStreamEvents
 	}
-	if m.maxBytes <= 0 {
+	if m.maxBytes == 0 {
 		m.maxBytes = DefaultMaxStreamBytes
 	}
 	return m

@@ -47,12 +47,12 @@ type ResumabilityOptions struct {
 	// Enabled turns resumable request streams on.
 	Enabled bool
 	// RetryInterval is the reconnection delay the server asks clients for (the SSE retry field),
-	// rounded down to milliseconds. Zero means DefaultRetryInterval (1 s).
+	// rounded down to milliseconds. Zero means DefaultRetryInterval (1 s); negative is invalid.
 	RetryInterval time.Duration
 	// Store keeps the events. Nil means a MemoryEventStore bounded by MaxEvents and MaxBytes.
 	Store EventStore
 	// MaxEvents and MaxBytes bound each stream of the default store (see
-	// MemoryEventStoreOptions): zero means 256 events and 1 MiB.
+	// MemoryEventStoreOptions): zero means 256 events and 1 MiB; negative is invalid.
 	MaxEvents int
 	MaxBytes  int
 	// MaxStreams bounds the resumable streams one session keeps at a time (requests in flight,
@@ -63,7 +63,7 @@ type ResumabilityOptions struct {
 	// could ever get its answer). When every kept stream is a running call with a connection
 	// attached, the new request is not made resumable: it is served on a plain SSE stream (no
 	// priming event, no event ids) whose call ends with its connection, as without
-	// resumability. Zero means DefaultMaxSessionStreams (64).
+	// resumability. Zero means DefaultMaxSessionStreams (64); negative is invalid.
 	//
 	// A call whose client went away and never resumes runs until it ends by itself, the stream
 	// is forgotten this way, or the session ends.
@@ -94,16 +94,22 @@ func newResumer(o ResumabilityOptions) *resumer {
 	if !o.Enabled {
 		return nil
 	}
+	for name, v := range map[string]int64{"RetryInterval": int64(o.RetryInterval), "MaxStreams": int64(o.MaxStreams),
+		"MaxEvents": int64(o.MaxEvents), "MaxBytes": int64(o.MaxBytes)} {
+		if v < 0 {
+			panic("mcphttp: ResumabilityOptions." + name + " must be >= 0")
+		}
+	}
 	r := &resumer{store: o.Store, retry: o.RetryInterval, maxStreams: o.MaxStreams,
 		callers: newCallerCaps(o.MaxCallsPerCaller, DefaultMaxResumableCallsPerCaller)}
 	if r.store == nil {
 		r.store = NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
 	}
 	r.shared, _ = r.store.(SharedEventStore)
-	if r.retry <= 0 {
+	if r.retry == 0 {
 		r.retry = DefaultRetryInterval
 	}
-	if r.maxStreams <= 0 {
+	if r.maxStreams == 0 {
 		r.maxStreams = DefaultMaxSessionStreams
 	}
 	return r
