@@ -494,7 +494,7 @@ func (c *Client) failAll(closing bool, cause error) bool {
 			return false
 		}
 		c.closed = true
-	} else if c.closeErr == nil {
+	} else if c.closeErr == nil && !c.closed {
 		c.closeErr = cause
 	}
 	pend := c.pending

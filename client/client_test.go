@@ -284,6 +284,20 @@ func TestProgressAndLogs(t *testing.T) {
 	}
 }
 
+// await receives from ch, failing the test after a bound instead of hanging when what never
+// happens.
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
 func TestCancellation(t *testing.T) {
 	eachCombination(t, func(t *testing.T, f *fixture, c *client.Client, lc client.Lifecycle) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -292,22 +306,18 @@ func TestCancellation(t *testing.T) {
 			_, err := c.CallTool(ctx, "block", nil)
 			errc <- err
 		}()
-		<-f.started
+		await(t, f.started, "the tool to start")
 		cancel()
-		if err := <-errc; !errors.Is(err, context.Canceled) {
+		if err := await(t, errc, "the cancelled call to return"); !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled call: %v", err)
 		}
-		select {
-		case <-f.cancelled:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the server's handler was not cancelled")
-		}
+		await(t, f.cancelled, "the server's handler to be cancelled")
 		// A deadline works the same way.
 		_, err := c.CallTool(context.Background(), "block", nil, client.WithTimeout(50*time.Millisecond))
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("deadline: %v", err)
 		}
-		<-f.cancelled
+		await(t, f.cancelled, "the server's handler to be cancelled when the deadline passed")
 	})
 }
 
@@ -325,7 +335,7 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 			_, err := c.CallTool(context.Background(), "block", nil)
 			errc <- err
 		}()
-		<-f.started
+		await(t, f.started, "the tool to start")
 		if _, err := c.CallTool(context.Background(), "ask", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
@@ -338,10 +348,10 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-errc; !errors.Is(err, client.ErrClosed) {
+		if err := await(t, errc, "the call in flight to fail"); !errors.Is(err, client.ErrClosed) {
 			t.Errorf("call in flight at Close: %v", err)
 		}
-		<-f.cancelled
+		await(t, f.cancelled, "the handler of the call in flight to be cancelled")
 		if sub != nil && !errors.Is(sub.Err(), client.ErrClosed) {
 			t.Errorf("listen open at Close: %v", sub.Err())
 		}

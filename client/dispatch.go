@@ -90,7 +90,7 @@ func (c *Client) call(ctx context.Context, method string, params map[string]any,
 	ctx, span := c.tel.start(ctx, c, method, params)
 	start := time.Now()
 	err := c.rounds(ctx, method, params, res, o)
-	c.tel.end(ctx, span, c, method, start, res, err)
+	c.tel.end(ctx, span, c, method, params, start, res, err)
 	return err
 }
 

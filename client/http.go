@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,7 @@ type HTTPTransport struct {
 
 type httpLink struct {
 	t          *HTTPTransport
+	info       peerInfo
 	hc         *http.Client
 	sink       sink
 	max        int
@@ -104,9 +106,24 @@ func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
 	if l.reconnects == 0 {
 		l.reconnects = DefaultMaxReconnects
 	}
+	l.info = peerInfo{network: "tcp", protocol: "http"}
+	if u, err := url.Parse(t.URL); err == nil {
+		l.info.address = u.Hostname()
+		l.info.port, _ = strconv.Atoi(u.Port())
+		if l.info.port == 0 {
+			switch u.Scheme {
+			case "http":
+				l.info.port = 80
+			case "https":
+				l.info.port = 443
+			}
+		}
+	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
+
+func (l *httpLink) peer() peerInfo { return l.info }
 
 func (l *httpLink) negotiated(v string) {
 	l.mu.Lock()

@@ -13,10 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -235,74 +231,6 @@ func TestHTTPErrors(t *testing.T) {
 	if !errors.As(err, &werr) || werr.Code != core.CodeInvalidRequest {
 		t.Errorf("JSON-RPC error body: %v", err)
 	}
-}
-
-// TestTelemetry: one CLIENT span per call, and its trace context reaches the server in _meta.
-func TestTelemetry(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	f := newFixture(t)
-	var parent string
-	f.server.AddTool(&core.Tool{Name: "trace", Description: "Reads the trace context.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
-			parent = string(req.Meta("traceparent"))
-			return core.TextResult("ok"), nil
-		})
-	c, err := client.Connect(context.Background(), &client.InMemoryTransport{Server: f.server},
-		client.Options{Lifecycle: client.Modern, Telemetry: client.Telemetry{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, root := tp.Tracer("test").Start(context.Background(), "root")
-	if _, err := c.CallTool(ctx, "trace", nil); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = c.CallTool(ctx, "missing", nil)
-	if _, err := c.CallTool(ctx, "fail", nil); err != nil {
-		t.Fatal(err)
-	}
-	root.End()
-	var call, failed, toolErr sdktrace.ReadOnlySpan
-	for _, s := range rec.Ended() {
-		switch s.Name() {
-		case "tools/call trace":
-			call = s
-		case "tools/call missing":
-			failed = s
-		case "tools/call fail":
-			toolErr = s
-		}
-	}
-	if call == nil || failed == nil || toolErr == nil {
-		t.Fatalf("spans: %v", rec.Ended())
-	}
-	if call.SpanKind().String() != "client" || call.Parent().TraceID() != root.SpanContext().TraceID() {
-		t.Errorf("span kind %s, parent %v", call.SpanKind(), call.Parent())
-	}
-	attrs := map[string]string{}
-	for _, a := range call.Attributes() {
-		attrs[string(a.Key)] = a.Value.String()
-	}
-	if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "trace" || attrs["mcp.protocol.version"] != core.Version20260728 || attrs["jsonrpc.request.id"] == "" {
-		t.Errorf("attributes = %v", attrs)
-	}
-	if !strings.Contains(parent, call.SpanContext().SpanID().String()) {
-		t.Errorf("traceparent at the server = %s, want the client span %s", parent, call.SpanContext().SpanID())
-	}
-	failedAttrs := map[string]string{}
-	for _, a := range failed.Attributes() {
-		failedAttrs[string(a.Key)] = a.Value.String()
-	}
-	if failedAttrs["error.type"] == "" {
-		t.Errorf("failed call attributes = %v", failedAttrs)
-	}
-	for _, a := range toolErr.Attributes() {
-		if a.Key == "error.type" && a.Value.String() == "tool_error" {
-			return
-		}
-	}
-	t.Errorf("an isError result has no error.type tool_error: %v", toolErr.Attributes())
 }
 
 // TestListenOnOneChannel: the in-memory and stdio transports carry subscriptions/listen on the

@@ -31,6 +31,13 @@ type Telemetry struct {
 	MeterProvider metric.MeterProvider
 	// Propagator injects the trace context. Nil means otel.GetTextMapPropagator().
 	Propagator propagation.TextMapPropagator
+	// ResourceURIInSpanName names the spans of resources/read, resources/subscribe and
+	// resources/unsubscribe after the URI too ("resources/read file:///a"); off by default, as
+	// the conventions advise, since URIs make span names of unbounded cardinality.
+	ResourceURIInSpanName bool
+	// ResourceURIOnMetrics adds mcp.resource.uri to the operation metric (opt-in in the
+	// conventions, for the same reason).
+	ResourceURIOnMetrics bool
 }
 
 // Attribute keys and metric names: the conventions the server side reports with (otelmcp).
@@ -45,11 +52,16 @@ const (
 	attrResource  = otelmcp.AttrResourceURI
 	attrErrorType = otelmcp.AttrErrorType
 	attrRPCStatus = otelmcp.AttrResponseStatusCode
+	attrTransport = otelmcp.AttrNetworkTransport
+	attrNetProto  = otelmcp.AttrNetworkProtocolName
+	attrAddress   = "server.address"
+	attrPort      = "server.port"
 
 	metricSessionDuration = "mcp.client.session.duration"
 )
 
 type telemetry struct {
+	opts     Telemetry
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	duration metric.Float64Histogram
@@ -70,7 +82,7 @@ func newTelemetry(t Telemetry) *telemetry {
 	if prop == nil {
 		prop = otel.GetTextMapPropagator()
 	}
-	tel := &telemetry{tracer: tp.Tracer(ScopeName), prop: prop, started: time.Now()}
+	tel := &telemetry{opts: t, tracer: tp.Tracer(ScopeName), prop: prop, started: time.Now()}
 	meter := mp.Meter(ScopeName)
 	if h, err := meter.Float64Histogram(metricSessionDuration,
 		metric.WithUnit("s"),
@@ -88,35 +100,79 @@ func newTelemetry(t Telemetry) *telemetry {
 	return tel
 }
 
-// start opens the call's CLIENT span.
+// target is what a call works on: a tool, a prompt or a resource URI ("" for none).
+type target struct {
+	key   string // attrToolName, attrPrompt or attrResource
+	value string
+}
+
+func targetOf(method string, params map[string]any) target {
+	switch method {
+	case "tools/call":
+		n, _ := params["name"].(string)
+		return target{attrToolName, n}
+	case "prompts/get":
+		n, _ := params["name"].(string)
+		return target{attrPrompt, n}
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		u, _ := params["uri"].(string)
+		return target{attrResource, u}
+	}
+	return target{}
+}
+
+// appendTarget adds the attributes naming the call's target; the URI only with uri.
+func appendTarget(attrs []attribute.KeyValue, method string, tg target, uri bool) []attribute.KeyValue {
+	if method == "tools/call" {
+		attrs = append(attrs, attribute.String(attrOperation, "execute_tool"))
+	}
+	if tg.value != "" && (tg.key != attrResource || uri) {
+		attrs = append(attrs, attribute.String(tg.key, tg.value))
+	}
+	return attrs
+}
+
+// appendPeer adds the transport's attributes: network.transport, network.protocol.name and
+// server.address/port where the transport has them.
+func appendPeer(attrs []attribute.KeyValue, c *Client) []attribute.KeyValue {
+	if c.link == nil {
+		return attrs
+	}
+	p := c.link.peer()
+	if p.network != "" {
+		attrs = append(attrs, attribute.String(attrTransport, p.network))
+	}
+	if p.protocol != "" {
+		attrs = append(attrs, attribute.String(attrNetProto, p.protocol))
+	}
+	if p.address != "" {
+		attrs = append(attrs, attribute.String(attrAddress, p.address))
+		if p.port > 0 {
+			attrs = append(attrs, attribute.Int(attrPort, p.port))
+		}
+	}
+	return attrs
+}
+
+// start opens the call's CLIENT span, named "{method} {tool or prompt}" (the URI only with
+// ResourceURIInSpanName).
 func (t *telemetry) start(ctx context.Context, c *Client, method string, params map[string]any) (context.Context, trace.Span) {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	tg := targetOf(method, params)
+	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, attribute.String(attrMethod, method))
 	if c.version != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, c.version))
 	}
-	if c.link != nil {
+	if c.link != nil && !c.modern {
 		if sid := c.link.sessionID(); sid != "" {
 			attrs = append(attrs, attribute.String(attrSession, sid))
 		}
 	}
+	attrs = appendTarget(attrs, method, tg, true)
+	attrs = appendPeer(attrs, c)
 	name := method
-	switch method {
-	case "tools/call":
-		if n, _ := params["name"].(string); n != "" {
-			attrs = append(attrs, attribute.String(attrToolName, n), attribute.String(attrOperation, "execute_tool"))
-			name += " " + n
-		}
-	case "prompts/get":
-		if n, _ := params["name"].(string); n != "" {
-			attrs = append(attrs, attribute.String(attrPrompt, n))
-			name += " " + n
-		}
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		if u, _ := params["uri"].(string); u != "" {
-			attrs = append(attrs, attribute.String(attrResource, u))
-			name += " " + u
-		}
+	if tg.value != "" && (tg.key != attrResource || t.opts.ResourceURIInSpanName) {
+		name += " " + tg.value
 	}
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
@@ -134,31 +190,49 @@ func requestID(ctx context.Context, id core.ID) {
 	}
 }
 
-// end closes the span and records the duration.
-func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method string, start time.Time, res any, err error) {
-	attrs := []attribute.KeyValue{attribute.String(attrMethod, method)}
-	if c.version != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, c.version))
+// errorType classifies a failed call for error.type: the JSON-RPC code, "timeout",
+// "cancelled" or "_OTHER". code reports whether it is a JSON-RPC code.
+func errorType(err error) (kind string, code bool) {
+	var werr *core.Error
+	switch {
+	case errors.As(err, &werr):
+		return strconv.FormatInt(werr.Code, 10), true
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout", false
+	case errors.Is(err, context.Canceled):
+		return "cancelled", false
 	}
+	return "_OTHER", false
+}
+
+// end closes the span and records the duration, with the conventions' attributes of
+// mcp.client.operation.duration.
+func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method string, params map[string]any, start time.Time, res any, err error) {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, attribute.String(attrMethod, method))
+	attrs = appendTarget(attrs, method, targetOf(method, params), t.opts.ResourceURIOnMetrics)
+	version := c.version
+	if r, ok := res.(*initializeResult); ok && err == nil {
+		version = r.ProtocolVersion // settled by this very answer
+	}
+	if version != "" {
+		attrs = append(attrs, attribute.String(attrProtocol, version))
+		span.SetAttributes(attribute.String(attrProtocol, version))
+	}
+	attrs = appendPeer(attrs, c)
 	if r, ok := res.(*core.CallToolResult); ok && err == nil && r.IsError {
 		attrs = append(attrs, attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
 		span.SetAttributes(attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
 		span.SetStatus(codes.Error, "tool error")
 	}
 	if err != nil {
-		kind := "_OTHER"
-		var werr *core.Error
-		switch {
-		case errors.As(err, &werr):
-			kind = strconv.FormatInt(werr.Code, 10)
-			span.SetAttributes(attribute.String(attrRPCStatus, kind))
-		case errors.Is(err, context.DeadlineExceeded):
-			kind = "timeout"
-		case errors.Is(err, context.Canceled):
-			kind = "cancelled"
-		}
+		kind, code := errorType(err)
 		attrs = append(attrs, attribute.String(attrErrorType, kind))
 		span.SetAttributes(attribute.String(attrErrorType, kind))
+		if code {
+			attrs = append(attrs, attribute.String(attrRPCStatus, kind))
+			span.SetAttributes(attribute.String(attrRPCStatus, kind))
+		}
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
@@ -167,21 +241,34 @@ func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method 
 	}
 }
 
-// sessionEnd records the session's duration when the client closes.
+// sessionEnd records the session's duration when the client closes (error.type when the
+// connection had failed before).
 func (t *telemetry) sessionEnd(c *Client) {
 	if t.session == nil {
 		return
 	}
-	attrs := []attribute.KeyValue{}
+	attrs := make([]attribute.KeyValue, 0, 6)
 	if c.version != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, c.version))
+	}
+	attrs = appendPeer(attrs, c)
+	c.mu.Lock()
+	lost := c.closeErr
+	c.mu.Unlock()
+	if lost != nil {
+		kind, _ := errorType(lost)
+		attrs = append(attrs, attribute.String(attrErrorType, kind))
 	}
 	t.session.Record(context.Background(), time.Since(t.started).Seconds(), metric.WithAttributes(attrs...))
 }
 
 // inject writes the trace context of ctx into a request's _meta (traceparent, tracestate).
+// A traceparent the caller put there (WithMeta) is kept.
 func (t *telemetry) inject(ctx context.Context, meta map[string]any) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	if _, ok := meta["traceparent"]; ok {
 		return
 	}
 	t.prop.Inject(ctx, metaCarrier(meta))

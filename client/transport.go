@@ -39,4 +39,15 @@ type link interface {
 	cancelsByStream() bool
 	// close ends the connection.
 	close(ctx context.Context) error
+	// peer describes the connection for telemetry.
+	peer() peerInfo
+}
+
+// peerInfo is what telemetry says about a connection: network.transport, network.protocol.name,
+// server.address and server.port (zero values are left out).
+type peerInfo struct {
+	network  string
+	protocol string
+	address  string
+	port     int
 }
