@@ -252,7 +252,13 @@ func (c *Client) SetLoggingLevel(ctx context.Context, level core.LoggingLevel) e
 		c.mu.Unlock()
 		return nil
 	}
-	return c.call(ctx, "logging/setLevel", map[string]any{"level": level}, nil, nil)
+	if err := c.call(ctx, "logging/setLevel", map[string]any{"level": level}, nil, nil); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.logLevel = level // restored on a new session
+	c.mu.Unlock()
+	return nil
 }
 
 // Subscribe asks a legacy server for notifications/resources/updated of a resource; they reach
@@ -261,13 +267,27 @@ func (c *Client) Subscribe(ctx context.Context, uri string, opts ...CallOption) 
 	if c.modern {
 		return fmt.Errorf("%w: resources/subscribe (use Listen)", ErrUnsupported)
 	}
-	return c.call(ctx, "resources/subscribe", map[string]any{"uri": uri}, nil, collect(opts))
+	if err := c.call(ctx, "resources/subscribe", map[string]any{"uri": uri}, nil, collect(opts)); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.explicit[uri] = true
+	c.mu.Unlock()
+	return nil
 }
 
-// Unsubscribe ends a legacy resource subscription.
+// Unsubscribe ends a legacy resource subscription. While a Listen holds the same resource the
+// server is not told (the listen still needs it); the subscription ends with the last holder.
 func (c *Client) Unsubscribe(ctx context.Context, uri string, opts ...CallOption) error {
 	if c.modern {
 		return fmt.Errorf("%w: resources/unsubscribe (use Listen)", ErrUnsupported)
+	}
+	c.mu.Lock()
+	delete(c.explicit, uri)
+	held := c.uris[uri] > 0
+	c.mu.Unlock()
+	if held {
+		return nil
 	}
 	return c.call(ctx, "resources/unsubscribe", map[string]any{"uri": uri}, nil, collect(opts))
 }

@@ -92,10 +92,22 @@ type Options struct {
 
 	// OnLog receives notifications/message from the server.
 	OnLog func(ctx context.Context, m LogMessage)
-	// OnNotification receives every other notification from the server that no call or listen
-	// subscription consumed (list changes, resource updates of legacy subscriptions, elicitation
-	// completion, ...). It must not block for long: it runs on the transport's reading path.
+	// OnNotification receives every other notification from the server that no call or Listen
+	// consumed (list changes, resource updates of Subscribe, elicitation completion, ...). It must not block for long: it runs on the transport's reading path.
 	OnNotification func(ctx context.Context, n Notification)
+
+	// DisableReconnect keeps the client from starting a new session by itself when the server
+	// no longer knows the legacy HTTP session (HTTP 404, ErrSessionExpired). By default, as the
+	// specification requires, the client sends a new initialize (once, for all the calls that
+	// met the expiry), restores its resource subscriptions and logging level, and repeats the
+	// call, unless the request may already have run (its stream broke first) and is not
+	// read-only, or it continues a list from a cursor of the old session. With
+	// DisableReconnect, calls fail with ErrSessionExpired until Client.Reconnect is called.
+	DisableReconnect bool
+	// OnReconnect, when set, is told that a new session replaced an expired (or, with
+	// Client.Reconnect, a deleted) one, once subscriptions and logging level are restored: the
+	// server has forgotten anything else the old session held.
+	OnReconnect func(ctx context.Context, oldSession, newSession string)
 
 	// DisableTasks keeps the client from declaring the tasks extension (SEP-2663), which it
 	// otherwise declares to a 2026-07-28 server that offers it.
@@ -133,8 +145,9 @@ var (
 	// ErrTooManyInputRounds is returned when a server keeps answering input_required past
 	// Options.MaxInputRounds.
 	ErrTooManyInputRounds = errors.New("mcpkit/client: too many input_required rounds")
-	// ErrUnsupported is returned for a call the negotiated lifecycle does not have (Subscribe and
-	// Ping on 2026-07-28, Listen on a legacy session).
+	// ErrUnsupported is returned for a call the negotiated lifecycle or transport does not have
+	// (Subscribe on 2026-07-28, Listen on a legacy HTTP session without its GET stream,
+	// Reconnect anywhere but on a legacy HTTP session).
 	ErrUnsupported = errors.New("mcpkit/client: not available in this lifecycle")
 )
 
@@ -160,13 +173,18 @@ type Client struct {
 
 	nextID atomic.Int64
 
-	mu        sync.Mutex
-	pending   map[core.ID]*pendingCall
-	progress  map[string]func(Progress)
-	listens   map[string]*Subscription
-	tools     map[string]*toolInfo
-	logLevel  core.LoggingLevel
-	serving   map[core.ID]context.CancelFunc
+	mu       sync.Mutex
+	pending  map[core.ID]*pendingCall
+	progress map[string]func(Progress)
+	listens  map[string]*Subscription
+	tools    map[string]*toolInfo
+	logLevel core.LoggingLevel
+	serving  map[core.ID]context.CancelFunc
+	// uris counts the open legacy listens holding a resources/subscribe of each URI; explicit
+	// are the URIs of Subscribe calls. Both are restored on a new session.
+	uris      map[string]int
+	explicit  map[string]bool
+	recoverMu sync.Mutex // one new session at a time
 	closed    bool
 	closeErr  error
 	handlers  sync.WaitGroup
@@ -220,6 +238,8 @@ func newClient(o Options) *Client {
 		listens:   map[string]*Subscription{},
 		tools:     map[string]*toolInfo{},
 		serving:   map[core.ID]context.CancelFunc{},
+		uris:      map[string]int{},
+		explicit:  map[string]bool{},
 		done:      make(chan struct{}),
 	}
 	if c.info.Name == "" {
@@ -411,11 +431,24 @@ type initializeResult struct {
 // initialize runs the legacy handshake: initialize, then notifications/initialized.
 func (c *Client) initialize(ctx context.Context) error {
 	c.modern = false
+	c.version = ""
+	res, err := c.handshake(ctx)
+	if err != nil {
+		return err
+	}
+	c.version = res.ProtocolVersion
+	c.serverInfo = res.ServerInfo
+	c.serverCaps = res.Capabilities
+	c.instructions = res.Instructions
+	return c.opened(ctx, res.ProtocolVersion)
+}
+
+// handshake sends initialize and checks the version the server chose.
+func (c *Client) handshake(ctx context.Context) (*initializeResult, error) {
 	want := c.opts.ProtocolVersion
 	if want == "" {
 		want = core.LatestHandshakeVersion
 	}
-	c.version = ""
 	params := map[string]any{
 		"protocolVersion": want,
 		"capabilities":    c.capabilities(),
@@ -423,16 +456,18 @@ func (c *Client) initialize(ctx context.Context) error {
 	}
 	var res initializeResult
 	if err := c.call(ctx, "initialize", params, &res, nil); err != nil {
-		return err
+		return nil, err
 	}
 	if !core.IsHandshakeVersion(res.ProtocolVersion) {
-		return fmt.Errorf("mcpkit/client: the server answered initialize with protocol version %q, which this client does not speak (%v)", res.ProtocolVersion, core.HandshakeVersions())
+		return nil, fmt.Errorf("mcpkit/client: the server answered initialize with protocol version %q, which this client does not speak (%v)", res.ProtocolVersion, core.HandshakeVersions())
 	}
-	c.version = res.ProtocolVersion
-	c.serverInfo = res.ServerInfo
-	c.serverCaps = res.Capabilities
-	c.instructions = res.Instructions
-	c.link.negotiated(res.ProtocolVersion)
+	return &res, nil
+}
+
+// opened completes a handshake: the transport learns the version, the server gets
+// notifications/initialized, and a legacy HTTP session opens its GET stream.
+func (c *Client) opened(ctx context.Context, version string) error {
+	c.link.negotiated(version)
 	if err := c.notify(ctx, "notifications/initialized", nil); err != nil {
 		return err
 	}

@@ -339,11 +339,9 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 		if _, err := c.CallTool(context.Background(), "ask", map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
-		var sub *client.Subscription
-		if lc == client.Modern {
-			if sub, err = c.Listen(context.Background(), client.ListenFilter{ToolsListChanged: true}, nil); err != nil {
-				t.Fatal(err)
-			}
+		sub, err := c.Listen(context.Background(), client.ListenFilter{ToolsListChanged: true}, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
@@ -352,7 +350,7 @@ func TestInMemoryLeavesNoGoroutine(t *testing.T) {
 			t.Errorf("call in flight at Close: %v", err)
 		}
 		await(t, f.cancelled, "the handler of the call in flight to be cancelled")
-		if sub != nil && !errors.Is(sub.Err(), client.ErrClosed) {
+		if !errors.Is(sub.Err(), client.ErrClosed) {
 			t.Errorf("listen open at Close: %v", sub.Err())
 		}
 		if _, err := c.CallTool(context.Background(), "add", addIn{}); !errors.Is(err, client.ErrClosed) {

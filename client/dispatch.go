@@ -22,6 +22,8 @@ type callOpts struct {
 	progress func(Progress)
 	meta     core.Meta
 	task     *taskOpts
+	// noRecover keeps an expired session from being replaced (the calls that replace it).
+	noRecover bool
 }
 
 // WithTimeout bounds this call (overriding Options.Timeout); negative means no bound.
@@ -63,6 +65,10 @@ type outMsg struct {
 	params [][2]string
 	// stream is set for listen: the response stream stays open until ctx ends.
 	stream bool
+	// replacing marks the messages that start a new session in place of an expired one
+	// (initialize and what restores the old session's state): other messages wait until that
+	// is done, so none reaches the new session before it is restored.
+	replacing bool
 }
 
 // result kinds of 2026-07-28 results.
@@ -90,6 +96,9 @@ func (c *Client) call(ctx context.Context, method string, params map[string]any,
 	ctx, span := c.tel.start(ctx, c, method, params)
 	start := time.Now()
 	err := c.rounds(ctx, method, params, res, o)
+	if err != nil && !c.modern && !o.noRecover && method != "initialize" {
+		err = c.recoverCall(ctx, method, params, res, o, err)
+	}
 	c.tel.end(ctx, span, c, method, params, start, res, err)
 	return err
 }
@@ -280,7 +289,7 @@ func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, pa
 	if err != nil {
 		return nil, "", fmt.Errorf("mcpkit/client: %s: cannot encode params: %w", method, err)
 	}
-	m := &outMsg{body: body, method: method, id: id, modern: c.modern, version: c.version}
+	m := &outMsg{body: body, method: method, id: id, modern: c.modern, version: c.version, replacing: o.noRecover || method == "initialize"}
 	if c.modern {
 		switch method {
 		case "tools/call", "prompts/get":
@@ -330,7 +339,7 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.link.send(ctx, &outMsg{body: body, method: method, modern: c.modern, version: c.version})
+	return c.link.send(ctx, &outMsg{body: body, method: method, modern: c.modern, version: c.version, replacing: method == "notifications/initialized"})
 }
 
 // deliver takes one inbound message from the link and returns the id of a response.
@@ -374,6 +383,14 @@ func (c *Client) onNotification(m *core.Message) {
 			s.deliver(m)
 			return
 		}
+	}
+	if !c.modern && c.toLegacyListens(m) {
+		if m.Method == core.ToolsListChanged {
+			c.mu.Lock()
+			clear(c.tools)
+			c.mu.Unlock()
+		}
+		return
 	}
 	switch m.Method {
 	case "notifications/progress":

@@ -34,8 +34,22 @@ const (
 )
 
 // ErrSessionExpired is returned when the server no longer knows the legacy session (404 on a
-// request carrying Mcp-Session-Id); connect again.
+// request carrying Mcp-Session-Id). Unless Options.DisableReconnect is set, the client then
+// starts a new session by itself (see Client.Reconnect) and repeats the call when that is safe,
+// so callers see it only when that failed or the call may already have run.
 var ErrSessionExpired = errors.New("mcpkit/client: the server ended the session")
+
+// expiredError is an ErrSessionExpired of one session. ran is set when the request had already
+// been accepted (its stream broke and resuming it found the session gone), so repeating it might
+// run it twice; a refused POST never ran.
+type expiredError struct {
+	session string
+	ran     bool
+	err     error
+}
+
+func (e *expiredError) Error() string   { return ErrSessionExpired.Error() + ": " + e.err.Error() }
+func (e *expiredError) Unwrap() []error { return []error{ErrSessionExpired, e.err} }
 
 // HTTPError is an HTTP answer that is not a JSON-RPC message.
 type HTTPError struct {
@@ -83,11 +97,21 @@ type httpLink struct {
 	mu      sync.Mutex
 	session string
 	version string
+	closed  bool
+	// streamErr says why the standalone GET stream is not open (nil while it is, or while it is
+	// being opened).
+	streamErr error
+	// gate is open (nil) but while a new session replaces an expired one: messages other than
+	// those starting it wait for it to close.
+	gate chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
+
+// errNoStream is the standalone stream's state before a legacy session opened it.
+var errNoStream = errors.New("no GET stream is open")
 
 func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
 	if t.URL == "" {
@@ -120,10 +144,75 @@ func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
 		}
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.streamErr = errNoStream
 	return l, nil
 }
 
 func (l *httpLink) peer() peerInfo { return l.info }
+
+// notifications reports whether messages outside any request can reach the client: the
+// standalone GET stream must be open.
+func (l *httpLink) notifications() error {
+	if l.t.DisableStandaloneStream {
+		return errors.New("HTTPTransport.DisableStandaloneStream is set: the session has no stream for notifications")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.streamErr
+}
+
+// restart leaves a session the server no longer knows: the standalone stream stops; the next
+// initialize (which never carries a session id) brings the new one, and until then concurrent
+// requests still name the old id and meet its expiry. It reports false once the link is closed.
+func (l *httpLink) restart() bool {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false
+	}
+	l.cancel()
+	l.mu.Unlock()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.streamErr = errNoStream // the old id stays until initialize brings the new one (headers)
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	if l.gate == nil {
+		l.gate = make(chan struct{})
+	}
+	return true
+}
+
+func (l *httpLink) settled() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gate != nil {
+		close(l.gate)
+		l.gate = nil
+	}
+}
+
+// await holds m back while a new session is being started, unless m is part of starting it.
+func (l *httpLink) await(ctx context.Context, m *outMsg) error {
+	if m.replacing || m.method == "" {
+		return nil
+	}
+	l.mu.Lock()
+	g := l.gate
+	l.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	select {
+	case <-g:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcpkit/client: %s: waiting for the new session: %w", describe(m), context.Cause(ctx))
+	}
+}
 
 func (l *httpLink) negotiated(v string) {
 	l.mu.Lock()
@@ -150,6 +239,9 @@ func (l *httpLink) headers(h http.Header, m *outMsg) {
 	if m != nil && m.modern {
 		ver = m.version
 	}
+	if m != nil && m.method == "initialize" {
+		sid, ver = "", "" // a new session (after an expired one) starts without the old id
+	}
 	if sid != "" {
 		h.Set("Mcp-Session-Id", sid)
 	}
@@ -159,6 +251,9 @@ func (l *httpLink) headers(h http.Header, m *outMsg) {
 }
 
 func (l *httpLink) send(ctx context.Context, m *outMsg) error {
+	if err := l.await(ctx, m); err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.t.URL, bytes.NewReader(m.body))
 	if err != nil {
 		return err
@@ -237,21 +332,26 @@ func (l *httpLink) deliverBody(body []byte) {
 // statusError turns an error status into an error: the JSON-RPC error of the body when there is
 // one, ErrSessionExpired for 404 on a session, an *HTTPError otherwise.
 func (l *httpLink) statusError(resp *http.Response, m *outMsg) error {
+	return l.statusErrorOf(resp, m != nil && m.modern, resp.Request.Header.Get("Mcp-Session-Id"), false)
+}
+
+// statusErrorOf is statusError for a request sent with session sid (modern: a 2026-07-28 one,
+// which has none); ran marks a request the server had already accepted.
+func (l *httpLink) statusErrorOf(resp *http.Response, modern bool, sid string, ran bool) error {
 	body, _ := readBounded(resp.Body, 64<<10)
 	var e struct {
 		Error *core.Error `json:"error"`
 	}
+	var err error
 	if jsonv2.Unmarshal(body, &e) == nil && e.Error != nil {
-		if resp.StatusCode == http.StatusNotFound && l.sessionID() != "" && !m.modern {
-			return fmt.Errorf("%w: %w", ErrSessionExpired, e.Error)
-		}
-		return e.Error
+		err = e.Error
+	} else {
+		err = &HTTPError{StatusCode: resp.StatusCode, Body: snippet(body)}
 	}
-	herr := &HTTPError{StatusCode: resp.StatusCode, Body: snippet(body)}
-	if resp.StatusCode == http.StatusNotFound && l.sessionID() != "" && !m.modern {
-		return fmt.Errorf("%w: %w", ErrSessionExpired, herr)
+	if resp.StatusCode == http.StatusNotFound && sid != "" && !modern {
+		return &expiredError{session: sid, ran: ran, err: err}
 	}
-	return herr
+	return err
 }
 
 func snippet(b []byte) string {
@@ -335,7 +435,7 @@ func (l *httpLink) resume(ctx context.Context, last string, m *outMsg) (io.ReadC
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
-		return nil, l.statusError(resp, m)
+		return nil, l.statusErrorOf(resp, m.modern, req.Header.Get("Mcp-Session-Id"), true)
 	}
 	return resp.Body, nil
 }
@@ -386,10 +486,25 @@ func (l *httpLink) ready(ctx context.Context) {
 		return
 	}
 	opened := make(chan struct{})
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.streamErr = nil
+	sctx := l.ctx
 	l.wg.Add(1)
+	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
-		l.standalone(opened)
+		err := l.standalone(sctx, opened)
+		if sctx.Err() != nil {
+			return // closed, or restarted for a new session
+		}
+		l.mu.Lock()
+		l.streamErr = err
+		l.mu.Unlock()
+		l.sink.streamEnded(err)
 	}()
 	t := time.NewTimer(2 * time.Second) // a server that holds back the headers is not waited for
 	defer t.Stop()
@@ -400,20 +515,21 @@ func (l *httpLink) ready(ctx context.Context) {
 	}
 }
 
-// standalone keeps the session's GET stream open until close, resuming it with Last-Event-ID.
-// A server without one (405) or a failure past MaxReconnects ends it quietly. opened is closed
-// once the first attempt has an answer.
-func (l *httpLink) standalone(opened chan struct{}) {
+// standalone keeps the session's GET stream open until ctx ends, resuming it with
+// Last-Event-ID, and says why it stopped: a server without one (405), a refusal (404: the
+// session expired) or failures past MaxReconnects. opened is closed once the first attempt has
+// an answer.
+func (l *httpLink) standalone(ctx context.Context, opened chan struct{}) error {
 	var once sync.Once
 	signal := func() { once.Do(func() { close(opened) }) }
 	defer signal()
 	var last string
 	retry := DefaultRetry
 	failures := 0
-	for l.ctx.Err() == nil {
-		req, err := http.NewRequestWithContext(l.ctx, http.MethodGet, l.t.URL, nil)
+	for ctx.Err() == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.t.URL, nil)
 		if err != nil {
-			return
+			return err
 		}
 		l.headers(req.Header, nil)
 		req.Header.Set("Accept", "text/event-stream")
@@ -423,33 +539,59 @@ func (l *httpLink) standalone(opened chan struct{}) {
 		resp, err := l.hc.Do(req)
 		signal()
 		if err == nil && resp.StatusCode != http.StatusOK {
+			// 405: no stream offered; 404: the session is gone; anything else: give up rather
+			// than hammer.
+			serr := l.statusErrorOf(resp, false, req.Header.Get("Mcp-Session-Id"), false)
 			resp.Body.Close()
-			return // 405: no stream offered; anything else: give up rather than hammer
+			return fmt.Errorf("mcpkit/client: the session's GET stream: %w", serr)
 		}
 		if err == nil {
 			failures = 0
-			_, _ = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
+			_, err = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
 			resp.Body.Close()
 		}
-		if l.ctx.Err() != nil {
-			return
+		if ctx.Err() != nil {
+			return nil
 		}
 		if failures++; l.reconnects < 0 || failures > l.reconnects {
-			return
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("mcpkit/client: the session's GET stream broke and %d reconnections failed: %w", failures-1, err)
 		}
-		if sleepCtx(l.ctx, retry) != nil {
-			return
+		if sleepCtx(ctx, retry) != nil {
+			return nil
 		}
 	}
+	return nil
 }
 
 // close stops the standalone stream and deletes the legacy session.
 func (l *httpLink) close(ctx context.Context) error {
+	l.mu.Lock()
+	l.closed = true
 	l.cancel()
+	if l.gate != nil {
+		close(l.gate)
+		l.gate = nil
+	}
+	l.mu.Unlock()
 	l.wg.Wait()
 	l.mu.Lock()
 	sid, ver := l.session, l.version
 	l.mu.Unlock()
+	return l.deleteSession(ctx, sid, ver)
+}
+
+func (l *httpLink) endSession(ctx context.Context) error {
+	l.mu.Lock()
+	sid, ver := l.session, l.version
+	l.mu.Unlock()
+	return l.deleteSession(ctx, sid, ver)
+}
+
+// deleteSession sends the DELETE that ends session sid (none without one).
+func (l *httpLink) deleteSession(ctx context.Context, sid, ver string) error {
 	if sid == "" {
 		return nil
 	}

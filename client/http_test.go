@@ -198,14 +198,14 @@ func TestHTTPListen(t *testing.T) {
 	if err := sub.Err(); err != nil {
 		t.Errorf("Err after the client ended it: %v", err)
 	}
-	// Listen needs 2026-07-28.
-	lc, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL}, client.Options{Lifecycle: client.Legacy})
+	// A legacy session listens on its GET stream: without one, Listen is refused.
+	lc, err := client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, DisableStandaloneStream: true}, client.Options{Lifecycle: client.Legacy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lc.Close()
-	if _, err := lc.Listen(context.Background(), client.ListenFilter{}, nil); !errors.Is(err, client.ErrUnsupported) {
-		t.Errorf("legacy Listen: %v", err)
+	if _, err := lc.Listen(context.Background(), client.ListenFilter{}, nil); !errors.Is(err, client.ErrUnsupported) || !strings.Contains(err.Error(), "DisableStandaloneStream") {
+		t.Errorf("legacy Listen without a GET stream: %v", err)
 	}
 }
 

@@ -97,3 +97,26 @@ func TestSSEReader(t *testing.T) {
 		t.Error("an event past the bound was read")
 	}
 }
+
+// TestRepeatable: after a session expired, a refused request is repeated on the new session
+// unless it continues a list from an old cursor; one that may have run only when it changes
+// nothing.
+func TestRepeatable(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		ran    bool
+		want   bool
+	}{
+		{"tools/call", map[string]any{"name": "x"}, false, true},
+		{"tools/call", map[string]any{"name": "x"}, true, false},
+		{"custom/thing", nil, true, false},
+		{"resources/read", map[string]any{"uri": "a"}, true, true},
+		{"tools/list", map[string]any{}, true, true},
+		{"tools/list", map[string]any{"cursor": "c"}, false, false},
+	} {
+		if got := repeatable(tc.method, tc.params, tc.ran); got != tc.want {
+			t.Errorf("repeatable(%s, %v, ran=%v) = %v", tc.method, tc.params, tc.ran, got)
+		}
+	}
+}

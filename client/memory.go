@@ -86,6 +86,7 @@ func (l *memLink) negotiated(string)     {}
 func (l *memLink) ready(context.Context) {}
 func (l *memLink) sessionID() string     { return "" }
 func (l *memLink) cancelsByStream() bool { return false }
+func (l *memLink) notifications() error  { return nil }
 func (l *memLink) peer() peerInfo        { return peerInfo{} }
 
 func (l *memLink) close(context.Context) error {

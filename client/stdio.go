@@ -200,6 +200,7 @@ func (l *lineLink) negotiated(string)     {}
 func (l *lineLink) ready(context.Context) {}
 func (l *lineLink) sessionID() string     { return "" }
 func (l *lineLink) cancelsByStream() bool { return false }
+func (l *lineLink) notifications() error  { return nil }
 func (l *lineLink) peer() peerInfo        { return peerInfo{network: "pipe"} }
 
 func (l *lineLink) close(ctx context.Context) error {

@@ -83,7 +83,7 @@ func setMap(s attribute.Set) map[string]string {
 	m := map[string]string{}
 	for it := s.Iter(); it.Next(); {
 		kv := it.Attribute()
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -91,7 +91,7 @@ func setMap(s attribute.Set) map[string]string {
 func kvMap(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

@@ -20,6 +20,9 @@ type sink interface {
 	deliver(raw []byte, stream core.ID) core.ID
 	// connLost reports that the connection ended on its own.
 	connLost(err error)
+	// streamEnded reports that the path for messages outside any request (the standalone GET
+	// stream of a legacy HTTP session) closed for good, and why.
+	streamEnded(err error)
 }
 
 // link is an open transport.
@@ -41,6 +44,18 @@ type link interface {
 	close(ctx context.Context) error
 	// peer describes the connection for telemetry.
 	peer() peerInfo
+	// notifications reports why messages outside any request cannot reach the client now (nil
+	// when they can).
+	notifications() error
+}
+
+// restarter is a link whose session can expire: restart leaves it, so that the next initialize
+// starts a new one (false once the link is closed), and holds back every message but those
+// marked replacing until settled; endSession deletes the current session.
+type restarter interface {
+	restart() bool
+	settled()
+	endSession(ctx context.Context) error
 }
 
 // peerInfo is what telemetry says about a connection: network.transport, network.protocol.name,
