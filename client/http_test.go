@@ -72,18 +72,8 @@ func TestHTTPSessionDeletedOnClose(t *testing.T) {
 	if rt.find(http.MethodDelete, func(r *http.Request) bool { return r.Header.Get("Mcp-Session-Id") == sid }) == nil {
 		t.Fatal("no DELETE on close")
 	}
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", core.LatestHandshakeVersion)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("the deleted session still answers: %d", resp.StatusCode)
+	if status := pingStatus(t, srv.URL, sid); status != http.StatusNotFound {
+		t.Errorf("the deleted session still answers: %d", status)
 	}
 }
 

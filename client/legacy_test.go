@@ -229,33 +229,43 @@ func newExpiringServer(t *testing.T) *expiringServer {
 // expire deletes the session on the server, as its idle timeout or a restart would.
 func (e *expiringServer) expire(t *testing.T, sid string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, e.srv.URL, nil)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", core.LatestHandshakeVersion)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("DELETE: HTTP %d", resp.StatusCode)
+	if status := sessionRequest(t, http.MethodDelete, e.srv.URL, sid, ""); status/100 != 2 {
+		t.Fatalf("DELETE: HTTP %d", status)
 	}
 }
 
 // stale reports whether the server answers 404 for session sid.
 func (e *expiringServer) stale(t *testing.T, sid string) bool {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	return pingStatus(t, e.srv.URL, sid) == http.StatusNotFound
+}
+
+// pingStatus posts a ping on session sid with a plain HTTP client and returns the status.
+func pingStatus(t *testing.T, url, sid string) int {
+	t.Helper()
+	return sessionRequest(t, http.MethodPost, url, sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+}
+
+// sessionRequest sends a plain HTTP request on session sid (a POST with body, or a body-less
+// GET or DELETE) and returns the status.
+func sessionRequest(t *testing.T, method, url, sid, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("MCP-Protocol-Version", core.LatestHandshakeVersion)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusNotFound
+	return resp.StatusCode
 }
 
 // TestReconnectAfterExpiry: a call that meets an expired session starts one new session (however
