@@ -20,6 +20,7 @@
 // Run `npm ci` in interop/ first (scripts/interop.sh does it).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -232,6 +233,8 @@ await step('tools/call test_sampling (server -> client sampling/createMessage)',
 // SDK 1.x speaks the legacy lifecycle only (2025-11-25 at the newest), so the input_required
 // tools reach it through the server's legacy shim, as elicitation/create, sampling/createMessage
 // and roots/list requests on the tools/call (or prompts/get) request's stream.
+const sdkVersion = JSON.parse(readFileSync(new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url))).version;
+console.log(`note - ${label}: SDK ${sdkVersion} has no 2026-07-28 lifecycle; input_required reaches it through the legacy shim`);
 const callText = async (name, args = {}) => toolText(await call(name, args));
 await inputRequiredChecks(step, {
   callText,

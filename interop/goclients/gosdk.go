@@ -181,18 +181,24 @@ func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, ta
 		_, err := within(progress, "progress notification")
 		return err
 	})
-	if !modern {
-		// Logging and sampling are server-to-client traffic of the legacy lifecycle.
-		c.check("logging", func() error {
-			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-				return err
-			}
-			if _, err := call("test_tool_with_logging", nil); err != nil {
-				return err
-			}
-			_, err := within(logs, "log message")
+	c.check(logCheck(modern), func() error {
+		p := &mcp.CallToolParams{Name: "test_tool_with_logging"}
+		if modern {
+			// go-sdk v1.8.0 has no client setting for the 2026-07-28 per-request log level (its
+			// SetLoggingLevel sends logging/setLevel, which that lifecycle no longer has): set
+			// the _meta key by hand.
+			p.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}
+		} else if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			return err
-		})
+		}
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			return err
+		}
+		_, err := within(logs, "log message")
+		return err
+	})
+	if !modern {
+		// Sampling is a server-to-client request of the legacy lifecycle.
 		c.check("sampling (server-to-client request)", func() error {
 			res, err := call("test_sampling", map[string]any{"prompt": "hi"})
 			if err != nil {

@@ -55,6 +55,15 @@ func formAnswer(schema any) map[string]any {
 	return out
 }
 
+// logCheck names the logging check of a lifecycle: logging/setLevel sets a legacy session's
+// level; on 2026-07-28 each request carries its own in _meta.
+func logCheck(modern bool) string {
+	if modern {
+		return "logging (logLevel in the request's _meta)"
+	}
+	return "logging (logging/setLevel)"
+}
+
 // textCaller calls a tool and returns the text of its result.
 type textCaller func(name string, args map[string]any) (string, error)
 

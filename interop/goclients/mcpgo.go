@@ -252,6 +252,20 @@ func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target 
 		}
 		return "", fmt.Errorf("no text message in %+v", res.Messages)
 	}, "sampled by mcp-go", 1)
+	c.check(logCheck(modern), func() error {
+		req := mcp.SetLevelRequest{}
+		req.Params.Level = mcp.LoggingLevelDebug // on 2026-07-28 mcp-go sends it in each request's _meta
+		if err := cl.SetLevel(ctx, req); err != nil {
+			return err
+		}
+		if _, err := call("test_tool_with_logging", nil); err != nil {
+			return err
+		}
+		if _, ok := waitNote("notifications/message"); !ok {
+			return errors.New("no log message")
+		}
+		return nil
+	})
 	if !modern {
 		c.check("sampling (server-to-client request)", func() error {
 			got, err := callText("test_sampling", map[string]any{"prompt": "hi"})
@@ -260,20 +274,6 @@ func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target 
 		legacyRequestChecks(c, callText, func() error {
 			peer.addRoot(secondRoot, "second")
 			return cl.RootListChanges(ctx)
-		})
-		c.check("logging", func() error {
-			req := mcp.SetLevelRequest{}
-			req.Params.Level = mcp.LoggingLevelDebug
-			if err := cl.SetLevel(ctx, req); err != nil {
-				return err
-			}
-			if _, err := call("test_tool_with_logging", nil); err != nil {
-				return err
-			}
-			if _, ok := waitNote("notifications/message"); !ok {
-				return errors.New("no log message")
-			}
-			return nil
 		})
 		c.check("resource subscription", func() error {
 			req := mcp.SubscribeRequest{}
