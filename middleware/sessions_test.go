@@ -62,8 +62,13 @@ func newValidatorFixture(t *testing.T, opts SessionValidatorOptions) *validatorF
 	if err := f.store.Add(context.Background(), f.live); err != nil {
 		t.Fatal(err)
 	}
-	if opts.Store == nil {
+	switch st := opts.Store.(type) {
+	case nil:
 		opts.Store = f.store
+	case plainStore:
+		if st.Store == nil {
+			opts.Store = plainStore{f.store} // the fixture's store without its Checker
+		}
 	}
 	f.h = SessionValidator(opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.called = true
@@ -237,7 +242,25 @@ func TestValidatorRefusesRepeatedSessionID(t *testing.T) {
 	}
 }
 
+// plainStore hides the Checker of the store it wraps, so the validator takes its two-lookup path.
+// As SessionValidatorOptions.Store of newValidatorFixture, a zero plainStore wraps the fixture's
+// own store.
+type plainStore struct{ session.Store }
+
+// stores are the two ways the validator looks sessions up: in one call on a session.Checker
+// (the memory store), or with a lookup and a renewal on a store without one.
+var stores = []struct {
+	name  string
+	store session.Store
+}{{"checker", nil}, {"plain", plainStore{}}}
+
 func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) { testValidatorRenews(t, st.store) })
+	}
+}
+
+func testValidatorRenews(t *testing.T, store session.Store) {
 	cases := []struct {
 		name, method, body string
 		renews             bool
@@ -250,7 +273,7 @@ func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newValidatorFixture(t, SessionValidatorOptions{})
+			f := newValidatorFixture(t, SessionValidatorOptions{Store: store})
 			f.clock.Advance(50 * time.Second)
 			f.wantPassed(t, f.serve(t, c.method, c.body, f.live.ID), f.live)
 			f.clock.Advance(50 * time.Second) // 100 s since initialize, 50 s since this exchange
@@ -266,13 +289,17 @@ func TestValidatorRenewsOnlyOnRequestsAndGET(t *testing.T) {
 }
 
 func TestValidatorRefusedRequestDoesNotRenew(t *testing.T) {
-	f := newValidatorFixture(t, SessionValidatorOptions{})
-	f.principal = "mallory" // the live session is nobody's
-	f.clock.Advance(50 * time.Second)
-	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
-	f.clock.Advance(50 * time.Second)
-	if _, err := f.store.Get(context.Background(), f.live.ID, false); !errors.Is(err, session.ErrNotFound) {
-		t.Fatalf("a forbidden request kept the session alive: %v", err)
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			f := newValidatorFixture(t, SessionValidatorOptions{Store: st.store})
+			f.principal = "mallory" // the live session is nobody's
+			f.clock.Advance(50 * time.Second)
+			f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
+			f.clock.Advance(50 * time.Second)
+			if _, err := f.store.Get(context.Background(), f.live.ID, false); !errors.Is(err, session.ErrNotFound) {
+				t.Fatalf("a forbidden request kept the session alive: %v", err)
+			}
+		})
 	}
 }
 

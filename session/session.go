@@ -260,7 +260,14 @@ func (m *Memory) Add(_ context.Context, s *Entry) error {
 }
 
 // Get implements Store.
-func (m *Memory) Get(_ context.Context, id string, touch bool) (*Entry, error) {
+func (m *Memory) Get(ctx context.Context, id string, touch bool) (*Entry, error) {
+	return m.GetChecked(ctx, id, touch, nil)
+}
+
+// GetChecked implements Checker: Get, with allow (when not nil) run on the session before it
+// is renewed, in the same lookup under the store's lock (so allow must not call the store). A
+// session allow refuses is returned with ErrRefused and not renewed.
+func (m *Memory) GetChecked(_ context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error) {
 	now := m.now()
 	m.mu.Lock()
 	if m.closed {
@@ -277,6 +284,10 @@ func (m *Memory) Get(_ context.Context, id string, touch bool) (*Entry, error) {
 		m.mu.Unlock()
 		s.end()
 		return nil, ErrNotFound
+	}
+	if allow != nil && !allow(s) {
+		m.mu.Unlock()
+		return s, ErrRefused
 	}
 	if touch {
 		// Under the lock, so a sweep cannot end the session between the check and the renewal.
@@ -401,6 +412,8 @@ type Builder func(id string, rec Record) *Entry
 type Rebuilder interface {
 	SetBuilder(b Builder)
 }
+
+var _ Checker = (*Memory)(nil)
 
 // ErrRefused is what Checker.GetChecked returns for a session its allow function refused.
 var ErrRefused = errors.New("session: request refused for this session")

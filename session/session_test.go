@@ -456,3 +456,44 @@ func TestUnusedIdleTimeoutOptions(t *testing.T) {
 		}
 	}
 }
+
+// GetChecked looks a session up, checks it and renews it in one call: a refused session comes
+// back with ErrRefused and is not renewed, an allowed one is renewed, and allow sees the
+// session that is returned.
+func TestMemoryGetCheckedRenewsOnlyAllowed(t *testing.T) {
+	ctx := context.Background()
+	clk := testutil.NewClock()
+	m := newStore(t, MemoryOptions{IdleTimeout: time.Minute, Now: clk.Now})
+	refused, _ := newSession(t)
+	allowed, _ := newSession(t)
+	for _, s := range []*Entry{refused, allowed} {
+		if err := m.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(50 * time.Second)
+	var seen []*Entry
+	check := func(ok bool) func(*Entry) bool {
+		return func(s *Entry) bool { seen = append(seen, s); return ok }
+	}
+	if s, err := m.GetChecked(ctx, refused.ID, true, check(false)); !errors.Is(err, ErrRefused) || s != refused {
+		t.Fatalf("refused lookup = %v, %v; want the session and ErrRefused", s, err)
+	}
+	if s, err := m.GetChecked(ctx, allowed.ID, true, check(true)); err != nil || s != allowed {
+		t.Fatalf("allowed lookup = %v, %v", s, err)
+	}
+	if len(seen) != 2 || seen[0] != refused || seen[1] != allowed {
+		t.Fatalf("allow saw %v", seen)
+	}
+	if _, err := m.GetChecked(ctx, "unknown", true, check(true)); !errors.Is(err, ErrNotFound) || len(seen) != 2 {
+		t.Fatalf("unknown id: %v (allow called %d times)", err, len(seen))
+	}
+	// 100 s after creation: the refused one was never renewed and has expired.
+	clk.Advance(50 * time.Second)
+	if _, err := m.Get(ctx, refused.ID, false); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("refused session was renewed: %v", err)
+	}
+	if _, err := m.Get(ctx, allowed.ID, false); err != nil {
+		t.Fatalf("allowed session was not renewed: %v", err)
+	}
+}
