@@ -18,6 +18,10 @@ import (
 
 const msgShuttingDown = "Service unavailable: the server is shutting down"
 
+// requestHeaderDelay is how long the SSE stream of a legacy request may hold its headers back
+// waiting for the call's first frame (see middleware.SSEWriter.StartDeferred).
+const requestHeaderDelay = 20 * time.Millisecond
+
 // DefaultKeepAlive is the interval of keepalive comments on SSE streams when
 // EndpointOptions.KeepAlive is zero.
 const DefaultKeepAlive = 30 * time.Second
@@ -541,9 +545,10 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 		e.beginFailed(w, r, msg, err)
 		return
 	}
-	// Headers go out at once: a long tool call must not leave the client waiting for them. If
-	// they cannot be sent the client is gone, and the request's context ends with it.
-	_ = sse.Start()
+	// The headers wait for the call's first frame, for requestHeaderDelay at most: a long tool
+	// call does not leave the client waiting for them, and a quick one answers in one write
+	// (headers and response together), as a plain JSON handler does.
+	_ = sse.StartDeferred(requestHeaderDelay)
 	resp := call.Run()
 	if resp == nil {
 		return

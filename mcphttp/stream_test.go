@@ -456,3 +456,28 @@ func TestServerToClientRequestRefused(t *testing.T) {
 		})
 	}
 }
+
+// A legacy request answered on an SSE stream that finishes at once goes out as one response:
+// the headers wait for the answer, so nothing is flushed before the handler ends and net/http
+// sends it whole, with its length. A long call still gets its headers while it runs (see
+// TestShutdown, which waits for them while its call blocks).
+func TestQuickSSEAnswerIsOneResponse(t *testing.T) {
+	ls := newLiveServer(mcphttp.Options{})
+	defer ls.stop()
+	defer ls.h.Close()
+	c := ls.client()
+	c.Initialize(t)
+	resp := openStream(t, c, c.NewPost(context.Background(), testutil.CallTool(1, "echo", map[string]any{"text": "hi"}, nil)))
+	defer resp.Body.Close()
+	wantSSEHeaders(t, resp)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+		t.Errorf("Content-Length %d, Transfer-Encoding %v for a %d-byte answer: it was flushed in pieces", resp.ContentLength, resp.TransferEncoding, len(body))
+	}
+	if !strings.HasPrefix(string(body), "event: message\ndata: {") && !strings.HasPrefix(string(body), "data: {") || !strings.Contains(string(body), `"hi"`) {
+		t.Errorf("body %q", body)
+	}
+}

@@ -60,7 +60,7 @@ type SSEWriterOptions struct {
 // Create one with NewSSEWriter; the zero SSEWriter is not usable.
 type SSEWriter struct {
 	w            http.ResponseWriter
-	rc           *http.ResponseController
+	rc           http.ResponseController
 	keepAlive    time.Duration
 	writeTimeout time.Duration
 	onBroken     func(error)
@@ -75,7 +75,22 @@ type SSEWriter struct {
 	noDeadline bool // the writer does not support write deadlines
 	timer      *time.Timer
 	buf        []byte
+	// held is set while the headers were written but not yet flushed (StartDeferred): the first
+	// frame, or the timer, sends them.
+	held bool
+	// pooled is set while buf came from framePool and goes back there when the writer closes.
+	pooled *[]byte
 }
+
+// framePool holds frame buffers for the writers: a stream borrows one with its first frame and
+// returns it when it closes, so a short stream (one response) allocates none.
+var framePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 1024)
+	return &b
+}}
+
+// maxPooledFrame is the largest frame buffer returned to framePool.
+const maxPooledFrame = 64 << 10
 
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
@@ -93,7 +108,7 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 	}
 	return &SSEWriter{
 		w:            w,
-		rc:           http.NewResponseController(w),
+		rc:           *http.NewResponseController(w),
 		keepAlive:    ka,
 		writeTimeout: wt,
 		onBroken:     opts.OnBroken,
@@ -108,7 +123,36 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 // first event. Start is idempotent. It fails (and breaks the writer) when the ResponseWriter
 // cannot flush, since a stream that is not flushed never reaches the client in time.
 func (s *SSEWriter) Start() error {
-	return s.finish(s.begin())
+	err := s.begin()
+	if err == nil && s.held {
+		err = s.sendLocked() // started deferred: the headers go out now
+	}
+	return s.release(err)
+}
+
+// StartDeferred is Start for a stream that may be short, such as one request's answer: the
+// headers are written but held back, and go out with the first frame, or after maxDelay at the
+// latest (so the client of a long call still sees them early). When the stream ends within
+// maxDelay with WriteFinal or WriteFinalSSE, nothing is flushed at all: the whole response goes
+// out in one write when the handler returns, as a plain handler's would. A maxDelay of zero or
+// less is Start. The keepalive comments start once the headers are out.
+func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
+	if maxDelay <= 0 {
+		return s.Start()
+	}
+	s.mu.Lock()
+	var err error
+	switch {
+	case s.err != nil:
+		err = s.err
+	case s.closed:
+		err = ErrSSEClosed
+	case !s.started:
+		s.started, s.held = true, true
+		s.writeHeadersLocked()
+		s.timer = time.AfterFunc(maxDelay, s.tick)
+	}
+	return s.release(err)
 }
 
 // WriteMessage sends one event with the given data and no event name: "data: <data>\n\n". Data
@@ -117,7 +161,8 @@ func (s *SSEWriter) Start() error {
 func (s *SSEWriter) WriteMessage(data []byte) error {
 	err := s.begin()
 	if err == nil {
-		s.buf = appendData(s.buf[:0], data)
+		s.frame()
+		s.buf = appendData(s.buf, data)
 	}
 	return s.finish(err)
 }
@@ -130,7 +175,8 @@ func (s *SSEWriter) WriteEvent(event string, data []byte) error {
 	}
 	err := s.begin()
 	if err == nil {
-		b := append(s.buf[:0], "event: "...)
+		s.frame()
+		b := append(s.buf, "event: "...)
 		b = append(b, event...)
 		b = append(b, '\n')
 		s.buf = appendData(b, data)
@@ -166,7 +212,8 @@ func (s *SSEWriter) WriteSSE(ev SSEEvent) error {
 	}
 	err := s.begin()
 	if err == nil {
-		s.buf = appendEvent(s.buf[:0], ev)
+		s.frame()
+		s.buf = appendEvent(s.buf, ev)
 	}
 	return s.finish(err)
 }
@@ -220,11 +267,24 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 		err = s.startLocked()
 	}
 	if err == nil {
-		s.buf = appendEvent(s.buf[:0], ev)
-		err = s.sendLocked()
+		s.frame()
+		s.buf = appendEvent(s.buf, ev)
+		if s.held {
+			// Headers still held: the frame joins them in net/http's buffer, and both go out
+			// (in one write) when the handler returns. The deadline bounds a write that does
+			// reach the connection (a frame larger than that buffer).
+			s.setDeadlineLocked()
+			_, err = s.w.Write(s.buf)
+			if err != nil {
+				err = s.fail(err)
+			}
+		} else {
+			err = s.sendLocked()
+		}
 	}
 	s.closed = true
 	s.stopTimerLocked()
+	s.returnFrameLocked()
 	err = s.release(err)
 	s.markDone()
 	return err
@@ -238,7 +298,8 @@ func (s *SSEWriter) WriteRetry(d time.Duration) error {
 	}
 	err := s.begin()
 	if err == nil {
-		s.buf = append(appendRetry(s.buf[:0], d), '\n')
+		s.frame()
+		s.buf = append(appendRetry(s.buf, d), '\n')
 	}
 	return s.finish(err)
 }
@@ -259,7 +320,8 @@ func appendRetry(b []byte, d time.Duration) []byte {
 func (s *SSEWriter) WriteComment(text string) error {
 	err := s.begin()
 	if err == nil {
-		s.buf = appendLines(s.buf[:0], ": ", []byte(text))
+		s.frame()
+		s.buf = appendLines(s.buf, ": ", []byte(text))
 	}
 	return s.finish(err)
 }
@@ -271,8 +333,32 @@ func (s *SSEWriter) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.stopTimerLocked()
+	s.returnFrameLocked()
 	s.mu.Unlock()
 	s.markDone()
+}
+
+// frame readies s.buf, empty, for the next frame, borrowing a pooled buffer when the writer
+// has none.
+func (s *SSEWriter) frame() {
+	if s.buf == nil {
+		s.pooled = framePool.Get().(*[]byte)
+		s.buf = *s.pooled
+	}
+	s.buf = s.buf[:0]
+}
+
+// returnFrameLocked gives a borrowed frame buffer back to the pool (the writer is closed: it
+// builds no more frames).
+func (s *SSEWriter) returnFrameLocked() {
+	if s.pooled != nil {
+		if cap(s.buf) <= maxPooledFrame {
+			*s.pooled = s.buf[:0]
+			framePool.Put(s.pooled)
+		}
+		s.pooled = nil
+	}
+	s.buf = nil
 }
 
 // Done returns a channel closed when the writer breaks (a write failed) or is closed.
@@ -315,8 +401,10 @@ func (s *SSEWriter) finish(err error) error {
 // it was held. It returns err.
 func (s *SSEWriter) release(err error) error {
 	s.buf = s.buf[:0]
-	if cap(s.buf) > 64<<10 {
-		s.buf = nil // do not pin the memory of one large event for the life of the stream
+	if cap(s.buf) > maxPooledFrame {
+		// Do not pin the memory of one large event for the life of the stream (nor in the
+		// pool).
+		s.buf, s.pooled = nil, nil
 	}
 	broke := s.brokeNow
 	s.brokeNow = false
@@ -330,16 +418,25 @@ func (s *SSEWriter) release(err error) error {
 	return err
 }
 
+// writeHeadersLocked sets the stream's headers and writes the status (net/http sends them with
+// the first flush).
+func (s *SSEWriter) writeHeadersLocked() {
+	h := s.w.Header()
+	// One allocation for the four values instead of one per header.
+	v := make([]string, 4)
+	v[0], v[1], v[2], v[3] = "text/event-stream", "no-cache", "keep-alive", "no"
+	h["Content-Type"] = v[0:1:1]
+	h["Cache-Control"] = v[1:2:2]
+	h["Connection"] = v[2:3:3]
+	h["X-Accel-Buffering"] = v[3:4:4]
+	delete(h, "Content-Length")
+	s.w.WriteHeader(http.StatusOK)
+}
+
 func (s *SSEWriter) startLocked() error {
 	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	h.Del("Content-Length")
 	s.setDeadlineLocked()
-	s.w.WriteHeader(http.StatusOK)
+	s.writeHeadersLocked()
 	if err := s.rc.Flush(); err != nil {
 		if errors.Is(err, http.ErrNotSupported) {
 			err = fmt.Errorf("middleware: SSE needs a flushable ResponseWriter: %w", err)
@@ -358,7 +455,10 @@ func (s *SSEWriter) startLocked() error {
 // sendLocked writes s.buf and flushes it, under a write deadline when configured.
 func (s *SSEWriter) sendLocked() error {
 	s.setDeadlineLocked()
-	_, err := s.w.Write(s.buf)
+	var err error
+	if len(s.buf) > 0 {
+		_, err = s.w.Write(s.buf)
+	}
 	if err == nil {
 		err = s.rc.Flush()
 	}
@@ -366,6 +466,19 @@ func (s *SSEWriter) sendLocked() error {
 		return s.fail(err)
 	}
 	s.clearDeadlineLocked()
+	if s.held {
+		// The deferred headers are out: the timer that would have sent them turns into the
+		// keepalive (or stops when keepalives are off).
+		s.held = false
+		if s.timer != nil {
+			if s.keepAlive > 0 {
+				s.timer.Reset(s.keepAlive)
+			} else {
+				s.timer.Stop()
+				s.timer = nil
+			}
+		}
+	}
 	return nil
 }
 
@@ -414,7 +527,14 @@ func (s *SSEWriter) tick() {
 		s.mu.Unlock()
 		return
 	}
-	b := append(s.buf[:0], ": ping "...)
+	if s.held {
+		// The deferred headers' time is up: send them (sendLocked re-arms the timer as the
+		// keepalive).
+		_ = s.release(s.sendLocked())
+		return
+	}
+	s.frame()
+	b := append(s.buf, ": ping "...)
 	b = time.Now().AppendFormat(b, time.RFC3339)
 	s.buf = append(b, '\n', '\n')
 	err := s.sendLocked()

@@ -538,3 +538,125 @@ func TestSSEWriteFinalSSE(t *testing.T) {
 		t.Fatalf("body %q", body)
 	}
 }
+
+// A deferred start holds the headers back: a stream that ends with WriteFinal before the delay
+// goes out as one plain response (net/http then knows its length: nothing was flushed), and one
+// that stays open gets its headers once the delay is up, before any event, then its events.
+func TestSSEStartDeferred(t *testing.T) {
+	const frame = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+	t.Run("quick", func(t *testing.T) {
+		url := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := NewSSEWriter(w, SSEWriterOptions{})
+			defer s.Close()
+			if err := s.StartDeferred(time.Hour); err != nil {
+				t.Error(err)
+			}
+			if err := s.WriteFinal([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)); err != nil {
+				t.Error(err)
+			}
+		})).URL
+		resp, err := sseClient.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Accel-Buffering") != "no" {
+			t.Errorf("headers %v", resp.Header)
+		}
+		if resp.ContentLength != int64(len(frame)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("Content-Length %d, Transfer-Encoding %v: the response was flushed before it ended", resp.ContentLength, resp.TransferEncoding)
+		}
+		if string(body) != frame {
+			t.Errorf("body %q, want %q", body, frame)
+		}
+	})
+	for _, ka := range []time.Duration{-1, time.Hour} {
+		t.Run(fmt.Sprintf("long, keepalive %v", ka), func(t *testing.T) {
+			release := make(chan struct{})
+			url := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: ka})
+				defer s.Close()
+				if err := s.StartDeferred(time.Millisecond); err != nil {
+					t.Error(err)
+				}
+				<-release
+				if err := s.WriteMessage([]byte("one")); err != nil {
+					t.Error(err)
+				}
+				if err := s.WriteFinal([]byte("two")); err != nil {
+					t.Error(err)
+				}
+			})).URL
+			resp, err := sseClient.Get(url)
+			if err != nil {
+				close(release)
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// The handler is still blocked: the timer sent the headers.
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.ContentLength != -1 {
+				t.Errorf("status %d, headers %v, length %d", resp.StatusCode, resp.Header, resp.ContentLength)
+			}
+			close(release)
+			body, _ := io.ReadAll(resp.Body)
+			if want := "data: one\n\ndata: two\n\n"; string(body) != want {
+				t.Errorf("body %q, want %q (no keepalive comment comes before the first event)", body, want)
+			}
+		})
+	}
+	t.Run("Start after a deferred start sends the headers", func(t *testing.T) {
+		release := make(chan struct{})
+		url := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := NewSSEWriter(w, SSEWriterOptions{})
+			defer s.Close()
+			_ = s.StartDeferred(time.Hour)
+			if err := s.Start(); err != nil {
+				t.Error(err)
+			}
+			<-release
+		})).URL
+		resp, err := sseClient.Get(url)
+		close(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
+}
+
+// A writer's frame buffer comes from a pool and goes back when it closes: a stream that writes
+// one final frame allocates no buffer for it.
+func TestSSEFrameBufferPooled(t *testing.T) {
+	w := &memFlusher{h: http.Header{}}
+	data := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+	write := func() {
+		w.buf.Reset()
+		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1, WriteTimeout: -1})
+		_ = s.WriteFinal(data)
+		s.Close()
+	}
+	write()
+	// The writer itself, its done channel and the header values: nothing for the frame. (The
+	// race detector makes sync.Pool drop a quarter of what it is given, hence the margin.)
+	if n := testing.AllocsPerRun(200, write); n > 3.5 {
+		t.Errorf("a one-frame stream allocates %v times, want 3", n)
+	}
+	if want := "data: " + string(data) + "\n\n"; w.buf.String() != want {
+		t.Errorf("frame %q", w.buf.String())
+	}
+}
+
+// memFlusher is an in-memory ResponseWriter that can flush (and does nothing for it).
+type memFlusher struct {
+	h   http.Header
+	buf bytes.Buffer
+}
+
+func (w *memFlusher) Header() http.Header         { return w.h }
+func (w *memFlusher) Write(p []byte) (int, error) { return w.buf.Write(p) }
+func (w *memFlusher) WriteHeader(int)             {}
+func (w *memFlusher) Flush()                      {}
+
+// SetWriteDeadline accepts deadlines, as net/http's ResponseWriter does.
+func (w *memFlusher) SetWriteDeadline(time.Time) error { return nil }
