@@ -40,8 +40,10 @@ type Call struct {
 	byClient   atomic.Bool
 	over       atomic.Bool // Run has returned: the request's path takes nothing more
 
-	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
-	modern *Envelope
+	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle; it points to
+	// envelope, its storage.
+	modern   *Envelope
+	envelope Envelope
 
 	// inputResponses and requestState are what a retry of an input_required result brought
 	// (or, on the legacy lifecycle, what the shim collected).

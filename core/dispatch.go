@@ -46,6 +46,9 @@ func init() {
 		"tasks/update":             {handle: handleUpdateTask, capability: "tasks"},
 		"tasks/cancel":             {handle: handleCancelTask, capability: "tasks"},
 	}
+	for name := range builtinMethods {
+		knownMethods[name] = name
+	}
 }
 
 // hasCapability reports whether caps offers the dotted capability name.
@@ -159,9 +162,10 @@ func (c *Call) Run() *Response {
 // it also returns the handler's result, for the observer.
 func (c *Call) serve() (any, *Response) {
 	result, err := c.dispatch()
-	var ir *InputRequiredError
-	if errors.As(err, &ir) {
-		result, err = c.answerInputRequired(ir)
+	if err != nil {
+		if ir := (*InputRequiredError)(nil); errors.As(err, &ir) {
+			result, err = c.answerInputRequired(ir)
+		}
 	}
 	if c.Cancelled() {
 		return result, nil
@@ -179,19 +183,75 @@ func (c *Call) serve() (any, *Response) {
 		}
 		return result, &Response{ID: c.id, Error: werr}
 	}
-	b := []byte("{}")
-	if result != nil {
-		var merr error
-		if b, merr = marshal(result); merr != nil {
-			c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
-			return result, &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
-		}
+	resp, merr := c.respond(result)
+	if merr != nil {
+		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
+		return result, &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
 	}
 	if c.modern != nil || c.method == "server/discover" {
-		b = c.stampModern(b)
 		c.lockModern()
 	}
-	return result, &Response{ID: c.id, Result: b}
+	return result, resp
+}
+
+// respond writes the response to a successful call in one buffer: the JSON-RPC envelope, the
+// result and, on the 2026-07-28 lifecycle, the members it requires (see stampModern).
+func (c *Call) respond(result any) (*Response, error) {
+	stamp := c.modern != nil || c.method == "server/discover"
+	sb := getScratch()
+	defer putScratch(sb)
+	body, stamped, err := c.appendResult((*sb)[:0], result, stamp)
+	*sb = body[:0]
+	if err != nil {
+		return nil, err
+	}
+	room := len(body) + 48
+	if stamp && !stamped {
+		room += c.stampRoom()
+	}
+	b := make([]byte, 0, room)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = c.id.appendJSON(b)
+	b = append(b, `,"result":`...)
+	start := len(b)
+	if stamp && !stamped {
+		b = c.appendStamped(b, body)
+	} else {
+		b = append(b, body...)
+	}
+	b = append(b, '}')
+	end := len(b) - 1
+	return &Response{ID: c.id, Result: b[start:end:end], wire: b, wireID: c.id}, nil
+}
+
+// appendResult appends the encoded result; stamped reports whether the 2026-07-28 members are
+// written already (tool results write them in the same pass).
+func (c *Call) appendResult(dst []byte, result any, stamp bool) (out []byte, stamped bool, err error) {
+	if result == nil {
+		return append(dst, "{}"...), false, nil
+	}
+	var info []byte
+	if stamp {
+		if cacheableMethods[c.method] {
+			out, err = appendJSON(dst, result)
+			return out, false, err
+		}
+		info = c.session.server.serverInfoJSON()
+	}
+	switch r := result.(type) {
+	case *toolWire:
+		defer r.release()
+		out, err = r.appendTo(dst, info)
+		return out, stamp, err
+	case *CallToolResult:
+		if r != nil && r.StructuredContent == nil {
+			w := toolWire{res: r}
+			out, err = w.appendTo(dst, info)
+			return out, stamp, err
+		}
+	}
+	out, err = appendJSON(dst, result)
+	return out, false, err
 }
 
 func (c *Call) dispatch() (result any, err error) {

@@ -499,7 +499,7 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 		env.method = true
 		if val.Kind() == '"' {
 			env.methodString = true
-			if s, ok := unquoteString(val); ok {
+			if s, ok := methodName(val); ok {
 				m.Method, env.methodOK = s, s != "" && !strings.HasPrefix(s, "rpc.")
 			}
 		}
@@ -667,6 +667,26 @@ func readTarget(d *jsontext.Decoder, m *Message, name string) (done bool, err er
 		m.TaskID = s
 	}
 	return true, nil
+}
+
+// knownMethods holds the name of every method and notification the kit serves (the request
+// methods are added with builtinMethods), so that decoding one does not allocate its name again.
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{"notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed", "notifications/message", "elicitation/create",
+		"sampling/createMessage", "roots/list"} {
+		m[name] = name
+	}
+	return m
+}()
+
+// methodName decodes a method name, shared for the names the kit knows.
+func methodName(v jsontext.Value) (string, bool) {
+	if name, ok := knownMethods[string(v[1:len(v)-1])]; ok {
+		return name, true
+	}
+	return unquoteString(v)
 }
 
 // unquoteString decodes a JSON string value; it allocates only the result.

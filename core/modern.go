@@ -76,14 +76,16 @@ func UnsupportedVersion(requested string) *Error {
 // parseEnvelope validates the request's envelope: -32602 naming every missing or invalid key,
 // then -32022 for a version the server does not serve.
 func (c *Call) parseEnvelope() (*Envelope, *Error) {
-	env := &Envelope{}
+	env := &c.envelope
 	var bad []string
 	pv := c.Meta(MetaProtocolVersion)
 	if jsontext.Value(pv).Kind() != '"' || unmarshal(pv, &env.ProtocolVersion) != nil {
 		bad = append(bad, MetaProtocolVersion)
 	}
-	caps := c.Meta(MetaClientCapabilities)
-	if !rawObject(caps) || unmarshal(caps, &env.ClientCapabilities) != nil {
+	switch caps := c.Meta(MetaClientCapabilities); {
+	case string(caps) == "{}":
+		env.ClientCapabilities = ClientCapabilities{} // the usual envelope: nothing to decode
+	case !rawObject(caps) || unmarshal(caps, &env.ClientCapabilities) != nil:
 		bad = append(bad, MetaClientCapabilities)
 	}
 	if info := c.Meta(MetaClientInfo); len(info) > 0 {

@@ -352,8 +352,11 @@ func (c *Call) fillOutcome(resp *Response, result any) {
 		op.ErrorCode, op.ErrorMessage = int64(resp.Error.Code), resp.Error.Message
 	default:
 		op.Result = json.RawMessage(resp.Result)
-		if r, ok := result.(*CallToolResult); ok && r != nil && r.IsError {
-			op.ToolError = true
+		switch r := result.(type) {
+		case *CallToolResult:
+			op.ToolError = r != nil && r.IsError
+		case *toolWire:
+			op.ToolError = r.res.IsError
 		}
 	}
 }

@@ -14,13 +14,7 @@ func TestRequestStateBindsLargeIntegersExactly(t *testing.T) {
 	ss := s.NewSession(SessionOptions{})
 	defer ss.Close()
 	call := func(args string) *Call {
-		m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transfer","arguments":` + args + `}}`))
-		if derr != nil {
-			t.Fatal(derr)
-		}
-		c := newCall(ss, m, nil)
-		c.ctx = context.Background()
-		return c
+		return decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transfer","arguments":`+args+`}}`)
 	}
 	token, err := s.sealer.seal(call(`{"account":9007199254740993}`), "confirmed")
 	if err != nil {

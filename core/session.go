@@ -253,12 +253,21 @@ type Response struct {
 	ID     ID
 	Result []byte
 	Error  *Error
+
+	// wire is the whole message, written with Result in one buffer (Result points into it), as
+	// long as ID and Result are the ones it was written with.
+	wire   []byte
+	wireID ID
 }
 
 // Encode returns the response as a JSON-RPC message.
 func (r *Response) Encode() []byte {
 	if r.Error != nil {
 		return EncodeError(r.ID, r.Error)
+	}
+	if r.wire != nil && r.ID == r.wireID && len(r.Result) > 0 && len(r.wire) > len(r.Result) &&
+		&r.wire[len(r.wire)-1-len(r.Result)] == &r.Result[0] {
+		return r.wire
 	}
 	return EncodeResponse(r.ID, r.Result)
 }
