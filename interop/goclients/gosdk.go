@@ -15,7 +15,14 @@ import (
 func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, target []string) {
 	progress := make(chan float64, 16)
 	logs := make(chan string, 16)
-	toolsChanged := make(chan struct{}, 4)
+	// One channel per list; the handlers never block (a poll may trigger more than it reads).
+	changed := map[string]chan struct{}{"tools": make(chan struct{}, 1), "prompts": make(chan struct{}, 1), "resources": make(chan struct{}, 1)}
+	note := func(list string) {
+		select {
+		case changed[list] <- struct{}{}:
+		default:
+		}
+	}
 	updated := make(chan string, 4)
 	var sampled atomic.Bool
 	opts := &mcp.ClientOptions{
@@ -25,7 +32,9 @@ func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, ta
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			logs <- fmt.Sprint(r.Params.Data)
 		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { toolsChanged <- struct{}{} },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { note("tools") },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { note("prompts") },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { note("resources") },
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- r.Params.URI
 		},
@@ -247,18 +256,14 @@ func runGoSDK(ctx context.Context, c *checker, modern bool, transport string, ta
 			}
 		})
 	})
-	c.check("tools list changed", func() error {
-		return poll("notifications/tools/list_changed", func() (bool, error) {
-			if _, err := call("interop_trigger_list_changed", map[string]any{"list": "tools"}); err != nil {
-				return false, err
-			}
-			select {
-			case <-toolsChanged:
-				return true, nil
-			case <-timeAfter():
-				return false, nil
-			}
-		})
+	// On 2026-07-28 go-sdk opens a subscriptions/listen stream for the lists it has handlers for.
+	listChangedCheck(c, callText, func(list string) bool {
+		select {
+		case <-changed[list]:
+			return true
+		case <-timeAfter():
+			return false
+		}
 	})
 	c.check("cancellation seen by the server", func() error {
 		cctx, stop := context.WithCancel(ctx)

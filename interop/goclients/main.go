@@ -67,6 +67,24 @@ func logCheck(modern bool) string {
 // textCaller calls a tool and returns the text of its result.
 type textCaller func(name string, args map[string]any) (string, error)
 
+// listChangedCheck triggers a change of each list (interop_trigger_list_changed) until seen
+// reports its notifications/<list>/list_changed; seen waits one poll round for it.
+func listChangedCheck(c *checker, call textCaller, seen func(list string) bool) {
+	c.check("list changed (tools, prompts, resources)", func() error {
+		for _, list := range []string{"tools", "prompts", "resources"} {
+			if err := poll("notifications/"+list+"/list_changed", func() (bool, error) {
+				if _, err := call("interop_trigger_list_changed", map[string]any{"list": list}); err != nil {
+					return false, err
+				}
+				return seen(list), nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // textCallerOf makes a textCaller of a client's call and text helpers.
 func textCallerOf[R any](call func(string, map[string]any) (R, error), text func(R) string) textCaller {
 	return func(name string, args map[string]any) (string, error) {

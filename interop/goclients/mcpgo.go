@@ -290,12 +290,14 @@ func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target 
 			return nil
 		})
 	} else {
+		var stop func()
 		c.check("subscriptions/listen", func() error {
-			stop, err := cl.ListenAsync(ctx, mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"test://watched-resource"}}, nil)
+			var err error
+			stop, err = cl.ListenAsync(ctx, mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true,
+				ResourcesListChanged: true, ResourceSubscriptions: []string{"test://watched-resource"}}, nil)
 			if err != nil {
 				return err
 			}
-			defer stop()
 			return poll("notifications/resources/updated over listen", func() (bool, error) {
 				if _, err := call("interop_trigger_resource_updated", nil); err != nil {
 					return false, err
@@ -304,7 +306,15 @@ func runMCPGo(ctx context.Context, c *checker, modern bool, wire string, target 
 				return ok, nil
 			})
 		})
+		// The list changes arrive on the same listen stream, closed after them.
+		if stop != nil {
+			defer stop()
+		}
 	}
+	listChangedCheck(c, callText, func(list string) bool {
+		_, ok := waitNote("notifications/" + list + "/list_changed")
+		return ok
+	})
 	c.check("cancellation seen by the server", func() error {
 		cctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
