@@ -62,7 +62,9 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 
 	clk := testutil.NewClock()
 	store := session.NewMemory(session.MemoryOptions{IdleTimeout: time.Hour, UnusedIdleTimeout: -1, Now: clk.Now})
-	f := newFixtureOn(t, mcphttp.Options{Store: store, WriteTimeout: writeTimeout, KeepAlive: -1},
+	// No per-caller session cap: the loop below opens sessions as fast as the machine allows for
+	// a second, which on an idle machine is more than the default cap of 1000.
+	f := newFixtureOn(t, mcphttp.Options{Store: store, WriteTimeout: writeTimeout, KeepAlive: -1, MaxSessionsPerCaller: -1},
 		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 	addr := f.srv.Listener.Addr().String()
 	a := f.initialized(t) // stalled; we watch its stream being released
