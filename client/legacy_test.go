@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
@@ -214,8 +215,17 @@ type expiringServer struct {
 }
 
 func newExpiringServer(t *testing.T) *expiringServer {
+	return newExpiringServerWith(t, mcphttp.Options{}, nil)
+}
+
+// newExpiringServerWith is newExpiringServer with endpoint options; setup adds to the server
+// first.
+func newExpiringServerWith(t *testing.T, opts mcphttp.Options, setup func(*expiringServer)) *expiringServer {
 	e := &expiringServer{subscriptions: newSubscriptions(t)}
-	h := mcphttp.New(e.server, mcphttp.Options{})
+	if setup != nil {
+		setup(e)
+	}
+	h := mcphttp.New(e.server, opts)
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			e.initializes.Add(1)
@@ -421,5 +431,63 @@ func TestReconnectUnsupported(t *testing.T) {
 	defer c.Close()
 	if err := c.Reconnect(context.Background()); !errors.Is(err, client.ErrUnsupported) {
 		t.Errorf("2026-07-28 over HTTP: Reconnect = %v", err)
+	}
+}
+
+// gatedTransport holds back the GETs that resume a stream (Last-Event-ID) until open is closed.
+type gatedTransport struct{ open chan struct{} }
+
+func (g *gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		select {
+		case <-g.open:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestReconnectDoesNotRepeatWhatRan: a tools/call whose stream broke, and whose resumption then
+// found the session gone, may have run: the client starts a new session but does not call the
+// tool again, and says so.
+func TestReconnectDoesNotRepeatWhatRan(t *testing.T) {
+	var runs atomic.Int32
+	var c *client.Client
+	gate := &gatedTransport{open: make(chan struct{})}
+	e := newExpiringServerWith(t, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true, RetryInterval: time.Millisecond}}, func(e *expiringServer) {
+		e.server.AddTool(&core.Tool{Name: "once", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+				if runs.Add(1) == 1 {
+					_ = req.Progress(1, 2, "before")
+					if err := req.CloseStream(); err != nil {
+						return nil, err
+					}
+					e.expire(t, c.SessionID()) // while the client waits to resume
+					close(gate.open)
+				}
+				return core.TextResult("ran"), nil
+			})
+	})
+	var err error
+	c, err = client.Connect(context.Background(), &client.HTTPTransport{URL: e.srv.URL, HTTPClient: &http.Client{Transport: gate}, DisableStandaloneStream: true},
+		client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	old := c.SessionID()
+	_, err = c.CallTool(context.Background(), "once", nil, client.WithProgress(func(client.Progress) {}))
+	if !errors.Is(err, client.ErrSessionExpired) || !strings.Contains(err.Error(), "not repeated") {
+		t.Fatalf("call whose resumption met the expiry: %v", err)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the tool ran %d times", n)
+	}
+	if sid := c.SessionID(); sid == old || sid == "" {
+		t.Errorf("no new session: %q (old %q)", sid, old)
+	}
+	if _, err := c.CallTool(context.Background(), "once", nil); err != nil {
+		t.Errorf("call on the new session: %v", err)
 	}
 }
