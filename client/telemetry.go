@@ -208,6 +208,12 @@ func errorType(err error) (kind string, code bool) {
 // end closes the span and records the duration, with the conventions' attributes of
 // mcp.client.operation.duration.
 func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method string, params map[string]any, start time.Time, res any, err error) {
+	ctx = context.WithoutCancel(ctx)
+	metered := t.duration != nil && t.duration.Enabled(ctx)
+	if !metered && !span.IsRecording() {
+		span.End() // no-op providers: nothing to describe
+		return
+	}
 	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, attribute.String(attrMethod, method))
 	attrs = appendTarget(attrs, method, targetOf(method, params), t.opts.ResourceURIOnMetrics)
@@ -236,8 +242,8 @@ func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method 
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
-	if t.duration != nil {
-		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+	if metered {
+		t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
 	}
 }
 
