@@ -317,7 +317,13 @@ func TestCancellation(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("deadline: %v", err)
 		}
-		await(t, f.cancelled, "the server's handler to be cancelled when the deadline passed")
+		// On a loaded machine the deadline can pass before the request reaches the handler; then
+		// there is nothing to cancel (and a late start is cancelled by Close).
+		select {
+		case <-f.started:
+			await(t, f.cancelled, "the server's handler to be cancelled when the deadline passed")
+		default:
+		}
 	})
 }
 

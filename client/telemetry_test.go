@@ -148,7 +148,6 @@ func TestTelemetryMetrics(t *testing.T) {
 				if _, err := c.CallTool(ctx, "block", nil, client.WithTimeout(20*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("timed out call: %v", err)
 				}
-				await(t, f.cancelled, "the timed-out call to be cancelled at the server")
 				version := c.ProtocolVersion()
 				if err := c.Close(); err != nil {
 					t.Fatal(err)
