@@ -129,6 +129,27 @@ await inputRequiredChecks(check, {
   roots: 1,
 });
 if (modern) {
+  // The same round by hand (allowInputRequired): the result carries the embedded request and a
+  // sealed requestState (not the handler's plaintext); a retry with a tampered state is refused
+  // before the tool runs, one with the state as issued completes.
+  await check('input_required by hand: sealed requestState, a tampered one refused', async () => {
+    const name = 'test_input_required_result_tampered_state';
+    const r = await client.callTool({ name, arguments: {} }, { allowInputRequired: true });
+    if (r.resultType !== 'input_required' || r.inputRequests?.confirm?.method !== 'elicitation/create') {
+      throw new Error(`first answer ${JSON.stringify(r)}`);
+    }
+    if (typeof r.requestState !== 'string' || r.requestState === '' || r.requestState.includes('integrity')) {
+      throw new Error(`requestState ${JSON.stringify(r.requestState)} is not sealed`);
+    }
+    const inputResponses = { confirm: { action: 'accept', content: { ok: true } } };
+    const err = await client.callTool({ name, arguments: {}, inputResponses, requestState: `${r.requestState}-TAMPERED` })
+      .then((res) => new Error(`a tampered requestState was accepted: ${JSON.stringify(res)}`), (e) => e);
+    if (err.code !== -32602 || !String(err.message).includes('Invalid or expired requestState')) {
+      throw new Error(`tampered requestState: ${err.code} ${err.message}`);
+    }
+    const done = await client.callTool({ name, arguments: {}, inputResponses, requestState: r.requestState });
+    if (toolText(done) !== 'integrity-ok: state verified') throw new Error(`retry ${JSON.stringify(done)}`);
+  });
   await check('subscriptions/listen (list changes, resource updates)', async () => {
     const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['test://watched-resource'] });
     if (!sub.honoredFilter.toolsListChanged || !sub.honoredFilter.resourceSubscriptions?.length) {
