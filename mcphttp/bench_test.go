@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -227,7 +228,7 @@ func rawListen(tb testing.TB, addr string, id int) (net.Conn, *bufio.Reader) {
 }
 
 // heapAndStacks returns the bytes of heap objects in use and of goroutine stacks, after a
-// garbage collection.
+// garbage collection (which also shrinks the stacks that can be shrunk).
 func heapAndStacks() (heap, stacks uint64) {
 	runtime.GC()
 	runtime.GC()
@@ -236,84 +237,198 @@ func heapAndStacks() (heap, stacks uint64) {
 	return ms.HeapAlloc, ms.StackInuse
 }
 
+// benchListen is the listen configuration of the listen benchmarks: n streams from one caller
+// (loopback), so the per-caller cap is off.
+func benchListen(n int, keepAlive time.Duration) mcphttp.Options {
+	return mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, MaxStreamsPerCaller: -1, KeepAlive: keepAlive}}
+}
+
+// bareStream is the reference for "the connection": a bare net/http handler that answers any
+// POST with an event stream, writes one frame naming the acknowledgement, and waits for the
+// client to go away. What an idle listen stream costs beyond it is the kit's.
+func bareStream(w http.ResponseWriter, r *http.Request, wait func()) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, "data: {\"method\":\"notifications/subscriptions/acknowledged\"}\n\n")
+	_ = http.NewResponseController(w).Flush()
+	wait()
+}
+
+// idleStreams opens n listen streams on addr and reports their cost per stream: heap and stack
+// growth and goroutines. open is how many streams the server says are open.
+func idleStreams(b *testing.B, addr string, n int, open func() int) (conns []net.Conn) {
+	// Warm up: one stream opened and closed, so lazily built state is not counted.
+	conn, _ := rawListen(b, addr, -1)
+	conn.Close()
+	heap0, stack0 := heapAndStacks()
+	g0 := runtime.NumGoroutine()
+	conns = make([]net.Conn, n)
+	for i := range conns {
+		conns[i], _ = rawListen(b, addr, i)
+	}
+	heap1, stack1 := heapAndStacks()
+	g1 := runtime.NumGoroutine()
+	if l := open(); l != n {
+		b.Fatalf("%d streams open", l)
+	}
+	b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(n), "heapB/stream")
+	b.ReportMetric(float64(int64(stack1)-int64(stack0))/float64(n), "stackB/stream")
+	b.ReportMetric(float64(int64(heap1+stack1)-int64(heap0+stack0))/float64(n), "B/stream")
+	b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/stream")
+	return conns
+}
+
 // BenchmarkListenIdleMemory reports what one idle subscriptions/listen stream costs: the growth
-// of the heap and of goroutine stacks (and the number of goroutines) per stream while N streams
-// are open over loopback. The clients are raw connections with a 1 KiB read buffer, so nearly
-// all of it is the server's side: net/http's connection state and buffers, the request, the
-// handler goroutine and its background reader, and the kit's stream state.
+// of the heap and of goroutine stacks (and the number of goroutines) per stream while 1000
+// streams are open over loopback. The clients are raw connections with a 1 KiB read buffer, so
+// nearly all of it is the server's side: net/http's connection state and buffers, the request,
+// the handler goroutine and its background reader, and the kit's stream state. "bare" is the
+// same over a bare net/http streaming handler (the connection alone); "kit" and "kit-keepalive"
+// (the default 15 s keepalive armed) minus "bare" is what the kit adds per stream.
 func BenchmarkListenIdleMemory(b *testing.B) {
 	const n = 1000
-	for b.Loop() {
-		h := mcphttp.New(newServer(newTools()), mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
-		srv := httptest.NewServer(h)
-		addr := srv.Listener.Addr().String()
-		// Warm up: one stream opened and closed, so lazily built state is not counted.
-		conn, _ := rawListen(b, addr, -1)
-		conn.Close()
-		heap0, stack0 := heapAndStacks()
-		g0 := runtime.NumGoroutine()
-		conns := make([]net.Conn, n)
-		for i := range conns {
-			conns[i], _ = rawListen(b, addr, i)
+	b.Run("bare", func(b *testing.B) {
+		for b.Loop() {
+			var open sync.WaitGroup
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				open.Add(1)
+				defer open.Done()
+				bareStream(w, r, func() { <-r.Context().Done() })
+			}))
+			conns := idleStreams(b, srv.Listener.Addr().String(), n, func() int { return n })
+			for _, c := range conns {
+				c.Close()
+			}
+			srv.Close()
 		}
-		heap1, stack1 := heapAndStacks()
-		g1 := runtime.NumGoroutine()
-		if l := h.Listeners().Len(); l != n {
-			b.Fatalf("%d streams open", l)
-		}
-		b.ReportMetric(float64(int64(heap1)-int64(heap0))/n, "heapB/stream")
-		b.ReportMetric(float64(int64(stack1)-int64(stack0))/n, "stackB/stream")
-		b.ReportMetric(float64(g1-g0)/n, "goroutines/stream")
-		for _, c := range conns {
-			c.Close()
-		}
-		h.Close()
-		srv.Close()
+	})
+	for _, mode := range []struct {
+		name      string
+		keepAlive time.Duration
+	}{{"kit", -1}, {"kit-keepalive", 0}} {
+		b.Run(mode.name, func(b *testing.B) {
+			for b.Loop() {
+				h := mcphttp.New(newServer(newTools()), benchListen(n, mode.keepAlive))
+				srv := httptest.NewServer(h)
+				conns := idleStreams(b, srv.Listener.Addr().String(), n, h.Listeners().Len)
+				for _, c := range conns {
+					c.Close()
+				}
+				h.Close()
+				srv.Close()
+			}
+		})
 	}
 }
 
-// BenchmarkListenFanout measures one change published to 1000 open listen streams over loopback:
-// the time from Publish until every stream's client has read the frame (ns/op), and the time
-// Publish itself takes (publish-ns, which never waits on a client).
-func BenchmarkListenFanout(b *testing.B) {
-	const n = 1000
-	s := newServer(newTools())
-	h := mcphttp.New(s, mcphttp.Options{Listen: mcphttp.ListenersOptions{MaxStreams: n, KeepAlive: -1}})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
-	addr := srv.Listener.Addr().String()
-	var got sync.WaitGroup
-	conns := make([]net.Conn, n)
-	for i := range conns {
-		conn, br := rawListen(b, addr, i)
-		conns[i] = conn
+// fanoutClients reads every stream of conns on its own goroutine and calls got.Done for each
+// frame that carries a list change. The reader allocates nothing per frame, so the figure is
+// the server's rather than the harness's.
+func fanoutClients(conns []net.Conn, readers []*bufio.Reader, got *sync.WaitGroup) {
+	marker := []byte("list_changed")
+	for _, br := range readers {
 		go func() {
 			for {
-				line, err := br.ReadString('\n')
-				if err != nil {
+				line, err := br.ReadSlice('\n')
+				if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 					return
 				}
-				if strings.HasPrefix(line, "data: ") && strings.Contains(line, "list_changed") {
+				if bytes.HasPrefix(line, []byte("data: ")) && bytes.Contains(line, marker) {
 					got.Done()
 				}
 			}
 		}()
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	var publish time.Duration
+}
+
+// measureFanout publishes b.N changes, one at a time, each awaited until all n clients read it:
+// ns/op is from publish to the last client's read; publish-ns is what publish itself took;
+// cpu-ns is the CPU time the process spent per change, server and clients together (on a
+// machine shared with other work it is steadier than the wall time).
+func measureFanout(b *testing.B, n int, got *sync.WaitGroup, publish func()) {
+	var took time.Duration
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		got.Add(n)
 		t0 := time.Now()
-		s.NotifyToolsListChanged(context.Background())
-		publish += time.Since(t0)
+		publish()
+		took += time.Since(t0)
 		got.Wait()
 	}
-	b.ReportMetric(float64(publish.Nanoseconds())/float64(b.N), "publish-ns")
+	b.StopTimer()
+	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N), "publish-ns")
+	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns")
+}
+
+// openStreams opens n listen streams on addr and starts their readers.
+func openStreams(b *testing.B, addr string, n int, got *sync.WaitGroup) []net.Conn {
+	conns := make([]net.Conn, n)
+	readers := make([]*bufio.Reader, n)
+	for i := range conns {
+		conns[i], readers[i] = rawListen(b, addr, i)
+	}
+	b.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	fanoutClients(conns, readers, got)
+	return conns
+}
+
+// BenchmarkListenFanout measures one change published to 1000 open listen streams over loopback:
+// the time from publish until every stream's client has read the frame (ns/op), and the time
+// publish itself takes (publish-ns, which never waits on a client). "bare" is the floor of this
+// machine: bare net/http handlers, woken together by one closed channel, each writing the same
+// pre-encoded frame and flushing it; "kit" is Server.NotifyToolsListChanged through the default
+// stack.
+func BenchmarkListenFanout(b *testing.B) {
+	const n = 1000
+	b.Run("bare", func(b *testing.B) {
+		var mu sync.Mutex
+		next := make(chan struct{})
+		frame := []byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{}}\n\n")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rc := http.NewResponseController(w)
+			mu.Lock()
+			wait := next
+			mu.Unlock()
+			bareStream(w, r, func() {
+				for {
+					select {
+					case <-wait:
+					case <-r.Context().Done():
+						return
+					}
+					mu.Lock()
+					wait = next
+					mu.Unlock()
+					_, _ = w.Write(frame)
+					_ = rc.Flush()
+				}
+			})
+		}))
+		b.Cleanup(srv.Close) // after the streams' clients are gone (cleanups run last first)
+		var got sync.WaitGroup
+		openStreams(b, srv.Listener.Addr().String(), n, &got)
+		measureFanout(b, n, &got, func() {
+			mu.Lock()
+			close(next)
+			next = make(chan struct{})
+			mu.Unlock()
+		})
+	})
+	b.Run("kit", func(b *testing.B) {
+		s := newServer(newTools())
+		h := mcphttp.New(s, benchListen(n, -1))
+		srv := httptest.NewServer(h)
+		b.Cleanup(srv.Close)
+		b.Cleanup(func() { _ = h.Close() })
+		var got sync.WaitGroup
+		openStreams(b, srv.Listener.Addr().String(), n, &got)
+		measureFanout(b, n, &got, func() { s.NotifyToolsListChanged(context.Background()) })
+	})
 }
