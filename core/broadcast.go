@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 )
 
 // Change is a change notification the server publishes: a list changed
@@ -42,45 +43,54 @@ type Broadcaster interface {
 	Subscribe(f func(Change)) (unsubscribe func())
 }
 
-// LocalBroadcaster is the in-process Broadcaster: Publish calls every subscriber in turn.
+// LocalBroadcaster is the in-process Broadcaster: Publish calls every subscriber in turn, in the
+// order they subscribed. Publishing takes no lock and allocates nothing: it reads the current
+// set of subscribers, which Subscribe and unsubscribe replace as a whole.
 type LocalBroadcaster struct {
-	mu   sync.RWMutex
-	next int
-	subs map[int]func(Change)
+	mu   sync.Mutex // serializes Subscribe and unsubscribe
+	subs atomic.Pointer[[]*localSub]
 }
 
+// localSub is one subscriber; its address identifies it for unsubscribe.
+type localSub struct{ f func(Change) }
+
 // NewLocalBroadcaster returns an in-process broadcaster.
-func NewLocalBroadcaster() *LocalBroadcaster {
-	return &LocalBroadcaster{subs: map[int]func(Change){}}
-}
+func NewLocalBroadcaster() *LocalBroadcaster { return &LocalBroadcaster{} }
 
 // Publish implements Broadcaster.
 func (b *LocalBroadcaster) Publish(_ context.Context, c Change) error {
-	b.mu.RLock()
-	fs := make([]func(Change), 0, len(b.subs))
-	for _, f := range b.subs {
-		fs = append(fs, f)
-	}
-	b.mu.RUnlock()
-	for _, f := range fs {
-		f(c)
+	if subs := b.subs.Load(); subs != nil {
+		for _, s := range *subs {
+			s.f(c)
+		}
 	}
 	return nil
 }
 
 // Subscribe implements Broadcaster.
 func (b *LocalBroadcaster) Subscribe(f func(Change)) func() {
+	sub := &localSub{f: f}
 	b.mu.Lock()
-	id := b.next
-	b.next++
-	b.subs[id] = f
+	var next []*localSub
+	if cur := b.subs.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, sub)
+	b.subs.Store(&next)
 	b.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			b.mu.Lock()
-			delete(b.subs, id)
-			b.mu.Unlock()
+			defer b.mu.Unlock()
+			cur := b.subs.Load()
+			next := make([]*localSub, 0, len(*cur))
+			for _, s := range *cur {
+				if s != sub {
+					next = append(next, s)
+				}
+			}
+			b.subs.Store(&next)
 		})
 	}
 }

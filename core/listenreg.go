@@ -33,9 +33,10 @@ var (
 // ListenRegistry is the transport-independent part of subscriptions/listen: the open
 // subscriptions of one transport (an HTTP endpoint, a stdio connection), their cap, the
 // uniqueness of their ids within a scope, and the fan-out of the server's changes to the
-// subscriptions whose filter wants them. Publishing never waits on a client: a change is queued
-// on each matching subscription, whose writer (the transport's, one per subscription) takes it;
-// a subscription that falls a whole queue behind is marked so its writer can end it.
+// subscriptions whose filter wants them. Publishing never waits on a client: a change is encoded
+// once (EncodedChange) and queued on each matching subscription, whose writer (the transport's,
+// one per subscription) takes it and splices in its subscription id; a subscription that falls a
+// whole queue behind is marked so its writer can end it.
 type ListenRegistry struct {
 	server *Server
 	max    int64
@@ -69,10 +70,32 @@ type Listener struct {
 	index int // in reg.subs, guarded by reg.mu
 
 	mu      sync.Mutex
-	pending []Change
+	pending []EncodedChange
 	behind  bool
-	wake    chan struct{} // capacity 1: changes are pending, or the subscription fell behind
+	wake    chan struct{} // capacity 1: changes are pending, the subscription fell behind, or Nudge
 	closed  bool          // guarded by reg.mu
+}
+
+// EncodedChange is a change notification as subscriptions/listen sends it, encoded once for every
+// subscription that wants it: everything up to the subscription id in _meta, which each
+// subscription splices in (AppendTo). The zero EncodedChange appends nothing.
+type EncodedChange struct {
+	head []byte // shared by every subscription: read only
+}
+
+// EncodeChange encodes c for subscriptions/listen (see EncodedChange).
+func EncodeChange(c Change) EncodedChange {
+	return EncodedChange{head: appendChangeHead(make([]byte, 0, 96+len(c.URI)+len(c.Params)), c)}
+}
+
+// AppendTo appends the notification for the subscription whose id is idJSON (its wire form).
+func (e EncodedChange) AppendTo(b, idJSON []byte) []byte {
+	if e.head == nil {
+		return b
+	}
+	b = append(b, e.head...)
+	b = append(b, idJSON...)
+	return append(b, "}}}"...)
 }
 
 // NewListenRegistry returns a registry of at most max subscriptions (zero means
@@ -169,20 +192,35 @@ func (r *ListenRegistry) Closing() <-chan struct{} { return r.closing }
 // Closed reports whether Close was called.
 func (r *ListenRegistry) Closed() bool { return isDone(r.closing) }
 
-// deliver queues a change on every subscription whose filter wants it. It never blocks on a
-// client: it holds the registry's read lock only to append to each queue.
+// Each calls f for every open subscription, holding the registry's read lock: f must return
+// quickly and never write to a client (a transport's keepalive sweep marks and nudges there).
+func (r *ListenRegistry) Each(f func(*Listener)) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, sub := range r.subs {
+		f(sub)
+	}
+}
+
+// deliver queues a change on every subscription whose filter wants it, encoded once for all of
+// them. It never blocks on a client: it holds the registry's read lock only to append to each
+// queue.
 func (r *ListenRegistry) deliver(c Change) {
+	var enc EncodedChange
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, sub := range r.subs {
 		if sub.Filter.Wants(c) {
-			sub.push(c)
+			if enc.head == nil {
+				enc = EncodeChange(c)
+			}
+			sub.push(enc)
 		}
 	}
 }
 
 // push queues a change for the subscription's writer. It never blocks.
-func (sub *Listener) push(c Change) {
+func (sub *Listener) push(c EncodedChange) {
 	sub.mu.Lock()
 	switch {
 	case sub.behind:
@@ -195,18 +233,26 @@ func (sub *Listener) push(c Change) {
 		sub.pending = append(sub.pending, c)
 	}
 	sub.mu.Unlock()
+	sub.Nudge()
+}
+
+// Nudge wakes the subscription's writer (Wake receives) without queueing anything: a transport
+// uses it to have the writer do something of its own, such as a keepalive. It never blocks.
+func (sub *Listener) Nudge() {
 	select {
 	case sub.wake <- struct{}{}:
 	default: // a wake-up is already pending
 	}
 }
 
-// Wake receives when changes are pending (see Take) or the subscription fell behind.
+// Wake receives when changes are pending (see Take), the subscription fell behind, or Nudge was
+// called.
 func (sub *Listener) Wake() <-chan struct{} { return sub.wake }
 
 // Take returns the pending changes, leaving spare (emptied) in their place, and whether the
-// subscription fell a whole queue behind (its changes were dropped: end it).
-func (sub *Listener) Take(spare []Change) ([]Change, bool) {
+// subscription fell a whole queue behind (its changes were dropped: end it). The writer appends
+// each with AppendTo(b, sub.IDJSON).
+func (sub *Listener) Take(spare []EncodedChange) ([]EncodedChange, bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	out := sub.pending
@@ -238,29 +284,39 @@ func AppendListenAck(b []byte, sub *Listener) []byte {
 	return append(b, "}}}"...)
 }
 
-// AppendListenChange appends a change notification for one subscription, tagged with its id.
-// Wants admits only the four change methods and notifications/tasks, so the method needs no
-// escaping.
+// AppendListenChange appends a change notification for one subscription, tagged with its id
+// (EncodeChange(c).AppendTo(b, idJSON), without the shared encoding).
 func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
+	b = appendChangeHead(b, c)
+	b = append(b, idJSON...)
+	return append(b, "}}}"...)
+}
+
+// appendChangeHead appends a change notification up to the subscription id in its _meta. Wants
+// admits only the four change methods and notifications/tasks, so the method needs no escaping.
+// The result has no line break (a server-sent event carries it on one data line).
+func appendChangeHead(b []byte, c Change) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"`...)
 	b = append(b, c.Method...)
 	b = append(b, `","params":{`...)
 	if c.Method == TaskStatusChanged {
 		// The task's state as the core encoded it once (an object without _meta).
 		if p := bytes.TrimSpace(c.Params); len(p) > 2 && p[0] == '{' && p[len(p)-1] == '}' {
+			if bytes.ContainsAny(p, "\r\n") {
+				if v := jsontext.Value(bytes.Clone(p)); v.Compact() == nil {
+					p = v
+				}
+			}
 			b = append(b, p[1:len(p)-1]...)
 			b = append(b, ',')
 		}
 	}
 	if c.Method == ResourceUpdated {
-		uri, _ := json.Marshal(c.URI)
 		b = append(b, `"uri":`...)
-		b = append(b, uri...)
+		b = appendString(b, c.URI)
 		b = append(b, ',')
 	}
-	b = append(b, `"_meta":{"`+MetaSubscriptionID+`":`...)
-	b = append(b, idJSON...)
-	return append(b, "}}}"...)
+	return append(b, `"_meta":{"`+MetaSubscriptionID+`":`...)
 }
 
 // ListenShutdownReason is the reason of the notifications/cancelled that ends a subscription
@@ -305,6 +361,45 @@ type listenResult struct {
 // queue behind) sends notifications/cancelled for the listen id and then the complete result,
 // the subscription's last message.
 func handleListen(c *Call) (any, error) {
+	sub, err := openListen(c)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	buf := AppendListenAck(make([]byte, 0, 256), sub)
+	if err := c.sendWith(c.ctx, buf); err != nil {
+		return nil, err
+	}
+	var spare []EncodedChange
+	for {
+		select {
+		case <-sub.reg.closing:
+			return endListen(c, sub, buf)
+		case <-sub.wake:
+			changes, behind := sub.Take(spare)
+			if behind {
+				return endListen(c, sub, buf)
+			}
+			var done bool
+			if buf, done, err = sendChanges(c, sub, changes, buf); done {
+				return nil, err
+			}
+			if sub.reg.Closed() {
+				return endListen(c, sub, buf)
+			}
+			spare = changes
+		case <-c.ctx.Done():
+			if sub.reg.Closed() {
+				return endListen(c, sub, buf) // a shutdown cancels the call too: the graceful end wins
+			}
+			return nil, context.Cause(c.ctx)
+		}
+	}
+}
+
+// openListen checks a subscriptions/listen request and opens its subscription, or says why not
+// with the error the client gets.
+func openListen(c *Call) (*Listener, error) {
 	reg := c.session.listen
 	if reg == nil {
 		return nil, typedError(CodeMethodNotFound, c.method)
@@ -330,50 +425,38 @@ func handleListen(c *Call) (any, error) {
 	case err != nil:
 		return nil, NewError(CodeInternalError, "Service unavailable: the server is shutting down")
 	}
-	defer sub.Close()
-	buf := AppendListenAck(make([]byte, 0, 256), sub)
-	if err := c.sendWith(c.ctx, buf); err != nil {
+	return sub, nil
+}
+
+// sendChanges sends the taken changes in order, emptying each entry it sent. It stops early
+// (done) when the call is cancelled or a send fails, with the error the call ends with, and
+// without an error (done false) when the registry is closing: the caller then ends gracefully.
+func sendChanges(c *Call, sub *Listener, changes []EncodedChange, buf []byte) (_ []byte, done bool, _ error) {
+	for i, ch := range changes {
+		if sub.reg.Closed() {
+			return buf, false, nil
+		}
+		if c.ctx.Err() != nil {
+			return buf, true, context.Cause(c.ctx) // cancelled: nothing more is sent
+		}
+		buf = ch.AppendTo(buf[:0], sub.IDJSON)
+		if err := c.sendWith(c.ctx, buf); err != nil {
+			return buf, true, err
+		}
+		changes[i] = EncodedChange{}
+	}
+	return buf, false, nil
+}
+
+// endListen ends a subscription gracefully: notifications/cancelled for the listen request, then
+// the complete result (the subscription's last message).
+func endListen(c *Call, sub *Listener, buf []byte) (any, error) {
+	reason := ListenShutdownReason
+	if !sub.reg.Closed() {
+		reason = "The subscription fell too far behind; listen again"
+	}
+	if err := c.sendWith(context.WithoutCancel(c.ctx), AppendListenCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
 		return nil, err
 	}
-	end := func() (any, error) {
-		reason := ListenShutdownReason
-		if !reg.Closed() {
-			reason = "The subscription fell too far behind; listen again"
-		}
-		if err := c.sendWith(context.WithoutCancel(c.ctx), AppendListenCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
-			return nil, err
-		}
-		return listenResult{Meta: map[string]jsontext.Value{MetaSubscriptionID: sub.IDJSON}}, nil
-	}
-	var spare []Change
-	for {
-		select {
-		case <-reg.closing:
-			return end()
-		case <-sub.wake:
-			changes, behind := sub.Take(spare)
-			if behind {
-				return end()
-			}
-			for i, ch := range changes {
-				if reg.Closed() {
-					return end()
-				}
-				if c.ctx.Err() != nil {
-					return nil, context.Cause(c.ctx) // cancelled: nothing more is sent
-				}
-				buf = AppendListenChange(buf[:0], ch, sub.IDJSON)
-				if err := c.sendWith(c.ctx, buf); err != nil {
-					return nil, err
-				}
-				changes[i] = Change{}
-			}
-			spare = changes
-		case <-c.ctx.Done():
-			if reg.Closed() {
-				return end() // a shutdown cancels the call too: the graceful end wins
-			}
-			return nil, context.Cause(c.ctx)
-		}
-	}
+	return listenResult{Meta: map[string]jsontext.Value{MetaSubscriptionID: sub.IDJSON}}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -28,9 +29,11 @@ type ListenersOptions struct {
 	// MaxStreams caps the open listen streams. Zero means DefaultMaxListenStreams (1000); past
 	// the cap a new listen gets 503. NewListeners panics on a negative value.
 	MaxStreams int
-	// KeepAlive is the interval of keepalive comments, which also find dead peers and free their
-	// slot. Zero means DefaultListenKeepAlive (15 s); negative turns keepalives off (no timer is
-	// armed at all).
+	// KeepAlive is the longest a stream stays silent: a stream that carried nothing for about
+	// this long gets a keepalive comment, which also finds a dead peer and frees its slot. One
+	// timer of the Listeners checks every stream four times per interval (no timer per stream).
+	// Zero means DefaultListenKeepAlive (15 s); negative turns keepalives off (no timer is armed
+	// at all).
 	KeepAlive time.Duration
 	// WriteTimeout bounds each write. Zero means 30 s (New uses Options.WriteTimeout when it is
 	// set); negative turns the bound off, except for what Close writes (see CloseTimeout).
@@ -60,8 +63,11 @@ type ListenersOptions struct {
 // listen request's id. Publishing never waits on a client: a change is queued on each matching
 // stream (a stream that falls a whole queue behind is closed) and written by that stream's
 // handler, which is the only writer of its stream (keepalive comments included), so frames of one
-// stream stay in order and no lock shared between streams is held while writing. An idle stream
-// holds no queue memory: a queue grows only while changes wait for their writer.
+// stream stay in order and no lock shared between streams is held while writing. A change is
+// encoded once for every stream (each splices in its own id), and the changes waiting for one
+// stream go out in one write. An idle stream has no goroutine but its handler, no timer and no
+// frame buffer: its handler waits on one channel, a buffer is borrowed only while writing, and
+// keepalives come from one timer shared by every stream.
 //
 // On Close each stream ends gracefully. The 2026-07-28 specification asks two things of a server
 // tearing a subscription down: the cancellation page says it MUST send notifications/cancelled
@@ -74,12 +80,14 @@ type Listeners struct {
 	server    *core.Server
 	reg       *core.ListenRegistry // the open streams, their cap and ids, the fan-out
 	keepAlive time.Duration
-	sse       middleware.SSEWriterOptions
-	info      []byte        // the server's Implementation, for the _meta of the final result
-	closeWait time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
-	callers   *callerCaps   // MaxStreamsPerCaller
+	// writeTimeout bounds each write (WriteTimeout with its default); negative means none.
+	writeTimeout time.Duration
+	info         []byte        // the server's Implementation, for the _meta of the final result
+	closeWait    time.Duration // CloseTimeout when WriteTimeout is off, defaults applied; else 0
+	callers      *callerCaps   // MaxStreamsPerCaller
 
 	active sync.WaitGroup
+	pinger keepAliver
 
 	decode http.Handler // for a request no Decode layer ran in front of
 }
@@ -101,9 +109,11 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	case ka > 0:
 		l.keepAlive = ka
 	}
-	// The handler writes its own keepalive comments (see ServeHTTP): the SSE writer's timer
-	// stays off, so nothing can be written after the final frame.
-	l.sse = middleware.SSEWriterOptions{KeepAlive: -1, WriteTimeout: opts.WriteTimeout} // the handler writes its own
+	l.pinger.l = l
+	l.writeTimeout = opts.WriteTimeout
+	if l.writeTimeout == 0 {
+		l.writeTimeout = middleware.DefaultSSEWriteTimeout
+	}
 	if opts.WriteTimeout < 0 {
 		switch ct := opts.CloseTimeout; {
 		case ct == 0:
@@ -132,9 +142,10 @@ func (l *Listeners) Close() {
 		// deadline on each of its final writes (a successful write clears the deadline, so this
 		// one bounds only the write now under way).
 		deadline := time.Now().Add(l.closeWait)
-		each = func(st *core.Listener) { _ = st.Conn.(*http.ResponseController).SetWriteDeadline(deadline) }
+		each = func(st *core.Listener) { _ = st.Conn.(*listenStream).rc.SetWriteDeadline(deadline) }
 	}
 	l.reg.Close(each) // no stream opens after this
+	l.pinger.stop()
 	l.active.Wait()
 }
 
@@ -151,118 +162,123 @@ func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
-	msg, _ := middleware.MessageFrom(r.Context())
-	if !msg.ID.IsValid() {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
+	st, caller, ok := l.open(w, r)
+	if !ok {
 		return
 	}
-	if !core.ClaimsModern(msg) {
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
-		return
-	}
-	env, err := core.ParseEnvelope(msg)
-	if err != nil {
-		var e *core.Error
-		if !errors.As(err, &e) {
-			e = core.InternalError("Internal error handling subscriptions/listen request")
-		}
-		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
-		return
-	}
-	filter, perr := core.ParseListenFilter(msg.Params)
-	if perr != nil {
-		writeModern(w, r, &core.Response{ID: msg.ID, Error: perr})
-		return
-	}
-	if filter, err = l.server.HonorListen(r.Context(), env, filter); err != nil {
-		var e *core.Error
-		if !errors.As(err, &e) {
-			e = core.InternalError("Internal error handling subscriptions/listen request")
-		}
-		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
-		return
+	defer l.active.Done()
+	defer l.callers.release(caller)
+	// Runs last, after the final frames: once Close returns, Len counts no finished stream.
+	defer st.Close()
+	l.stream(r, st, st.Conn.(*listenStream))
+}
+
+// open admits a listen request and opens its stream, counted in l.active and against its
+// caller's cap; it answers a request it refuses itself (ok false, nothing to release). The
+// waiting stream's handler keeps none of this function's frame on its stack.
+func (l *Listeners) open(w http.ResponseWriter, r *http.Request) (_ *core.Listener, caller string, ok bool) {
+	id, filter, ok := l.admit(w, r)
+	if !ok {
+		return nil, "", false
 	}
 	// A listen id must be unique among the open streams of one principal (core.PrincipalFrom):
 	// a second stream with the same id is refused with 409, while another principal may use the
 	// same id. Callers with no principal share one scope.
 	scope, _ := core.PrincipalFrom(r.Context())
 	l.active.Add(1) // before the stream opens: Close waits for it once it could open
-	defer l.active.Done()
-	caller := CallerKey(r)
+	caller = CallerKey(r)
 	if !l.callers.acquire(caller) {
-		refuseCaller(w, r, msg.ID, "subscriptions/listen streams", l.callers.max)
-		return
+		l.active.Done()
+		refuseCaller(w, r, id, "subscriptions/listen streams", l.callers.max)
+		return nil, "", false
 	}
-	defer l.callers.release(caller)
-	st, err := l.reg.Open(scope, msg.ID, filter, http.NewResponseController(w))
+	st, err := l.reg.Open(scope, id, filter, &listenStream{w: w, rc: http.NewResponseController(w)})
+	if err == nil {
+		return st, caller, true
+	}
+	l.callers.release(caller)
+	l.active.Done()
 	switch {
 	case errors.Is(err, core.ErrListenLimit):
-		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
+		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
 			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(l.reg.Max())+") reached")
-		return
 	case errors.Is(err, core.ErrListenDuplicate):
-		refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
-		return
-	case err != nil:
-		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
-		return
+		refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+	default:
+		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
 	}
-	// Runs last, after the final frames: once Close returns, Len counts no finished stream.
-	defer st.Close()
+	return nil, "", false
+}
 
-	tail := &streamTail{w: w, timeout: l.sse.WriteTimeout}
+// admit checks a listen request and reads its filter, honored for the caller; it answers a
+// request it refuses itself (ok false).
+func (l *Listeners) admit(w http.ResponseWriter, r *http.Request) (_ core.ID, _ core.SubscriptionFilter, ok bool) {
+	msg, _ := middleware.MessageFrom(r.Context())
+	if !msg.ID.IsValid() {
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
+		return core.ID{}, core.SubscriptionFilter{}, false
+	}
+	if !core.ClaimsModern(msg) {
+		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
+		return core.ID{}, core.SubscriptionFilter{}, false
+	}
+	env, err := core.ParseEnvelope(msg)
+	var filter core.SubscriptionFilter
+	if err == nil {
+		var perr *core.Error
+		if filter, perr = core.ParseListenFilter(msg.Params); perr != nil {
+			err = perr
+		} else {
+			filter, err = l.server.HonorListen(r.Context(), env, filter)
+		}
+	}
+	if err != nil {
+		var e *core.Error
+		if !errors.As(err, &e) {
+			e = core.InternalError("Internal error handling subscriptions/listen request")
+		}
+		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
+		return core.ID{}, core.SubscriptionFilter{}, false
+	}
+	return msg.ID, filter, true
+}
+
+// stream serves an open stream until it ends: the acknowledgement first, then the changes, the
+// keepalive comments, and the final frames on Close. Its handler is the stream's only writer, and
+// waits on the stream's one wake-up channel between writes.
+func (l *Listeners) stream(r *http.Request, st *core.Listener, ls *listenStream) {
+	tail := &streamTail{w: ls.w, timeout: l.writeTimeout}
 	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, l.sse)
-	defer sse.Close()
 	// Close may already have been called: then every write here is bounded (see bound).
 	l.bound(st)
-	if err := sse.Start(); err != nil {
+	if ls.start(l.writeTimeout) != nil {
 		return
 	}
-	// From here on this goroutine is the stream's only writer: the acknowledgement goes first,
-	// whatever was published since the stream registered waits in its queue.
-	buf := core.AppendListenAck(make([]byte, 0, 256), st)
+	// The acknowledgement goes first; whatever was published since the stream registered waits
+	// in its queue.
 	l.bound(st)
-	if sse.WriteMessage(buf) != nil {
+	if ls.send(l.writeTimeout, func(b []byte) []byte {
+		return appendSSEData(b, func(b []byte) []byte { return core.AppendListenAck(b, st) })
+	}) != nil {
 		return
 	}
-	var tick <-chan time.Time
-	if l.keepAlive > 0 {
-		t := time.NewTicker(l.keepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
-	var spare []core.Change
+	l.pinger.add()
+	var spare []core.EncodedChange
 	for {
 		select {
 		case <-st.Wake():
-			changes, behind := st.Take(spare)
-			if behind {
-				tail.abort = true
-				return // fell a whole queue behind: the client must reconnect and list again
+			var end streamEnd
+			if spare, end = l.drain(st, ls, spare); end == streamGoOn {
+				continue
 			}
-			for i, c := range changes {
-				if l.closed() {
-					l.finish(sse, st, tail)
-					return
-				}
-				buf = core.AppendListenChange(buf[:0], c, st.IDJSON)
-				if sse.WriteMessage(buf) != nil {
-					return
-				}
-				changes[i] = core.Change{}
+			if end == streamFinish {
+				l.finish(st, ls, tail)
+			} else if end == streamAbort {
+				tail.abort = true // fell a whole queue behind: the client must reconnect and list again
 			}
-			spare = changes
-		case <-tick:
-			if l.closed() {
-				l.finish(sse, st, tail)
-				return
-			}
-			if sse.WriteComment("ping "+time.Now().Format(time.RFC3339)) != nil {
-				return // the peer is gone: free the slot
-			}
+			return
 		case <-l.reg.Closing():
-			l.finish(sse, st, tail)
+			l.finish(st, ls, tail)
 			return
 		case <-r.Context().Done():
 			return // the client closed the stream
@@ -270,32 +286,193 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// streamEnd is what a stream's handler does after a wake-up.
+type streamEnd int
+
+const (
+	streamGoOn   streamEnd = iota // wait for the next wake-up
+	streamFinish                  // Close was called: write the final frames
+	streamAbort                   // fell a whole queue behind: cut the stream
+	streamGone                    // a write failed: the peer is gone
+)
+
+// drain writes what woke the stream: its pending changes, all in one write, or a keepalive
+// comment when the sweep found it silent. It returns the emptied queue for reuse.
+func (l *Listeners) drain(st *core.Listener, ls *listenStream, spare []core.EncodedChange) ([]core.EncodedChange, streamEnd) {
+	changes, behind := st.Take(spare)
+	if behind {
+		return nil, streamAbort
+	}
+	ping := ls.ping.Swap(false)
+	if len(changes) == 0 && !ping {
+		return changes, streamGoOn
+	}
+	if l.closed() {
+		return changes, streamFinish
+	}
+	err := ls.send(l.writeTimeout, func(b []byte) []byte {
+		if len(changes) == 0 {
+			b = append(b, ": ping "...)
+			b = time.Now().AppendFormat(b, time.RFC3339)
+			return append(b, "\n\n"...)
+		}
+		for _, c := range changes {
+			b = append(b, "data: "...)
+			b = c.AppendTo(b, st.IDJSON)
+			b = append(b, "\n\n"...)
+		}
+		return b
+	})
+	clear(changes)
+	if err != nil {
+		return changes, streamGone
+	}
+	return changes, streamGoOn
+}
+
 // closed reports whether Close was called. The stream's handler asks before each ordinary write,
 // so once Close was called it writes nothing but the final frames, which are bounded.
 func (l *Listeners) closed() bool { return l.reg.Closed() }
 
 // bound puts a CloseTimeout deadline on the next write of a stream once Close was called and
-// WriteTimeout is off. The writer then sets no deadline of its own, and a successful write
-// clears this one: it is needed before each write.
+// WriteTimeout is off. The stream then sets no deadline of its own: it is needed before each
+// write.
 func (l *Listeners) bound(st *core.Listener) {
 	if l.closeWait > 0 && l.closed() {
-		_ = st.Conn.(*http.ResponseController).SetWriteDeadline(time.Now().Add(l.closeWait))
+		_ = st.Conn.(*listenStream).rc.SetWriteDeadline(time.Now().Add(l.closeWait))
 	}
 }
 
-// finish ends a stream gracefully: notifications/cancelled for the listen request, then the
-// complete result as the very last frame. When WriteTimeout is off, each of these writes gets
+// finish ends a stream gracefully, in one write: notifications/cancelled for the listen request,
+// then the complete result as the very last frame. When WriteTimeout is off, that write gets
 // CloseTimeout at most, and so does what net/http writes after the handler returns.
-func (l *Listeners) finish(sse *middleware.SSEWriter, st *core.Listener, tail *streamTail) {
+func (l *Listeners) finish(st *core.Listener, ls *listenStream, tail *streamTail) {
 	if l.closeWait > 0 {
 		tail.timeout = l.closeWait
 	}
-	b := core.AppendListenCancelled(make([]byte, 0, 256+len(l.info)), st.IDJSON, core.ListenShutdownReason)
 	l.bound(st)
-	if sse.WriteMessage(b) != nil {
+	_ = ls.send(l.writeTimeout, func(b []byte) []byte {
+		b = appendSSEData(b, func(b []byte) []byte { return core.AppendListenCancelled(b, st.IDJSON, core.ListenShutdownReason) })
+		return appendSSEData(b, func(b []byte) []byte { return core.AppendListenResult(b, st.IDJSON, l.info) })
+	})
+}
+
+// listenStream is the HTTP side of one listen stream (core.Listener.Conn): its response, and
+// what the keepalive sweep knows of it. Only the stream's handler writes to the response.
+type listenStream struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	last atomic.Int64 // when the stream last carried something, in Unix nanoseconds
+	ping atomic.Bool  // the sweep found the stream silent: the handler writes a keepalive
+}
+
+// start sends the event-stream headers with status 200 and flushes them, as an SSEWriter starts
+// a stream (which also clears the server's WriteTimeout for this long-lived response); the
+// stream then writes its frames itself, so the writer is closed at once.
+func (ls *listenStream) start(timeout time.Duration) error {
+	sw := middleware.NewSSEWriter(ls.w, middleware.SSEWriterOptions{KeepAlive: -1, WriteTimeout: timeout})
+	err := sw.Start()
+	sw.Close()
+	ls.last.Store(time.Now().UnixNano())
+	return err
+}
+
+// framePool holds the buffers streams build their frames in: a stream borrows one only while it
+// writes, so an idle stream holds none.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame is the largest buffer returned to framePool.
+const maxPooledFrame = 64 << 10
+
+// send writes what frames appends to a borrowed buffer and flushes it, within timeout when it is
+// positive (the deadline is cleared again after a successful write: an HTTP/2 stream is reset
+// when its deadline passes, even idle).
+func (ls *listenStream) send(timeout time.Duration, frames func([]byte) []byte) error {
+	bp := framePool.Get().(*[]byte)
+	b := frames((*bp)[:0])
+	if timeout > 0 {
+		_ = ls.rc.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	_, err := ls.w.Write(b)
+	if err == nil {
+		err = ls.rc.Flush()
+	}
+	if err == nil && timeout > 0 {
+		_ = ls.rc.SetWriteDeadline(time.Time{})
+	}
+	if cap(b) <= maxPooledFrame {
+		*bp = b[:0]
+		framePool.Put(bp)
+	}
+	ls.last.Store(time.Now().UnixNano())
+	return err
+}
+
+// appendSSEData appends one server-sent event whose data is what msg appends: the kit's messages
+// are JSON without line breaks, so the data fits one line.
+func appendSSEData(b []byte, msg func([]byte) []byte) []byte {
+	b = append(b, "data: "...)
+	b = msg(b)
+	return append(b, "\n\n"...)
+}
+
+// keepAliver is the one timer behind every stream's keepalive: armed while a stream is open, it
+// runs a sweep four times per KeepAlive that marks each stream silent for nearly KeepAlive and
+// wakes its handler, which writes the comment. No goroutine exists between sweeps.
+type keepAliver struct {
+	l *Listeners
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	armed   bool
+	stopped bool
+}
+
+// add arms the timer for a stream that just opened (its first keepalive is due KeepAlive after
+// its acknowledgement).
+func (k *keepAliver) add() {
+	if k.l.keepAlive <= 0 {
 		return
 	}
-	b = core.AppendListenResult(b[:0], st.IDJSON, l.info)
-	l.bound(st)
-	_ = sse.WriteFinal(b)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.armed || k.stopped {
+		return
+	}
+	k.armed = true
+	if k.timer == nil {
+		k.timer = time.AfterFunc(k.l.keepAlive/4, k.sweep)
+		return
+	}
+	k.timer.Reset(k.l.keepAlive / 4)
+}
+
+// sweep marks and wakes the streams that are due, then re-arms while any stream is open.
+func (k *keepAliver) sweep() {
+	tick := k.l.keepAlive / 4
+	due := time.Now().Add(tick - k.l.keepAlive).UnixNano() // silent since before this: ping
+	k.l.reg.Each(func(st *core.Listener) {
+		ls := st.Conn.(*listenStream)
+		if ls.last.Load() <= due {
+			ls.ping.Store(true)
+			st.Nudge()
+		}
+	})
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped || k.l.reg.Len() == 0 {
+		k.armed = false
+		return
+	}
+	k.timer.Reset(tick)
+}
+
+// stop disarms the timer for good (Close).
+func (k *keepAliver) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
 }

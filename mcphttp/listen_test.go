@@ -368,18 +368,7 @@ func TestListenKeepAliveFreesDeadPeer(t *testing.T) {
 	ls, _ := f.listen(t, "k", toolsOnly)
 	defer ls.close()
 	// Keepalive comments arrive...
-	for {
-		ev, err := nextEvent(t, ls.sr, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.IsComment() {
-			if !strings.HasPrefix(ev.CommentText(), "ping ") {
-				t.Fatalf("keepalive comment %q", ev.Comment)
-			}
-			break
-		}
-	}
+	waitPing(t, ls)
 	// ...until the peer vanishes: the next one fails, and the slot is free again.
 	kl.killAll()
 	recv(t, f.connClosed, "the dead stream's connection to close")

@@ -1,0 +1,175 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// listenTestServer advertises every change type a listen filter can ask for.
+func listenTestServer() *Server {
+	return NewServer(Implementation{Name: "listen", Version: "1"}, Options{Capabilities: &ServerCapabilities{
+		Tools:     &ListChangedCapability{ListChanged: true},
+		Prompts:   &ListChangedCapability{ListChanged: true},
+		Resources: &ResourcesCapability{ListChanged: true, Subscribe: true},
+	}})
+}
+
+// A change is encoded once for every subscription that wants it: the subscriptions share the
+// encoded bytes, each splicing in its own id, and a subscription whose filter does not want the
+// change gets nothing.
+func TestListenDeliverEncodesOnce(t *testing.T) {
+	s := listenTestServer()
+	reg := NewListenRegistry(s, 0)
+	defer reg.Close(nil)
+	open := func(id int64, f SubscriptionFilter) *Listener {
+		sub, err := reg.Open("", IntID(id), f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(sub.Close)
+		return sub
+	}
+	a := open(1, SubscriptionFilter{ToolsListChanged: true})
+	b := open(2, SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true})
+	other := open(3, SubscriptionFilter{PromptsListChanged: true})
+	if err := s.NotifyToolsListChanged(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := a.Take(nil)
+	cb, _ := b.Take(nil)
+	co, _ := other.Take(nil)
+	if len(ca) != 1 || len(cb) != 1 || len(co) != 0 {
+		t.Fatalf("queued %d, %d, %d changes; want 1, 1, 0", len(ca), len(cb), len(co))
+	}
+	if &ca[0].head[0] != &cb[0].head[0] {
+		t.Fatal("the change was encoded once per subscription, not once for all")
+	}
+	for _, c := range []struct {
+		sub  *Listener
+		enc  EncodedChange
+		want string
+	}{
+		{a, ca[0], `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`},
+		{b, cb[0], `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2}}}`},
+	} {
+		if got := string(c.enc.AppendTo(nil, c.sub.IDJSON)); got != c.want {
+			t.Fatalf("frame\n got %s\nwant %s", got, c.want)
+		}
+	}
+	select {
+	case <-other.Wake():
+		t.Fatal("a subscription that does not want the change was woken")
+	default:
+	}
+}
+
+// The shared encoding is exactly what AppendListenChange writes for one subscription, for every
+// kind of change; it is valid JSON on one line even for a URI that needs escaping or task params
+// that were indented.
+func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
+	id := []byte(`"listen-7"`)
+	for _, c := range []Change{
+		{Method: ToolsListChanged},
+		{Method: PromptsListChanged},
+		{Method: ResourcesListChanged},
+		{Method: ResourceUpdated, URI: "file:///a \"quoted\"\n\u2028name"},
+		{Method: ResourceUpdated, URI: "file:///bad\xffutf8"},
+		{Method: TaskStatusChanged, TaskID: "t1", Params: json.RawMessage("{\n  \"taskId\": \"t1\",\n  \"status\": \"working\"\n}")},
+	} {
+		shared := string(EncodeChange(c).AppendTo([]byte("prefix:"), id))
+		if !strings.HasPrefix(shared, "prefix:") {
+			t.Fatalf("%s: AppendTo dropped what b held: %s", c.Method, shared)
+		}
+		shared = strings.TrimPrefix(shared, "prefix:")
+		if single := string(AppendListenChange(nil, c, id)); single != shared {
+			t.Fatalf("%s: shared encoding %s, single %s", c.Method, shared, single)
+		}
+		if strings.ContainsAny(shared, "\r\n") {
+			t.Fatalf("%s: a line break in %q", c.Method, shared)
+		}
+		var w struct {
+			Method string
+			Params map[string]json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(shared), &w); err != nil || w.Method != c.Method {
+			t.Fatalf("%s: not a valid notification: %v %s", c.Method, err, shared)
+		}
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(w.Params["_meta"], &meta); err != nil || string(meta[MetaSubscriptionID]) != string(id) {
+			t.Fatalf("%s: _meta %s", c.Method, w.Params["_meta"])
+		}
+		switch c.Method {
+		case ResourceUpdated:
+			var uri string
+			if err := json.Unmarshal(w.Params["uri"], &uri); err != nil || (uri != c.URI && !strings.ContainsRune(uri, '\uFFFD')) {
+				t.Fatalf("uri %s for %q", w.Params["uri"], c.URI)
+			}
+		case TaskStatusChanged:
+			if string(w.Params["status"]) != `"working"` || string(w.Params["taskId"]) != `"t1"` {
+				t.Fatalf("task params %s", shared)
+			}
+		}
+	}
+	if b := (EncodedChange{}).AppendTo([]byte("x"), id); string(b) != "x" {
+		t.Fatalf("the zero EncodedChange appended %q", b)
+	}
+}
+
+// Nudge wakes the writer without queueing anything, and never blocks, however often it is called.
+func TestListenerNudge(t *testing.T) {
+	reg := NewListenRegistry(listenTestServer(), 0)
+	defer reg.Close(nil)
+	sub, err := reg.Open("", IntID(1), SubscriptionFilter{ToolsListChanged: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	sub.Nudge()
+	sub.Nudge()
+	<-sub.Wake()
+	if changes, behind := sub.Take(nil); len(changes) != 0 || behind {
+		t.Fatalf("after a nudge: %d changes, behind %v", len(changes), behind)
+	}
+	select {
+	case <-sub.Wake():
+		t.Fatal("two nudges woke the writer twice")
+	default:
+	}
+	var seen []int
+	reg.Each(func(l *Listener) { seen = append(seen, len(l.IDJSON)) })
+	if len(seen) != 1 {
+		t.Fatalf("Each saw %d subscriptions, want 1", len(seen))
+	}
+}
+
+// The in-process broadcaster calls its subscribers in the order they subscribed, stops calling
+// one once it unsubscribed (twice is harmless), and allocates nothing to publish.
+func TestLocalBroadcaster(t *testing.T) {
+	b := NewLocalBroadcaster()
+	if err := b.Publish(context.Background(), Change{Method: ToolsListChanged}); err != nil {
+		t.Fatal(err) // nobody subscribed yet
+	}
+	var got []string
+	sub := func(name string) func() {
+		return b.Subscribe(func(c Change) { got = append(got, name+":"+c.Method) })
+	}
+	sub("a")
+	unsubB := sub("b")
+	sub("c")
+	_ = b.Publish(context.Background(), Change{Method: ToolsListChanged})
+	unsubB()
+	unsubB()
+	_ = b.Publish(context.Background(), Change{Method: PromptsListChanged})
+	want := "a:" + ToolsListChanged + " b:" + ToolsListChanged + " c:" + ToolsListChanged +
+		" a:" + PromptsListChanged + " c:" + PromptsListChanged
+	if s := strings.Join(got, " "); s != want {
+		t.Fatalf("delivered\n %s\nwant\n %s", s, want)
+	}
+	quiet := NewLocalBroadcaster()
+	quiet.Subscribe(func(Change) {})
+	if n := testing.AllocsPerRun(100, func() { _ = quiet.Publish(context.Background(), Change{Method: ToolsListChanged}) }); n != 0 {
+		t.Fatalf("Publish allocates %v times", n)
+	}
+}
