@@ -62,7 +62,7 @@ func TestOptionsDefaults(t *testing.T) {
 
 		{Option: "ListenersOptions.MaxStreams", Given: lo.MaxStreams, Got: listeners.reg.Max(), Doc: 1000},
 		{Option: "ListenersOptions.KeepAlive", Given: lo.KeepAlive, Got: listeners.keepAlive, Doc: 15 * time.Second},
-		{Option: "ListenersOptions.WriteTimeout", Given: lo.WriteTimeout, Got: listeners.sse.WriteTimeout, Doc: time.Duration(0)},
+		{Option: "ListenersOptions.WriteTimeout", Given: lo.WriteTimeout, Got: listeners.writeTimeout, Doc: 30 * time.Second},
 		{Option: "ListenersOptions.MaxStreamsPerCaller", Given: lo.MaxStreamsPerCaller, Got: listeners.callers.max, Doc: 100},
 		{Option: "ListenersOptions.MaxRequestBytes", Given: lo.MaxRequestBytes, Got: testutil.BodyCap(t, listeners, 4<<20), Doc: 4 << 20},
 
