@@ -491,3 +491,42 @@ func TestReconnectDoesNotRepeatWhatRan(t *testing.T) {
 		t.Errorf("call on the new session: %v", err)
 	}
 }
+
+// TestLegacyListenWithoutStream: a legacy listen needs the session's GET stream: a server that
+// offers none (405) refuses Listen, and a stream lost for good ends the listens with the cause.
+func TestLegacyListenWithoutStream(t *testing.T) {
+	s := newSubscriptions(t)
+	h := mcphttp.New(s.server, mcphttp.Options{})
+	var refuseGET atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && refuseGET.Load() {
+			http.Error(w, "no stream here", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := client.Connect(ctx, &client.HTTPTransport{URL: srv.URL}, client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sub, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuseGET.Store(true)
+	srv.CloseClientConnections() // the GET stream breaks; its reconnections are refused
+	await(t, sub.Done(), "the listen to end with its stream")
+	var herr *client.HTTPError
+	if err := sub.Err(); !errors.As(err, &herr) || herr.StatusCode != http.StatusServiceUnavailable || !strings.Contains(err.Error(), "GET stream") {
+		t.Errorf("listen Err = %v", err)
+	}
+	if _, err := c.Listen(ctx, client.ListenFilter{ToolsListChanged: true}, nil); !errors.Is(err, client.ErrUnsupported) || !errors.As(err, &herr) {
+		t.Errorf("Listen without a GET stream: %v", err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("the session still serves calls: %v", err)
+	}
+}
