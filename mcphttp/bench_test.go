@@ -136,6 +136,10 @@ func (w *flushWriter) Flush() {
 // takes the same path as on a real connection.
 func (w *flushWriter) SetWriteDeadline(time.Time) error { return nil }
 
+// SetReadDeadline accepts deadlines too, as net/http's does (the decode layer bounds the body
+// read with one), so what is measured is not the cost of the error an unsupported call returns.
+func (w *flushWriter) SetReadDeadline(time.Time) error { return nil }
+
 func (w *flushWriter) reset() {
 	clear(w.h)
 	w.status = 0

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -173,12 +172,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
 
 func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
 	recordError(r, resp)
-	body := resp.Encode()
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(ModernStatus(resp.Error))
-	_, _ = w.Write(body)
+	writeBody(w, ModernStatus(resp.Error), resp.Encode())
 }
 
 // modernStream is the path of one 2026-07-28 request: it turns into an SSE stream with the first

@@ -76,6 +76,16 @@ func mismatch(format string, args ...any) *core.Error {
 	return e
 }
 
+// plainStringIs reports whether raw, a JSON string, is exactly s without needing to be decoded
+// (no escapes): the usual case, checked without allocating.
+func plainStringIs(raw []byte, s string) bool {
+	if len(raw) != len(s)+2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	inner := raw[1 : len(raw)-1]
+	return bytes.IndexByte(inner, '\\') < 0 && string(inner) == s
+}
+
 func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *core.Error) {
 	v := r.Header.Get(protocolVersionKey)
 	if v == "" {
@@ -85,7 +95,7 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 		e := core.UnsupportedVersion(v)
 		return http.StatusBadRequest, e
 	}
-	if raw := msg.MetaValue(core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' {
+	if raw := msg.MetaValue(core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' && !plainStringIs(raw, v) {
 		var body string
 		if json.Unmarshal(raw, &body) == nil && body != v {
 			return http.StatusBadRequest, mismatch("MCP-Protocol-Version header value '%s' does not match body value '%s'", v, body)

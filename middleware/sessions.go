@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/session"
@@ -128,10 +129,13 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
 		return
 	}
-	principal, _ := core.PrincipalFrom(r.Context())
-	origin := r.Header.Get("Origin")
-	allow := func(s *session.Entry) bool { return v.allows(s, principal, origin) }
-	s, err := lookup(r.Context(), v.store, id, touch, allow)
+	c := checks.Get().(*check)
+	c.v = v
+	c.principal, _ = core.PrincipalFrom(r.Context())
+	c.origin = r.Header.Get("Origin")
+	s, err := lookup(r.Context(), v.store, id, touch, c.allow)
+	*c = check{allow: c.allow}
+	checks.Put(c)
 	if errors.Is(err, session.ErrRefused) {
 		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
 		return
@@ -182,6 +186,23 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	return reqID, touch, stepCheck
 }
+
+// check is what one request's session check needs. Checks are pooled with their allow function
+// bound once, so that a lookup costs no closure (the store runs allow before GetChecked returns).
+type check struct {
+	v         *validator
+	principal string
+	origin    string
+	allow     func(*session.Entry) bool // c.allows, bound when the check was made
+}
+
+var checks = sync.Pool{New: func() any {
+	c := &check{}
+	c.allow = c.allows
+	return c
+}}
+
+func (c *check) allows(s *session.Entry) bool { return c.v.allows(s, c.principal, c.origin) }
 
 // allows reports whether a request by principal carrying origin (its Origin header, "" when
 // absent) may use session s.

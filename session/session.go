@@ -422,7 +422,8 @@ var ErrRefused = errors.New("session: request refused for this session")
 // lookup (one round trip to a remote store instead of two). GetChecked is Get with a check:
 // allow runs on the session (its Origin and Owner never change after Add) before it is renewed;
 // when allow returns false the session is not renewed and GetChecked returns it with ErrRefused.
-// The session validator uses it when the store has it.
+// The session validator uses it when the store has it. allow is called only before GetChecked
+// returns; a store must not keep it.
 type Checker interface {
 	GetChecked(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error)
 }

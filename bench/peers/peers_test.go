@@ -121,6 +121,10 @@ func (w *recorder) Flush() { w.WriteHeader(http.StatusOK) }
 // path they take on a real connection.
 func (w *recorder) SetWriteDeadline(time.Time) error { return nil }
 
+// SetReadDeadline accepts read deadlines as net/http's ResponseWriter does (mcpkit bounds the
+// body read with one): the error an unsupported call returns is not what is measured.
+func (w *recorder) SetReadDeadline(time.Time) error { return nil }
+
 func (w *recorder) reset() {
 	clear(w.h)
 	w.status = 0
