@@ -61,6 +61,9 @@ type Call struct {
 	metaOnce sync.Once
 	meta     map[string]json.RawMessage
 
+	// toolReq is what a tools/call handler gets (its storage: no allocation of its own).
+	toolReq ToolRequest
+
 	// task is set on the call a task's handler sees (and on a deferred call that may become one).
 	task *taskRun
 }

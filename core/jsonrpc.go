@@ -430,6 +430,10 @@ type msgDecoder struct {
 	pdec jsontext.Decoder
 }
 
+// validatedJSON are the options of decoders that read again what a decoder has validated
+// already: the checks for duplicate names are not made twice.
+var validatedJSON = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
 
 // envelope is what decodeObject learns while it reads the members of a message. Every member is
@@ -528,7 +532,7 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 func (md *msgDecoder) readParamsFields(m *Message, params []byte) bool {
 	md.pbuf = *bytes.NewBuffer(params)
 	d := &md.pdec
-	d.Reset(&md.pbuf)
+	d.Reset(&md.pbuf, validatedJSON...)
 	defer func() {
 		md.pbuf = bytes.Buffer{}
 		d.Reset(&md.pbuf)

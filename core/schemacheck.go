@@ -365,15 +365,15 @@ type quickChecker struct {
 
 var quickCheckers = sync.Pool{New: func() any { return new(quickChecker) }}
 
-// valid reports whether data (one JSON value) certainly satisfies the schema; false means the
-// full validator must decide. A nil schema decides nothing.
+// valid reports whether data (one valid JSON value without duplicate names) certainly satisfies
+// the schema; false means the full validator must decide. A nil schema decides nothing.
 func (q *quickSchema) valid(data []byte) bool {
 	if q == nil {
 		return false
 	}
 	qc := quickCheckers.Get().(*quickChecker)
 	qc.buf = *bytes.NewBuffer(data)
-	qc.dec.Reset(&qc.buf)
+	qc.dec.Reset(&qc.buf, validatedJSON...) // data is valid JSON: arguments or our own encoding
 	ok := q.check(qc)
 	if ok {
 		_, err := qc.dec.ReadToken()

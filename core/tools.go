@@ -149,23 +149,30 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		if err != nil {
 			return nil, err
 		}
-		if res == nil {
-			res = &CallToolResult{}
-		} else if res.IsError || res.StructuredContent != nil {
+		if res != nil && (res.IsError || res.StructuredContent != nil) {
 			return res, nil // an error carries no output unless the handler set one
-		} else {
-			copied := *res // a handler may return one result to many calls: never change it
-			res = &copied
+		}
+		// One allocation holds the result and the output it points to; a handler may return one
+		// result to many calls, so its own is copied, never changed.
+		tr := &typedResult[Out]{out: out}
+		if res != nil {
+			tr.res = *res
 		}
 		switch {
 		case !isInterface:
-			res.StructuredContent = &out // encoded through the pointer: no copy of out
+			tr.res.StructuredContent = &tr.out // encoded through the pointer: no copy of out
 		case any(out) != nil:
-			res.StructuredContent = out
+			tr.res.StructuredContent = out
 		}
-		return res, nil
+		return &tr.res, nil
 	}
 	s.AddTool(&tool, raw)
+}
+
+// typedResult is a typed tool's result together with its structured output.
+type typedResult[Out any] struct {
+	res CallToolResult
+	out Out
 }
 
 // decodeProblem describes why arguments did not decode, without Go type names.
@@ -593,7 +600,8 @@ func runTool(c *Call, e *toolEntry, name string, args json.RawMessage) (res *Cal
 			res, err = nil, InternalError("Internal error calling tool "+name)
 		}
 	}()
-	res, err = e.handler(c.ctx, &ToolRequest{Call: c, Name: name, Arguments: args})
+	c.toolReq = ToolRequest{Call: c, Name: name, Arguments: args}
+	res, err = e.handler(c.ctx, &c.toolReq)
 	if err == nil {
 		return res, nil
 	}
