@@ -35,6 +35,7 @@ type Call struct {
 	early   *Error
 
 	ctx        context.Context
+	vctx       callContext // the storage of ctx
 	cancelFn   context.CancelCauseFunc
 	registered bool
 	byClient   atomic.Bool
@@ -70,6 +71,27 @@ type Call struct {
 
 func newCall(ss *Session, msg *Message, out Sender) *Call {
 	return &Call{session: ss, msg: msg, id: msg.ID, method: msg.Method, params: msg.Params, out: out}
+}
+
+// callContext is a call's context: a cancellable context of its own, whose value for callKey is
+// the call (what context.WithValue would make, without an allocation of its own).
+type callContext struct {
+	context.Context
+	c *Call
+}
+
+func (x *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return x.c
+	}
+	return x.Context.Value(key)
+}
+
+// setContext gives the call its context, derived from parent.
+func (c *Call) setContext(parent context.Context) {
+	cctx, cancel := context.WithCancelCause(parent)
+	c.vctx = callContext{Context: cctx, c: c}
+	c.ctx, c.cancelFn = &c.vctx, cancel
 }
 
 // CallFromContext returns the call a handler's context belongs to, or nil.

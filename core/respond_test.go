@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"unsafe"
 )
@@ -127,5 +128,30 @@ func TestDecodedMethodNamesAreShared(t *testing.T) {
 	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/call"}`))
 	if derr != nil || m.Method != "tools/call" {
 		t.Fatalf("escaped method name: %v %v", m, derr)
+	}
+}
+
+type otherKey struct{}
+
+// TestCallContext: a call's context carries the call and its parent's values, and ending the
+// call ends what was derived from it, with the cause.
+func TestCallContext(t *testing.T) {
+	s := NewServer(Implementation{Name: "srv", Version: "1"}, Options{})
+	ss := s.NewSession(SessionOptions{})
+	defer ss.Close()
+	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	c.setContext(context.WithValue(context.Background(), otherKey{}, "v"))
+	if CallFromContext(c.ctx) != c || c.ctx.Value(otherKey{}) != "v" {
+		t.Fatal("the call's context lost the call or its parent's value")
+	}
+	child, stop := context.WithCancel(c.ctx)
+	defer stop()
+	if CallFromContext(child) != c {
+		t.Fatal("a derived context lost the call")
+	}
+	c.cancel(ErrCancelled)
+	<-child.Done()
+	if !errors.Is(context.Cause(child), ErrCancelled) || !errors.Is(context.Cause(c.ctx), ErrCancelled) {
+		t.Fatalf("causes %v, %v", context.Cause(child), context.Cause(c.ctx))
 	}
 }

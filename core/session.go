@@ -312,8 +312,7 @@ func RefusedResponse(id ID, err error) *Response {
 // disturbed). initialize is never registered: it cannot be cancelled.
 func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
 	c := newCall(ss, msg, out)
-	c.ctx, c.cancelFn = context.WithCancelCause(ctx)
-	c.ctx = context.WithValue(c.ctx, callKey{}, c)
+	c.setContext(ctx)
 	c.resolve()
 	if c.early != nil {
 		return c, nil // a call that fails before its handler runs does not hold its id
