@@ -206,9 +206,18 @@ func BenchmarkModernToolsCall(b *testing.B) {
 // acknowledgement frame. It returns the connection and the reader positioned after it.
 func rawListen(tb testing.TB, addr string, id int) (net.Conn, *bufio.Reader) {
 	tb.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, br, err := dialListen(addr, id)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return conn, br
+}
+
+// dialListen is rawListen returning its error (for goroutines other than the test's).
+func dialListen(addr string, id int) (net.Conn, *bufio.Reader, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, nil, err
 	}
 	body := testutil.ModernRequest(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
@@ -216,17 +225,23 @@ func rawListen(tb testing.TB, addr string, id int) (net.Conn, *bufio.Reader) {
 		addr, testutil.AcceptBoth, testutil.ModernVersion, len(body), body)
 	br := bufio.NewReaderSize(conn, 1024)
 	resp, err := http.ReadResponse(br, nil)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("listen %d: %v %v", id, resp, err)
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("listen %d: %w", id, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		conn.Close()
+		return nil, nil, fmt.Errorf("listen %d: status %d", id, resp.StatusCode)
 	}
 	// The body is chunked: read lines until the acknowledgement's data line.
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			tb.Fatalf("listen %d: %v", id, err)
+			conn.Close()
+			return nil, nil, fmt.Errorf("listen %d: %w", id, err)
 		}
 		if strings.Contains(line, "notifications/subscriptions/acknowledged") {
-			return conn, br
+			return conn, br, nil
 		}
 	}
 }
