@@ -130,18 +130,18 @@ run_v2() { # run_v2 LABEL LIFECYCLE ARGS...: the TypeScript SDK v2 client
   grep -v '^ok - ' "$work/v2.out" >&2 || true
   if ((rc == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
-inspect() { # inspect OUTCOME WANT ARGS...: one Inspector CLI call whose output must contain WANT
-  local outcome="$1" want="$2" rc=0
-  shift 2
-  HOME="$work/inspector-home" timeout --kill-after=5 60 \
-    "$v2_dir/node_modules/.bin/mcp-inspector" --cli "$@" >"$work/insp.out" 2>&1 || rc=$?
-  grep -qF -- "$want" "$work/insp.out" || return 1
+inspect() { # inspect OUT OUTCOME WANT ARGS...: one Inspector CLI call whose output (kept in OUT) must contain WANT
+  local out="$1" outcome="$2" want="$3" rc=0
+  shift 3
+  HOME="${out%.out}-home" timeout --kill-after=5 60 \
+    "$v2_dir/node_modules/.bin/mcp-inspector" --cli "$@" >"$out" 2>&1 || rc=$?
+  grep -qF -- "$want" "$out" || return 1
   case "$outcome" in
     # The call must be refused (an error envelope, non-zero exit).
     fails) ((rc != 0)) ;;
     # Inspector quirk: a tool result with isError: true makes the CLI exit 1 (printing the
     # result, then a tool_is_error line), so that call is judged by its output alone.
-    *) ((rc == 0)) || grep -qF '"code":"tool_is_error"' "$work/insp.out" ;;
+    *) ((rc == 0)) || grep -qF '"code":"tool_is_error"' "$out" ;;
   esac
 }
 # The Inspector CLI 2.12.0 (--cli) in both eras (--protocol-era legacy: initialize at 2025-11-25;
@@ -169,22 +169,34 @@ inspector_checks=(
   'legacy|ok|Client does not support sampling|--method|tools/call|--tool-name|test_sampling|--tool-arg|prompt=hi'
   'legacy|ok|{}|--method|logging/setLevel|--log-level|debug'
 )
-run_inspector() { # run_inspector ERA TRANSPORT: the Inspector CLI's methods against the fixture
-  local era="$1" transport="$2" ok=0 bad=0 c
-  echo "--- interop: inspector $era $transport" >&2
+run_inspector() { # run_inspector ERA TRANSPORT: the Inspector CLI's methods against the fixture; fails if one does
+  local era="$1" transport="$2" ok=0 bad=0 c out="$work/insp-$1-$2.out"
   for c in "${inspector_checks[@]}"; do
     IFS='|' read -r -a parts <<<"$c"
     [[ "${parts[0]}" == both || "${parts[0]}" == "$era" ]] || continue
-    if inspect "${parts[1]}" "${parts[2]}" --config "$work/inspector.json" --server "$transport" --protocol-era "$era" "${parts[@]:3}"; then
+    if inspect "$out" "${parts[1]}" "${parts[2]}" --config "$work/inspector.json" --server "$transport" --protocol-era "$era" "${parts[@]:3}"; then
       ok=$((ok + 1))
     else
       bad=$((bad + 1))
-      echo "  not ok - inspector $era $transport ${parts[*]:3}:" >&2
-      tail -n 5 "$work/insp.out" | sed 's/^/  | /' >&2
+      echo "  not ok - inspector $era $transport ${parts[*]:3}:"
+      tail -n 5 "$out" | sed 's/^/  | /'
     fi
   done
-  echo "interop inspector/$era/$transport: $ok passed, $bad failed" >&2
-  if ((bad == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  echo "interop inspector/$era/$transport: $ok passed, $bad failed"
+  ((bad == 0))
+}
+run_inspectors() { # run_inspectors TRANSPORT: both eras at once (each call is a process start), reported in order
+  local transport="$1" lc
+  local -A pids=()
+  for lc in legacy modern; do
+    run_inspector "$lc" "$transport" >"$work/inspector-$lc.log" 2>&1 &
+    pids[$lc]=$!
+  done
+  for lc in legacy modern; do
+    echo "--- interop: inspector $lc $transport" >&2
+    if wait "${pids[$lc]}"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    cat "$work/inspector-$lc.log" >&2
+  done
 }
 inspector_config() { # inspector_config: the session config of both transports (HTTP at $fixture_url)
   node -e '
@@ -222,9 +234,7 @@ if fixture_start_http "$work/server-http.log"; then
     run_v2 "ts-v2 $lc http" "$lc" http "$fixture_url"
   done
   inspector_config
-  for lc in legacy modern; do
-    run_inspector "$lc" http
-  done
+  run_inspectors http
 else
   failed=$((failed + 1))
 fi
@@ -240,9 +250,7 @@ for lc in legacy modern; do
   run_v2 "ts-v2 $lc stdio" "$lc" stdio "${fixture_cmd[@]}" -stdio
 done
 inspector_config
-for lc in legacy modern; do
-  run_inspector "$lc" stdio
-done
+run_inspectors stdio
 
 echo "interop: $passed passed, $failed failed"
 ((failed == 0))
