@@ -141,13 +141,8 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 		return s.Start()
 	}
 	s.mu.Lock()
-	var err error
-	switch {
-	case s.err != nil:
-		err = s.err
-	case s.closed:
-		err = ErrSSEClosed
-	case !s.started:
+	err := s.usableLocked()
+	if err == nil && !s.started {
 		s.started, s.held = true, true
 		s.writeHeadersLocked()
 		s.timer = time.AfterFunc(maxDelay, s.tick)
@@ -255,12 +250,9 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 		bad = errIDLineBreak
 	}
 	s.mu.Lock()
-	var err error
+	err := s.usableLocked()
 	switch {
-	case s.err != nil:
-		err = s.err
-	case s.closed:
-		err = ErrSSEClosed
+	case err != nil:
 	case bad != nil:
 		err = bad
 	case !s.started:
@@ -376,14 +368,23 @@ func (s *SSEWriter) Err() error {
 // finish with the result, whatever it is.
 func (s *SSEWriter) begin() error {
 	s.mu.Lock()
+	if err := s.usableLocked(); err != nil {
+		return err
+	}
+	if !s.started {
+		return s.startLocked()
+	}
+	return nil
+}
+
+// usableLocked returns why the writer can write no more (the write error that broke it, or
+// ErrSSEClosed), or nil.
+func (s *SSEWriter) usableLocked() error {
 	if s.err != nil {
 		return s.err
 	}
 	if s.closed {
 		return ErrSSEClosed
-	}
-	if !s.started {
-		return s.startLocked()
 	}
 	return nil
 }

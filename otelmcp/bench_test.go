@@ -80,16 +80,23 @@ func BenchmarkHTTPToolCall(b *testing.B) {
 			defer h.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(benchCall))
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				if w.Code != http.StatusOK {
-					b.Fatalf("%d %s", w.Code, w.Body)
-				}
+				statelessCall(b, h)
 			}
 		})
+	}
+}
+
+// statelessCall sends benchCall, a stateless 2025-11-25 tools/call, through h in process and
+// fails unless it answers 200.
+func statelessCall(tb testing.TB, h http.Handler) {
+	tb.Helper()
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(benchCall))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		tb.Fatalf("tools/call: %d %s", w.Code, w.Body)
 	}
 }

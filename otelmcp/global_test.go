@@ -3,8 +3,6 @@ package otelmcp_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -42,18 +40,7 @@ func TestGlobalProvidersUnsetThenSet(t *testing.T) {
 	}
 	h := mcphttp.New(fixture(nil), mcphttp.Options{Stateless: true, JSONResponse: true})
 	defer h.Close()
-	call := func() *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(benchCall))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != http.StatusOK {
-			t.Fatalf("tools/call: %d %s", w.Code, w.Body)
-		}
-		return w
-	}
+	call := func() { statelessCall(t, h) }
 	call()
 
 	spans := tracetest.NewSpanRecorder()
