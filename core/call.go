@@ -53,11 +53,11 @@ type Call struct {
 	hasState       bool
 
 	// op is the operation an Observer sees for this call (nil when nobody observes); opObs is
-	// the observer core started it with (nil when a transport started it); ownOp is its storage,
-	// so observing allocates nothing of core's own.
+	// the observer core started it with (nil when a transport started it); ownOp is the storage
+	// for it, allocated with the call when the session has an observer (see observedCall).
 	op    *Operation
 	opObs Observer
-	ownOp Operation
+	ownOp *Operation
 
 	metaOnce sync.Once
 	meta     map[string]json.RawMessage
@@ -69,8 +69,24 @@ type Call struct {
 	task *taskRun
 }
 
+// observedCall holds a call and the operation core starts for it in one allocation: a call on
+// a session without an observer does not carry the operation's storage.
+type observedCall struct {
+	call Call
+	op   Operation
+}
+
 func newCall(ss *Session, msg *Message, out Sender) *Call {
-	return &Call{session: ss, msg: msg, id: msg.ID, method: msg.Method, params: msg.Params, out: out}
+	var c *Call
+	if ss.observer() != nil {
+		oc := new(observedCall)
+		c = &oc.call
+		c.ownOp = &oc.op
+	} else {
+		c = new(Call)
+	}
+	c.session, c.msg, c.id, c.method, c.params, c.out = ss, msg, msg.ID, msg.Method, msg.Params, out
+	return c
 }
 
 // callContext is a call's context: a cancellable context of its own, whose value for callKey is

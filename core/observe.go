@@ -318,7 +318,10 @@ func (c *Call) startObserving() {
 	if obs == nil {
 		return
 	}
-	c.op = &c.ownOp
+	c.op = c.ownOp
+	if c.op == nil {
+		c.op = new(Operation) // the observer came after the call was made
+	}
 	c.op.describe(c.session, c.msg)
 	c.op.Start = time.Now()
 	c.opObs = obs
