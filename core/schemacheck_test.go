@@ -186,3 +186,34 @@ func FuzzQuickSchema(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkArgumentsCheck compares the two ways tools/call checks valid arguments against the
+// schema derived from a struct: the one-pass check, and the full validator on a decoded tree.
+func BenchmarkArgumentsCheck(b *testing.B) {
+	schema, err := schemaFor[quickProbe]()
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"a":1,"b":"b","c":["x"],"d":{"k":1},"e":{"x":1.5,"y":3},"f":{"x":0},"h":[1,"x"],"t":"1970-01-01T00:00:00Z","u":255,"arr":[1,2]}`)
+	q := compileQuick(schema, false)
+	full, err := compileSchema("input", schema, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("quick", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !q.valid(args) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if msg := validate(full, args); msg != "" {
+				b.Fatal(msg)
+			}
+		}
+	})
+}
