@@ -276,12 +276,54 @@ func ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
 // AppendListenAck appends notifications/subscriptions/acknowledged for the subscription: the
 // honored filter, tagged with the subscription id.
 func AppendListenAck(b []byte, sub *Listener) []byte {
-	filterJSON, _ := json.Marshal(sub.Filter)
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
-	b = append(b, filterJSON...)
+	b = appendFilter(b, &sub.Filter)
 	b = append(b, `,"_meta":{"`+MetaSubscriptionID+`":`...)
 	b = append(b, sub.IDJSON...)
 	return append(b, "}}}"...)
+}
+
+// appendFilter appends the filter as its JSON object, the members that are set only (as
+// SubscriptionFilter's JSON tags say), without the reflection of a marshaller: the
+// acknowledgement is written at the bottom of a deep handler stack.
+func appendFilter(b []byte, f *SubscriptionFilter) []byte {
+	b = append(b, '{')
+	n := len(b)
+	member := func(name string) {
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+	}
+	for _, flag := range [...]struct {
+		name string
+		on   bool
+	}{{"toolsListChanged", f.ToolsListChanged}, {"promptsListChanged", f.PromptsListChanged}, {"resourcesListChanged", f.ResourcesListChanged}} {
+		if flag.on {
+			member(flag.name)
+			b = append(b, "true"...)
+		}
+	}
+	for _, list := range [...]struct {
+		name string
+		v    []string
+	}{{"resourceSubscriptions", f.ResourceSubscriptions}, {"taskIds", f.TaskIDs}} {
+		if len(list.v) == 0 {
+			continue
+		}
+		member(list.name)
+		b = append(b, '[')
+		for i, v := range list.v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, v)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // AppendListenChange appends a change notification for one subscription, tagged with its id

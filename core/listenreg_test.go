@@ -173,3 +173,34 @@ func TestLocalBroadcaster(t *testing.T) {
 		t.Fatalf("Publish allocates %v times", n)
 	}
 }
+
+// The acknowledgement names the honored filter exactly as its JSON encoding does, with the
+// members that are set only, and strings quoted like every other.
+func TestListenAckFilter(t *testing.T) {
+	for _, f := range []SubscriptionFilter{
+		{},
+		{ToolsListChanged: true},
+		{PromptsListChanged: true, ResourcesListChanged: true},
+		{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///a", "file:///\"b\"\n"}},
+		{ResourceSubscriptions: []string{"x"}, TaskIDs: []string{"t1", "t2"}},
+		{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: []string{"u"}, TaskIDs: []string{"t"}},
+	} {
+		sub := &Listener{Filter: f, IDJSON: []byte(`"a"`)}
+		var got struct {
+			Params struct {
+				Notifications json.RawMessage `json:"notifications"`
+			} `json:"params"`
+		}
+		ack := AppendListenAck(nil, sub)
+		if err := json.Unmarshal(ack, &got); err != nil {
+			t.Fatalf("%+v: %v in %s", f, err, ack)
+		}
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Params.Notifications) != string(want) {
+			t.Fatalf("filter in the acknowledgement %s, want %s", got.Params.Notifications, want)
+		}
+	}
+}
