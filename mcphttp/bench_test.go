@@ -451,3 +451,45 @@ func BenchmarkListenFanout(b *testing.B) {
 		measureFanout(b, n, &got, func() { s.NotifyToolsListChanged(context.Background()) })
 	})
 }
+
+// BenchmarkSessionMemory reports what one idle legacy session costs the server: n sessions are
+// opened through the default stack in process (initialize, then notifications/initialized), and
+// the live heap growth is divided by n. The session's clientInfo and capabilities are the small
+// ones a typical client sends.
+func BenchmarkSessionMemory(b *testing.B) {
+	const n = 5000
+	for b.Loop() {
+		h := mcphttp.New(newServer(newTools()), mcphttp.Options{JSONResponse: true, MaxSessionsPerCaller: -1})
+		initialize := testutil.Initialize(0, "2025-11-25")
+		initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		open := func() string {
+			w := &flushWriter{h: http.Header{}}
+			h.ServeHTTP(w, newBenchRequest(initialize, ""))
+			sid := w.h.Get("Mcp-Session-Id")
+			if w.status != http.StatusOK || sid == "" {
+				b.Fatalf("initialize: %d %s", w.status, w.buf.Bytes())
+			}
+			w.reset()
+			h.ServeHTTP(w, newBenchRequest(initialized, sid))
+			if w.status != http.StatusAccepted {
+				b.Fatalf("notifications/initialized: %d %s", w.status, w.buf.Bytes())
+			}
+			return sid
+		}
+		open() // lazily built state is not counted
+		ids := make([]string, n)
+		heap0, _ := heapAndStacks()
+		for i := range ids {
+			ids[i] = open()
+		}
+		heap1, _ := heapAndStacks()
+		// The ids are the client's; what they take is not the server's.
+		idBytes := 0
+		for _, id := range ids {
+			idBytes += len(id)
+		}
+		b.ReportMetric(float64(int64(heap1)-int64(heap0)-int64(idBytes))/n, "B/session")
+		runtime.KeepAlive(ids)
+		h.Close()
+	}
+}
