@@ -65,85 +65,32 @@ func BenchmarkToolsCall(b *testing.B) {
 			h := mcphttp.New(newServer(newTools()), mode.opts)
 			defer h.Close()
 			// Initialize through the handler itself.
-			w := &flushWriter{h: http.Header{}}
-			h.ServeHTTP(w, newBenchRequest(testutil.Initialize(0, "2025-11-25"), ""))
-			sid := w.h.Get("Mcp-Session-Id")
-			if w.status != http.StatusOK || sid == "" {
-				b.Fatalf("initialize: %d %s", w.status, w.buf.Bytes())
+			w := testutil.NewRecorder()
+			h.ServeHTTP(w, testutil.PostRequest(testutil.Initialize(0, "2025-11-25"), ""))
+			sid := w.Head.Get("Mcp-Session-Id")
+			if w.Status != http.StatusOK || sid == "" {
+				b.Fatalf("initialize: %d %s", w.Status, w.Body.Bytes())
 			}
-			req := newBenchRequest(body, sid)
-			w.reset()
+			req := testutil.PostRequest(body, sid)
+			w.Reset()
 			h.ServeHTTP(w, req)
-			if w.status != http.StatusOK || !bytes.Contains(w.buf.Bytes(), []byte(`"hi"`)) {
-				b.Fatalf("tools/call: %d %s", w.status, w.buf.Bytes())
+			if w.Status != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"hi"`)) {
+				b.Fatalf("tools/call: %d %s", w.Status, w.Body.Bytes())
 			}
 			rd := strings.NewReader(body)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				w.reset()
+				w.Reset()
 				rd.Reset(body)
 				req.Body = io.NopCloser(rd)
 				h.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d: %s", w.status, w.buf.Bytes())
+				if w.Status != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Status, w.Body.Bytes())
 				}
 			}
 		})
 	}
-}
-
-func newBenchRequest(body, sid string) *http.Request {
-	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", testutil.AcceptBoth)
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	return req
-}
-
-// flushWriter is a reusable in-memory ResponseWriter that supports Flush and write deadlines.
-type flushWriter struct {
-	h      http.Header
-	status int
-	buf    bytes.Buffer
-}
-
-func (w *flushWriter) Header() http.Header { return w.h }
-
-func (w *flushWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-}
-
-func (w *flushWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.buf.Write(p)
-}
-
-func (w *flushWriter) Flush() {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-}
-
-// SetWriteDeadline accepts deadlines, as net/http's own ResponseWriter does, so the SSE writer
-// takes the same path as on a real connection.
-func (w *flushWriter) SetWriteDeadline(time.Time) error { return nil }
-
-// SetReadDeadline accepts deadlines too, as net/http's does (the decode layer bounds the body
-// read with one), so what is measured is not the cost of the error an unsupported call returns.
-func (w *flushWriter) SetReadDeadline(time.Time) error { return nil }
-
-func (w *flushWriter) reset() {
-	clear(w.h)
-	w.status = 0
-	w.buf.Reset()
 }
 
 // BenchmarkModernToolsCall measures one 2026-07-28 tools/call (envelope in _meta, mirror headers,
@@ -160,20 +107,20 @@ func BenchmarkModernToolsCall(b *testing.B) {
 		req.RemoteAddr = "127.0.0.1:1234"
 		rd := strings.NewReader(body)
 		req.Body = io.NopCloser(rd)
-		w := &flushWriter{h: http.Header{}}
+		w := testutil.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.status != http.StatusOK || !bytes.Contains(w.buf.Bytes(), []byte(`"hi"`)) || w.h.Get("Content-Type") != "application/json" {
-			b.Fatalf("tools/call: %d %s", w.status, w.buf.Bytes())
+		if w.Status != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"hi"`)) || w.Head.Get("Content-Type") != "application/json" {
+			b.Fatalf("tools/call: %d %s", w.Status, w.Body.Bytes())
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			w.reset()
+			w.Reset()
 			rd.Reset(body)
 			req.Body = io.NopCloser(rd)
 			h.ServeHTTP(w, req)
-			if w.status != http.StatusOK {
-				b.Fatalf("status %d: %s", w.status, w.buf.Bytes())
+			if w.Status != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Status, w.Body.Bytes())
 			}
 		}
 	})
@@ -463,16 +410,16 @@ func BenchmarkSessionMemory(b *testing.B) {
 		initialize := testutil.Initialize(0, "2025-11-25")
 		initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		open := func() string {
-			w := &flushWriter{h: http.Header{}}
-			h.ServeHTTP(w, newBenchRequest(initialize, ""))
-			sid := w.h.Get("Mcp-Session-Id")
-			if w.status != http.StatusOK || sid == "" {
-				b.Fatalf("initialize: %d %s", w.status, w.buf.Bytes())
+			w := testutil.NewRecorder()
+			h.ServeHTTP(w, testutil.PostRequest(initialize, ""))
+			sid := w.Head.Get("Mcp-Session-Id")
+			if w.Status != http.StatusOK || sid == "" {
+				b.Fatalf("initialize: %d %s", w.Status, w.Body.Bytes())
 			}
-			w.reset()
-			h.ServeHTTP(w, newBenchRequest(initialized, sid))
-			if w.status != http.StatusAccepted {
-				b.Fatalf("notifications/initialized: %d %s", w.status, w.buf.Bytes())
+			w.Reset()
+			h.ServeHTTP(w, testutil.PostRequest(initialized, sid))
+			if w.Status != http.StatusAccepted {
+				b.Fatalf("notifications/initialized: %d %s", w.Status, w.Body.Bytes())
 			}
 			return sid
 		}

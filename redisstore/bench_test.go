@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,44 +19,6 @@ import (
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/session"
 )
-
-// benchWriter is a reusable in-memory ResponseWriter with Flush and write deadlines.
-type benchWriter struct {
-	h      http.Header
-	status int
-	buf    bytes.Buffer
-}
-
-func (w *benchWriter) Header() http.Header { return w.h }
-func (w *benchWriter) WriteHeader(s int) {
-	if w.status == 0 {
-		w.status = s
-	}
-}
-func (w *benchWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.buf.Write(p)
-}
-func (w *benchWriter) Flush()                           {}
-func (w *benchWriter) SetWriteDeadline(time.Time) error { return nil }
-func (w *benchWriter) reset() {
-	clear(w.h)
-	w.status = 0
-	w.buf.Reset()
-}
-
-func benchPost(body, sid string) *http.Request {
-	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", testutil.AcceptBoth)
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	return req
-}
 
 // BenchmarkStatefulToolsCall measures one legacy tools/call on an initialized session through the
 // whole default stack, in process (server-side cost only), with the in-memory session store and
@@ -79,23 +40,23 @@ func BenchmarkStatefulToolsCall(b *testing.B) {
 				}
 				h := mcphttp.New(s, opts)
 				defer h.Close()
-				w := &benchWriter{h: http.Header{}}
-				h.ServeHTTP(w, benchPost(testutil.Initialize(0, "2025-11-25"), ""))
-				sid := w.h.Get("Mcp-Session-Id")
-				if w.status != http.StatusOK || sid == "" {
-					b.Fatalf("initialize: %d %s", w.status, w.buf.Bytes())
+				w := testutil.NewRecorder()
+				h.ServeHTTP(w, testutil.PostRequest(testutil.Initialize(0, "2025-11-25"), ""))
+				sid := w.Head.Get("Mcp-Session-Id")
+				if w.Status != http.StatusOK || sid == "" {
+					b.Fatalf("initialize: %d %s", w.Status, w.Body.Bytes())
 				}
-				req := benchPost(body, sid)
+				req := testutil.PostRequest(body, sid)
 				rd := strings.NewReader(body)
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					w.reset()
+					w.Reset()
 					rd.Reset(body)
 					req.Body = io.NopCloser(rd)
 					h.ServeHTTP(w, req)
-					if w.status != http.StatusOK {
-						b.Fatalf("status %d: %s", w.status, w.buf.Bytes())
+					if w.Status != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Status, w.Body.Bytes())
 					}
 				}
 			})

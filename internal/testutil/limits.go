@@ -21,10 +21,7 @@ func PingOfSize(t testing.TB, n int) string {
 // postStatus sends h a JSON POST of body in process, from and to loopback (so that a Host check
 // lets it through).
 func postStatus(h http.Handler, w http.ResponseWriter, body string) {
-	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(w, PostRequest(body, ""))
 }
 
 // BodyCap reports limit when h refuses a POST body of limit+1 bytes with 413 and accepts one
