@@ -46,7 +46,7 @@ func clientAs(srv *httptest.Server, who string) *testutil.Client {
 
 func TestSessionsPerCaller(t *testing.T) {
 	const msg = "Too many requests: this caller holds the maximum of 2 sessions"
-	srv, _, _ := callerServer(t, mcphttp.Options{MaxSessionsPerCaller: 2})
+	srv, h, _ := callerServer(t, mcphttp.Options{MaxSessionsPerCaller: 2})
 	var alice []*testutil.Client
 	for range 2 {
 		c := clientAs(srv, "alice")
@@ -72,8 +72,12 @@ func TestSessionsPerCaller(t *testing.T) {
 	if rep := clientAs(srv, "alice").Initialize(t); rep.Status != http.StatusOK {
 		t.Fatalf("alice refused after one of her sessions ended: %d %s", rep.Status, rep.Body)
 	}
-	// A refused initialize leaves nothing behind: alice is at her cap again.
+	// A refused initialize leaves nothing behind: alice is at her cap again, and the store holds
+	// alice's two, bob's two and the anonymous caller's one.
 	clientAs(srv, "alice").Post(t, initBody).WantError(t, http.StatusTooManyRequests, -32603, msg, "1")
+	if n := h.Store().Len(); n != 5 {
+		t.Errorf("store holds %d sessions, want 5", n)
+	}
 }
 
 func TestSessionsPerCallerByAddress(t *testing.T) {

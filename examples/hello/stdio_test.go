@@ -122,8 +122,9 @@ func TestReadmeStdioExample(t *testing.T) {
 	}
 }
 
-// start runs the example with its stdin and stdout on pipes the test holds.
-func start(t *testing.T) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *os.File) {
+// start runs the example with its stdin and stdout on pipes the test holds; stderr collects
+// what the process prints there.
+func start(t *testing.T) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *os.File, stderr *strings.Builder) {
 	t.Helper()
 	cmd = exec.Command(helloBinary(t))
 	stdin, err := cmd.StdinPipe()
@@ -134,8 +135,8 @@ func start(t *testing.T) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *os.File) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout = outW
-	cmd.Stderr = io.Discard
+	stderr = new(strings.Builder)
+	cmd.Stdout, cmd.Stderr = outW, stderr // read only after wait, which ends the copy
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func start(t *testing.T) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *os.File) 
 			_ = cmd.Wait()
 		}
 	})
-	return cmd, stdin, outR
+	return cmd, stdin, outR, stderr
 }
 
 // wait waits for the process, failing the test if it does not end by itself.
@@ -170,7 +171,7 @@ func wait(t *testing.T, cmd *exec.Cmd) *os.ProcessState {
 // A process whose stdout reader went away ends cleanly (exit 0) at its next write, while its
 // stdin is still open, instead of dying of SIGPIPE (exit 141).
 func TestVanishedStdoutReader(t *testing.T) {
-	cmd, stdin, stdout := start(t)
+	cmd, stdin, stdout, _ := start(t)
 	r := bufio.NewReader(stdout)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
@@ -189,7 +190,7 @@ func TestVanishedStdoutReader(t *testing.T) {
 
 // SIGTERM is a normal shutdown: the process exits 0 without printing an error.
 func TestShutdownSignal(t *testing.T) {
-	cmd, stdin, stdout := start(t)
+	cmd, stdin, stdout, stderr := start(t)
 	r := bufio.NewReader(stdout)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
@@ -201,6 +202,9 @@ func TestShutdownSignal(t *testing.T) {
 	}
 	if st := wait(t, cmd); st.ExitCode() != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0", st.ExitCode())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("printed on stderr at shutdown: %q", stderr.String())
 	}
 	if rest, _ := io.ReadAll(r); len(rest) != 0 {
 		t.Errorf("written after the signal: %q", rest)
