@@ -29,6 +29,7 @@
 //	meta := auth.NewMetadataHandler(auth.Metadata{Resource: resource, AuthorizationServers: []string{issuer}})
 //	verifier := auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
 //	mcp := mcphttp.New(server, mcphttp.Options{})
+//	defer mcp.Close() // ends the sessions and streams when the server stops
 //	h := middleware.OriginGuard(middleware.OriginGuardOptions{})(
 //		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
 //			middleware.Decode(middleware.DecodeOptions{})(

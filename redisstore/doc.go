@@ -18,7 +18,8 @@
 //		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
 //			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
 //	})
-//	defer router.Close() // after h.Close
+//	defer router.Close() // runs after h.Close
+//	defer h.Close()
 //
 // The 2026-07-28 lifecycle is stateless: it needs only the broadcaster (for
 // subscriptions/listen) and the shared requestState key.
