@@ -4,9 +4,12 @@ ADDR ?= 127.0.0.1:8080
 
 .PHONY: run test vet bench conformance interop fmt lint cluster-test fuzz stress
 
-## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp
+## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp. The binary is
+## built into bin/ and exec'd, so the server is make's own child: stopping make (Ctrl-C, or a
+## SIGTERM to make alone) stops the server too and frees the port (go run would leave it behind).
 run:
-	$(GO) run ./examples/hello -http $(ADDR)
+	$(GO) build -o bin/hello ./examples/hello
+	exec bin/hello -http $(ADDR)
 
 ## test: go vet, then every test with the race detector
 test: vet

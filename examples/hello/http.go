@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log"
+	"net"
 	"net/http"
 	"time"
 
@@ -17,9 +18,13 @@ func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	srv := mcphttp.NewHTTPServer(addr, mux, mcphttp.HTTPServerOptions{})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Printf("hello: serving MCP at http://%s/mcp", addr)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Printf("hello: serving MCP at http://%s/mcp", ln.Addr()) // the port is bound: clients may connect
 	select {
 	case err := <-errc:
 		return err
