@@ -12,8 +12,12 @@
 // in order. Every other request runs concurrently with the ones around it, so a slow tool never
 // stalls ping or notifications/cancelled; their answers come in the order they finish.
 //
-// Ending: when the input ends (EOF, a read error, or a frame longer than Options.MaxLineBytes,
-// of which the rest is not read), the requests in flight finish and are answered, for at most
+// A frame longer than Options.MaxLineBytes is not kept: the rest of it is read and dropped up to
+// the next newline, it is answered with -32600 "Payload too large: frame exceeds N bytes" (with
+// the request's id when its first MaxLineBytes bytes name one, else a null id), and the session
+// goes on with the next frame.
+//
+// Ending: when the input ends (EOF or a read error), the requests in flight finish and are answered, for at most
 // Options.DrainTimeout (10 s by default); whatever still runs then is cancelled. Server-to-client
 // requests cannot be answered once the input ended, so a handler waiting for one is released at
 // once (core.ErrInputEnded). When the context is cancelled, or the output fails (its reader went
@@ -38,11 +42,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -64,9 +70,6 @@ const DefaultMaxInFlight = 1000
 // Options.DrainTimeout is zero.
 const DefaultDrainTimeout = 10 * time.Second
 
-// ErrFrameTooLarge is returned by Serve when a frame exceeds the bound without a newline.
-var ErrFrameTooLarge = errors.New("stdio: frame too large")
-
 // Options configure Serve. The zero value reads stdin, writes stdout and logs to stderr.
 type Options struct {
 	// In is where frames are read. Nil means os.Stdin.
@@ -80,7 +83,8 @@ type Options struct {
 	// panics) is core.Options.Logger, of the same type.
 	Logger *zerolog.Logger
 	// MaxLineBytes bounds one frame, newline excluded. Zero means DefaultMaxLineBytes (4 MiB).
-	// Negative is invalid.
+	// Negative is invalid. A longer frame is skipped to its newline and answered with -32600
+	// "Payload too large"; the session goes on. Skipping holds no more than MaxLineBytes.
 	MaxLineBytes int
 	// MaxInFlight bounds the requests served at once. Zero means DefaultMaxInFlight (1000);
 	// negative removes the bound. A request past it is answered at once with -32603 "Server
@@ -108,8 +112,8 @@ type Options struct {
 // Serve then waits for every handler to return; nothing is written after it returns.
 //
 // It returns nil for the normal ends: EOF, a cancelled context (a shutdown signal), and an output
-// whose reader went away (EPIPE or a closed pipe). It returns ErrFrameTooLarge for an over-long
-// frame, and the error for any other read or write failure.
+// whose reader went away (EPIPE or a closed pipe). It returns the error for any other read or
+// write failure. An over-long frame does not end it (see Options.MaxLineBytes).
 //
 // A read in progress cannot be interrupted: on a cancelled context Serve returns without waiting
 // for it, and a frame that read delivers later is not served.
@@ -325,8 +329,19 @@ func (c *conn) readLoop() error {
 			n-- // the newline does not count
 		}
 		if n > c.maxLine {
-			c.log.Error().Int("max_line_bytes", c.maxLine).Msg("stdio: frame exceeds MaxLineBytes without a newline")
-			return ErrFrameTooLarge
+			frame = append(frame, line[:c.maxLine-len(frame)]...)
+			c.tooLarge(frame)
+			frame = frame[:0]
+			if err = skipLine(r, err); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			if c.ctx.Err() != nil || c.failed() {
+				return nil
+			}
+			continue
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
@@ -347,6 +362,73 @@ func (c *conn) readLoop() error {
 		}
 		if c.ctx.Err() != nil || c.failed() {
 			return nil // Serve is already returning
+		}
+	}
+}
+
+// tooLarge answers a frame over MaxLineBytes, given its first MaxLineBytes bytes.
+func (c *conn) tooLarge(prefix []byte) {
+	id := leadingID(prefix)
+	c.log.Error().Int("max_line_bytes", c.maxLine).Str("id", id.String()).Msg("stdio: frame exceeds MaxLineBytes: skipped to its newline")
+	msg := "Payload too large: frame exceeds " + strconv.Itoa(c.maxLine) + " bytes"
+	_ = c.send(c.ctx, core.EncodeError(id, &core.Error{Code: core.CodeInvalidRequest, Message: msg}))
+}
+
+// skipLine drops the rest of a frame: what ReadSlice returns up to and including the next
+// newline. err is the error of the read that returned the frame's last bytes so far (nil when
+// they ended with the newline). It returns nil once the newline is read, else the read's error.
+func skipLine(r *bufio.Reader, err error) error {
+	for errors.Is(err, bufio.ErrBufferFull) {
+		_, err = r.ReadSlice('\n')
+	}
+	return err
+}
+
+// leadingID reads the id member of a JSON-RPC object from the first bytes of a frame, skipping
+// the members before it; it returns the zero (null) ID when those bytes do not name a valid one.
+func leadingID(prefix []byte) core.ID {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return core.ID{}
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return core.ID{}
+		}
+		if key != "id" {
+			if skipValue(dec) != nil {
+				return core.ID{}
+			}
+			continue
+		}
+		var raw json.RawMessage
+		var id core.ID
+		if dec.Decode(&raw) != nil || id.UnmarshalJSON(raw) != nil {
+			return core.ID{}
+		}
+		return id
+	}
+	return core.ID{}
+}
+
+// skipValue reads one JSON value from dec, however deeply nested.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
 		}
 	}
 }
