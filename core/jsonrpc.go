@@ -43,15 +43,63 @@ const MaxNesting = 64
 type Error struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`
-	// Data is optional detail. Errors received from a client carry it as json.RawMessage.
+	// Data is optional detail. Errors received from a peer, or decoded from JSON (UnmarshalJSON),
+	// carry it as json.RawMessage.
 	Data any `json:"data,omitzero"`
 }
 
+// Error renders the error as "jsonrpc error CODE: MESSAGE: DETAIL", the same for an error built
+// in Go and for one received on any transport. DETAIL is Data as the wire carries it: a string
+// (a Go string, or a JSON string as received) as its text, any other value as compact JSON. It
+// is left out when Data is absent, null, or repeats the message.
 func (e *Error) Error() string {
-	if s, ok := e.Data.(string); ok && s != "" && s != e.Message {
-		return fmt.Sprintf("jsonrpc error %d: %s: %s", e.Code, e.Message, s)
+	if d := e.detail(); d != "" && d != e.Message {
+		return fmt.Sprintf("jsonrpc error %d: %s: %s", e.Code, e.Message, d)
 	}
 	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
+}
+
+// UnmarshalJSON decodes a JSON-RPC error object with Data as the json.RawMessage received, as
+// the codec decodes the errors of responses, so an error reads the same however it was decoded.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Error{Code: raw.Code, Message: raw.Message}
+	if raw.Data != nil {
+		e.Data = raw.Data
+	}
+	return nil
+}
+
+// detail is Data rendered for Error.
+func (e *Error) detail() string {
+	if s, ok := e.Data.(string); ok {
+		return s
+	}
+	if e.Data == nil {
+		return ""
+	}
+	enc, err := marshal(e.Data) // what the wire carries (received data is a json.RawMessage)
+	if err != nil {
+		return "" // left out of the wire too (appendError)
+	}
+	if v := jsontext.Value(enc); v.Kind() == '"' {
+		var s string
+		if jsonv2.Unmarshal(enc, &s) == nil {
+			return s
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, enc) != nil || b.String() == "null" {
+		return ""
+	}
+	return b.String()
 }
 
 // NewError returns an error whose data repeats the message, the shape used for server-layer errors.
