@@ -285,7 +285,7 @@ func docSnippets(fset *token.FileSet, rel string, f *ast.File) []snippet {
 // isGo reports whether a doc comment's code block is Go: it parses as Go, or it has the marks of
 // Go (then it is compiled, and fails).
 func isGo(code string) bool {
-	if _, err := wrap(snippet{code: code}, "x"); err == nil {
+	if _, err := wrap(snippet{file: "doc.go", line: 1, code: code}, "x"); err == nil {
 		return true
 	}
 	return goMarks.MatchString(code)
@@ -305,8 +305,6 @@ var embedDirective = regexp.MustCompile(`^//go:embed\s+(.+)$`)
 // wrap turns a snippet into the files of package pkg, or explains why the block is not Go.
 func wrap(sn snippet, pkg string) (generated, error) {
 	g := generated{files: map[string]string{}}
-	abs := sn.file
-	lineDirective := func(line int) string { return fmt.Sprintf("//line %s:%d:1\n", abs, line) }
 	fset := token.NewFileSet()
 
 	// A whole file.
@@ -314,42 +312,65 @@ func wrap(sn snippet, pkg string) (generated, error) {
 		if _, err := parser.ParseFile(fset, "", sn.code, parser.ParseComments); err != nil {
 			return g, err
 		}
-		g.files["snippet.go"] = lineDirective(sn.line) + sn.code
+		g.files["snippet.go"] = lineDirective(sn.file, sn.line) + sn.code
 		return g, nil
 	}
 
-	// Declarations at file level.
-	if f, err := parser.ParseFile(fset, "", "package "+pkg+"\n"+sn.code, parser.ParseComments); err == nil {
-		declared := map[string]bool{}
-		for name := range f.Scope.Objects {
-			declared[name] = true
+	// Declarations at file level, else statements inside a function body.
+	src := lineDirective(sn.file, sn.line) + sn.code
+	if _, err := parser.ParseFile(fset, "", "package "+pkg+"\n"+sn.code, parser.ParseComments); err != nil {
+		fr, err := newFragment(sn)
+		if err != nil {
+			return g, err
 		}
-		g.files["snippet.go"] = "package " + pkg + "\n\n" + imports(f.Unresolved, declared) + lineDirective(sn.line) + sn.code
-		g.files["prelude.go"] = preludeFile(pkg, declared)
-		addEmbeds(g, f)
-		return g, nil
+		src = fr.source()
 	}
-
-	// Statements inside a function body.
-	const head = "package x\nfunc snippet() error {\n"
-	f, err := parser.ParseFile(fset, "", head+sn.code+"\n}\n", parser.ParseComments)
+	f, err := parser.ParseFile(fset, "", "package "+pkg+"\n"+src, parser.ParseComments)
 	if err != nil {
 		return g, err
 	}
-	body := f.Decls[0].(*ast.FuncDecl).Body
-	lines := strings.Split(strings.TrimSuffix(sn.code, "\n"), "\n")
+	declared := map[string]bool{}
+	for name := range f.Scope.Objects {
+		declared[name] = true
+	}
+	g.files["snippet.go"] = "package " + pkg + "\n\n" + imports(f.Unresolved, declared) + src
+	g.files["prelude.go"] = preludeFile(pkg, declared)
+	addEmbeds(g, f)
+	return g, nil
+}
+
+// lineDirective makes what follows it report positions from line of file.
+func lineDirective(file string, line int) string { return fmt.Sprintf("//line %s:%d:1\n", file, line) }
+
+// fragment is a snippet of statements on its way into a function body.
+type fragment struct {
+	sn     snippet
+	lines  []string     // the snippet's lines; lines[0] is line 1
+	lifted map[int]bool // lines moved to file level (//go:embed variables)
+	top    strings.Builder
+	used   []string // variables the fragment declares at its top level
+	usedAt int      // line before which they are marked used: its final return, else past the end
+}
+
+func newFragment(sn snippet) (*fragment, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", "package x\nfunc snippet() error {\n"+sn.code+"\n}\n", parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	fr := &fragment{sn: sn, lines: strings.Split(strings.TrimSuffix(sn.code, "\n"), "\n"), lifted: map[int]bool{}}
 	codeLine := func(p token.Pos) int { return fset.Position(p).Line - 2 } // 1-based line in sn.code
-	lifted := map[int]bool{}                                               // lines of sn.code moved to file level
-	var top strings.Builder
-	var used []string
+	body := f.Decls[0].(*ast.FuncDecl).Body
+	fr.usedAt = len(fr.lines) + 1
+	if n := len(body.List); n > 0 && isReturn(body.List[n-1]) {
+		fr.usedAt = codeLine(body.List[n-1].Pos())
+	}
 	for _, st := range body.List {
 		switch st := st.(type) {
 		case *ast.AssignStmt:
 			if st.Tok == token.DEFINE {
 				for _, e := range st.Lhs {
-					if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
-						used = append(used, id.Name)
-					}
+					fr.use(e)
 				}
 			}
 		case *ast.DeclStmt:
@@ -357,74 +378,64 @@ func wrap(sn snippet, pkg string) (generated, error) {
 			if !ok || gd.Tok != token.VAR {
 				continue
 			}
-			from, to := codeLine(gd.Pos()), codeLine(gd.End())
-			if gd.Doc != nil {
-				for _, c := range gd.Doc.List {
-					if embedDirective.MatchString(c.Text) {
-						from = codeLine(gd.Doc.Pos())
-					}
-				}
-			}
-			if from < codeLine(gd.Pos()) { // a //go:embed variable: package level
-				top.WriteString(lineDirective(sn.line + from - 1))
-				for l := from; l <= to; l++ {
-					top.WriteString(lines[l-1] + "\n")
-					lifted[l] = true
-				}
+			if gd.Doc != nil && slices.ContainsFunc(gd.Doc.List, func(c *ast.Comment) bool { return embedDirective.MatchString(c.Text) }) {
+				fr.lift(codeLine(gd.Doc.Pos()), codeLine(gd.End())) // a //go:embed variable: package level
 				continue
 			}
 			for _, spec := range gd.Specs {
 				for _, id := range spec.(*ast.ValueSpec).Names {
-					if id.Name != "_" {
-						used = append(used, id.Name)
-					}
+					fr.use(id)
 				}
 			}
 		}
 	}
-	// The names the fragment declares are marked used after it, or before its final return.
-	usedAt := len(lines) + 1
-	if n := len(body.List); n > 0 && isReturn(body.List[n-1]) {
-		usedAt = codeLine(body.List[n-1].Pos())
+	return fr, nil
+}
+
+// use notes a variable the fragment declares, to mark it used.
+func (fr *fragment) use(e ast.Expr) {
+	if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+		fr.used = append(fr.used, id.Name)
 	}
+}
+
+// lift moves lines from..to (inclusive) to file level.
+func (fr *fragment) lift(from, to int) {
+	fr.top.WriteString(lineDirective(fr.sn.file, fr.sn.line+from-1))
+	for l := from; l <= to; l++ {
+		fr.top.WriteString(fr.lines[l-1] + "\n")
+		fr.lifted[l] = true
+	}
+}
+
+// source is the fragment as file-level declarations and one function.
+func (fr *fragment) source() string {
 	var fn strings.Builder
 	fn.WriteString("func snippet() error {\n")
 	inRun := false
-	for l := 1; l <= len(lines)+1; l++ {
-		if l == usedAt && len(used) > 0 {
-			fn.WriteString("//line snippet-wrapper.go:1:1\n")
-			for _, name := range used {
+	for l := 1; l <= len(fr.lines)+1; l++ {
+		if l == fr.usedAt && len(fr.used) > 0 {
+			fn.WriteString(lineDirective("snippet-wrapper.go", 1))
+			for _, name := range fr.used {
 				fn.WriteString("\t_ = " + name + "\n")
 			}
 			inRun = false
 		}
-		if l > len(lines) || lifted[l] {
+		if l > len(fr.lines) || fr.lifted[l] {
 			inRun = false
 			continue
 		}
 		if !inRun {
-			fn.WriteString(lineDirective(sn.line + l - 1))
+			fn.WriteString(lineDirective(fr.sn.file, fr.sn.line+l-1))
 			inRun = true
 		}
-		fn.WriteString(lines[l-1] + "\n")
+		fn.WriteString(fr.lines[l-1] + "\n")
 	}
-	if usedAt > len(lines) {
-		fn.WriteString("//line snippet-wrapper.go:1:1\n\treturn nil\n")
+	if fr.usedAt > len(fr.lines) {
+		fn.WriteString(lineDirective("snippet-wrapper.go", 1) + "\treturn nil\n")
 	}
 	fn.WriteString("}\n")
-	src := top.String() + fn.String()
-	wrapped, err := parser.ParseFile(fset, "", "package "+pkg+"\n"+src, parser.ParseComments)
-	if err != nil {
-		return g, err
-	}
-	declared := map[string]bool{}
-	for name := range wrapped.Scope.Objects {
-		declared[name] = true
-	}
-	g.files["snippet.go"] = "package " + pkg + "\n\n" + imports(wrapped.Unresolved, declared) + src
-	g.files["prelude.go"] = preludeFile(pkg, declared)
-	addEmbeds(g, wrapped)
-	return g, nil
+	return fr.top.String() + fn.String()
 }
 
 func isReturn(st ast.Stmt) bool {
