@@ -51,6 +51,8 @@ const (
 	DefaultDiscoverTimeout = 10 * time.Second
 	// DefaultMaxInputRounds bounds the input_required rounds one call may take.
 	DefaultMaxInputRounds = 8
+	// DefaultMaxServerRequests bounds the server-to-client requests handled at once.
+	DefaultMaxServerRequests = 16
 )
 
 // Options configure a client. The zero value is a client named "mcpkit-client" in the Auto
@@ -77,6 +79,14 @@ type Options struct {
 	// MaxInputRounds bounds how many input_required results one 2026-07-28 call answers before it
 	// fails with ErrTooManyInputRounds. Zero means DefaultMaxInputRounds; it may not be negative.
 	MaxInputRounds int
+	// MaxServerRequests bounds the requests from the server (legacy lifecycle: ping, sampling,
+	// elicitation, roots) handled at once, each until its answer is sent: past it, a request is
+	// refused at once with a JSON-RPC error (-32603, "Client busy") instead of starting its
+	// handler, and when as many refusals are still being sent, it is dropped unanswered. It also
+	// bounds the input requests one 2026-07-28 input_required result may ask for; a result
+	// asking more fails the call. Zero means DefaultMaxServerRequests (16); it may not be
+	// negative.
+	MaxServerRequests int
 
 	// Sampling answers sampling/createMessage. Nil means sampling is not declared.
 	Sampling func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error)
@@ -180,6 +190,10 @@ type Client struct {
 	tools    map[string]*toolInfo
 	logLevel core.LoggingLevel
 	serving  map[core.ID]context.CancelFunc
+	// slots holds one token per server request being handled (Options.MaxServerRequests);
+	// refusals one per refusal being sent.
+	slots    chan struct{}
+	refusals chan struct{}
 	// uris counts the open legacy listens holding a resources/subscribe of each URI; explicit
 	// are the URIs of Subscribe calls. Both are restored on a new session.
 	uris      map[string]int
@@ -225,6 +239,9 @@ func newClient(o Options) *Client {
 	if o.MaxInputRounds < 0 {
 		panic("mcpkit/client: Options.MaxInputRounds: must not be negative")
 	}
+	if o.MaxServerRequests < 0 {
+		panic("mcpkit/client: Options.MaxServerRequests: must not be negative")
+	}
 	if o.URLElicitation && o.Elicitation == nil {
 		panic("mcpkit/client: Options.URLElicitation: needs Options.Elicitation")
 	}
@@ -242,6 +259,12 @@ func newClient(o Options) *Client {
 		explicit:  map[string]bool{},
 		done:      make(chan struct{}),
 	}
+	maxServing := o.MaxServerRequests
+	if maxServing == 0 {
+		maxServing = DefaultMaxServerRequests
+	}
+	c.slots = make(chan struct{}, maxServing)
+	c.refusals = make(chan struct{}, maxServing)
 	if c.info.Name == "" {
 		c.info.Name = "mcpkit-client"
 	}

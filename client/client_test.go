@@ -401,6 +401,7 @@ func TestOptionsPanics(t *testing.T) {
 		"lifecycle": {Lifecycle: client.Lifecycle(9)},
 		"version":   {ProtocolVersion: "2026-07-28"},
 		"rounds":    {MaxInputRounds: -1},
+		"serving":   {MaxServerRequests: -1},
 		"url mode":  {URLElicitation: true},
 	} {
 		t.Run(name, func(t *testing.T) {

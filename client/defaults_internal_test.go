@@ -41,6 +41,8 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "Options.DiscoverTimeout", Given: o.DiscoverTimeout, Got: c.probeTimeout, Doc: 10 * time.Second},
 		{Option: "Options.Timeout", Given: o.Timeout, Got: c.timeout, Doc: 5 * time.Minute},
 		{Option: "Options.MaxInputRounds", Given: o.MaxInputRounds, Got: c.maxRounds, Doc: 8},
+		{Option: "Options.MaxServerRequests", Given: o.MaxServerRequests, Got: cap(c.slots), Doc: 16},
+		{Option: "Options.MaxServerRequests (refusals)", Given: o.MaxServerRequests, Got: cap(c.refusals), Doc: 16},
 		{Option: "HTTPTransport.HTTPClient", Given: ht.HTTPClient, Got: hl.hc, Doc: http.DefaultClient},
 		{Option: "HTTPTransport.MaxMessageBytes", Given: ht.MaxMessageBytes, Got: hl.max, Doc: 16 << 20},
 		{Option: "HTTPTransport.MaxReconnects", Given: ht.MaxReconnects, Got: hl.reconnects, Doc: 5},

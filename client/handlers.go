@@ -13,14 +13,22 @@ import (
 )
 
 // serveRequest answers a request from the server (legacy lifecycle) in its own goroutine, so
-// the reading path never waits for a handler. notifications/cancelled from the server cancels
-// the handler's context; Close cancels and awaits every handler.
+// the reading path never waits for a handler. At most Options.MaxServerRequests run at once
+// (each until its answer is sent); past that the request is refused. notifications/cancelled
+// from the server cancels the handler's context; Close cancels and awaits every handler.
 func (c *Client) serveRequest(m *core.Message) {
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		c.refuse(m)
+		return
+	}
 	ctx, cancel := context.WithCancel(c.baseCtx)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		cancel()
+		<-c.slots
 		return
 	}
 	c.serving[m.ID.Key()] = cancel
@@ -28,6 +36,7 @@ func (c *Client) serveRequest(m *core.Message) {
 	c.mu.Unlock()
 	go func() {
 		defer c.handlers.Done()
+		defer func() { <-c.slots }()
 		defer cancel()
 		res, err := c.answer(ctx, m.Method, m.Params)
 		c.mu.Lock()
@@ -47,11 +56,46 @@ func (c *Client) serveRequest(m *core.Message) {
 				body = core.EncodeResponse(m.ID, enc)
 			}
 		}
-		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
-		defer scancel()
-		_ = c.link.send(sctx, &outMsg{body: body, version: c.version})
+		c.reply(ctx, body)
 	}()
 }
+
+// refuse answers a request past Options.MaxServerRequests with a "Client busy" error, in a
+// goroutine of its own while fewer than that many refusals are being sent; past that (a server
+// that floods the client and holds the answers open) the request is dropped unanswered, so the
+// client's goroutines and connections stay bounded.
+func (c *Client) refuse(m *core.Message) {
+	select {
+	case c.refusals <- struct{}{}:
+	default:
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		<-c.refusals
+		return
+	}
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	body := core.EncodeError(m.ID, core.NewError(core.CodeInternalError,
+		fmt.Sprintf("Client busy: %d requests from the server are being handled; try again later", cap(c.slots))))
+	go func() {
+		defer c.handlers.Done()
+		defer func() { <-c.refusals }()
+		c.reply(c.baseCtx, body)
+	}()
+}
+
+// reply sends the answer to a server request, bounded by serverReplyTimeout.
+func (c *Client) reply(ctx context.Context, body []byte) {
+	sctx, cancel := context.WithTimeout(ctx, serverReplyTimeout)
+	defer cancel()
+	_ = c.link.send(sctx, &outMsg{body: body, version: c.version})
+}
+
+// serverReplyTimeout bounds the sending of one answer to a server request.
+const serverReplyTimeout = 30 * time.Second
 
 // wireError turns a handler's error into the JSON-RPC error the server receives.
 func wireError(err error) *core.Error {
@@ -177,6 +221,9 @@ func (c *Client) answerInputs(ctx context.Context, raw json.RawMessage, p map[st
 	var ir inputRequired
 	if err := jsonv2.Unmarshal(raw, &ir); err != nil {
 		return fmt.Errorf("malformed input_required result: %w", err)
+	}
+	if len(ir.InputRequests) > cap(c.slots) {
+		return fmt.Errorf("the input_required result asks for %d inputs, more than Options.MaxServerRequests (%d)", len(ir.InputRequests), cap(c.slots))
 	}
 	if len(ir.InputRequests) == 0 && ir.RequestState == nil {
 		return errors.New("input_required result without inputRequests or requestState")

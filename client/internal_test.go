@@ -1,12 +1,15 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/core"
 )
 
 func TestHeaderValue(t *testing.T) {
@@ -118,5 +121,23 @@ func TestRepeatable(t *testing.T) {
 		if got := repeatable(tc.method, tc.params, tc.ran); got != tc.want {
 			t.Errorf("repeatable(%s, %v, ran=%v) = %v", tc.method, tc.params, tc.ran, got)
 		}
+	}
+}
+
+// TestInputRequestsBound: an input_required result asking for more inputs than
+// Options.MaxServerRequests fails the call before any handler runs.
+func TestInputRequestsBound(t *testing.T) {
+	ran := 0
+	c := newClient(Options{MaxServerRequests: 1, Roots: func(context.Context) ([]core.Root, error) {
+		ran++
+		return nil, nil
+	}})
+	raw := json.RawMessage(`{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"},"b":{"method":"roots/list"}}}`)
+	err := c.answerInputs(context.Background(), raw, map[string]any{})
+	if err == nil || !strings.Contains(err.Error(), "Options.MaxServerRequests") || ran != 0 {
+		t.Errorf("two inputs past a bound of one: %v (%d handlers ran)", err, ran)
+	}
+	if err := c.answerInputs(context.Background(), json.RawMessage(`{"inputRequests":{"a":{"method":"roots/list"}}}`), map[string]any{}); err != nil || ran != 1 {
+		t.Errorf("one input within the bound: %v (%d handlers ran)", err, ran)
 	}
 }

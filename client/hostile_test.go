@@ -1,0 +1,235 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// hostileServer is a hand-written legacy Streamable HTTP server for the client's hardening
+// tests: it answers initialize (session "s1") and notifications/initialized itself, and hands
+// the standalone GET and every other POST to the test's hooks (nil: 405 for GET, 202 for POST).
+type hostileServer struct {
+	srv *httptest.Server
+	// get serves the standalone GET stream.
+	get func(w http.ResponseWriter, r *http.Request)
+	// post serves a POST other than initialize and notifications/initialized; m is its message.
+	post func(w http.ResponseWriter, r *http.Request, m *core.Message)
+}
+
+func newHostileServer(t *testing.T, h *hostileServer) *hostileServer {
+	t.Helper()
+	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hostileServer) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		if h.get == nil {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		h.get(w, r)
+		return
+	case http.MethodDelete:
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	m, derr := core.DecodeMessage(body)
+	if derr != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	switch m.Method {
+	case "initialize":
+		w.Header().Set("Mcp-Session-Id", "s1")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{"protocolVersion":"`+core.LatestHandshakeVersion+`","capabilities":{},"serverInfo":{"name":"hostile","version":"1"}}}`)
+		return
+	case "notifications/initialized":
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.post == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.post(w, r, m)
+}
+
+// sseOpen starts an SSE answer.
+func sseOpen(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+// floodServer sends n requests of method (params: params) on the standalone GET stream, then a
+// notifications/flood_done, and holds every answer POST open until hold is closed (or the
+// client goes). answers counts the answers that arrived, refusals those that are errors, and
+// errs receives the first errors.
+type floodServer struct {
+	*hostileServer
+	hold      chan struct{}
+	answers   atomic.Int64
+	refusals  atomic.Int64
+	errs      chan core.Error
+	got       chan *core.Message // the successful answers (up to n)
+	holdReply bool
+}
+
+func newFloodServer(t *testing.T, n int, method, params string, holdReply bool) *floodServer {
+	f := &floodServer{hold: make(chan struct{}), errs: make(chan core.Error, 64), got: make(chan *core.Message, n), holdReply: holdReply}
+	f.hostileServer = newHostileServer(t, &hostileServer{
+		get: func(w http.ResponseWriter, r *http.Request) {
+			sseOpen(w)
+			var b strings.Builder
+			for i := range n {
+				fmt.Fprintf(&b, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":%q%s}\n\n", i+1, method, params)
+			}
+			b.WriteString("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/flood_done\"}\n\n")
+			_, _ = io.WriteString(w, b.String())
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		},
+		post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+			if m.IsResponse() {
+				f.answers.Add(1)
+				if m.Error != nil {
+					f.refusals.Add(1)
+					select {
+					case f.errs <- *m.Error:
+					default:
+					}
+				} else {
+					select {
+					case f.got <- m:
+					default:
+					}
+				}
+				if f.holdReply {
+					select {
+					case <-f.hold:
+					case <-r.Context().Done():
+					}
+				}
+			}
+			w.WriteHeader(http.StatusAccepted)
+		},
+	})
+	t.Cleanup(func() { close(f.hold) })
+	return f
+}
+
+// TestServerRequestFlood: a server that sends thousands of requests on its GET stream and holds
+// every answer open gets at most Options.MaxServerRequests handled at once (and as many
+// refusals): the client's goroutines and heap stay bounded, whatever the flood's size.
+func TestServerRequestFlood(t *testing.T) {
+	const flood = 3000
+	f := newFloodServer(t, flood, "ping", "", true)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	done := make(chan struct{})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: f.srv.URL}, client.Options{
+		Lifecycle: client.Legacy,
+		OnNotification: func(ctx context.Context, n client.Notification) {
+			if n.Method == "notifications/flood_done" {
+				close(done)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	await(t, done, "the end of the flood")
+	g1 := runtime.NumGoroutine()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grew := g1 - g0
+	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d pings with the answers held open: %d goroutines more (client and loopback server), heap in use %+.1f MiB, %d answers reached the server",
+		flood, grew, float64(heap)/(1<<20), f.answers.Load())
+	// Each held answer costs a handful of goroutines (the sender, the connection's reader and
+	// writer, the server's handler); 2*DefaultMaxServerRequests of them may be held.
+	if limit := 2 * client.DefaultMaxServerRequests * 8; grew > limit {
+		t.Errorf("the flood left %d more goroutines, want at most %d", grew, limit)
+	}
+}
+
+// TestServerRequestsBeyondTheBound: requests past Options.MaxServerRequests are refused at once
+// with a JSON-RPC error that says why, while the ones admitted keep running; the handlers
+// admitted are never more than the bound.
+func TestServerRequestsBeyondTheBound(t *testing.T) {
+	const limit, extra = 3, 3 // as many refusals as the bound may be in flight at once
+	f := newFloodServer(t, limit+extra, "sampling/createMessage", `,"params":{"messages":[],"maxTokens":5}`, false)
+	started := make(chan struct{}, limit+extra)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	var running, most atomic.Int32
+	done := make(chan struct{})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: f.srv.URL}, client.Options{
+		Lifecycle:         client.Legacy,
+		MaxServerRequests: limit,
+		Sampling: func(ctx context.Context, p *core.CreateMessageParams) (*core.CreateMessageResult, error) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			started <- struct{}{}
+			<-release
+			running.Add(-1)
+			return &core.CreateMessageResult{Role: "assistant", Content: core.ContentList{core.Text("ok")}, Model: "m"}, nil
+		},
+		OnNotification: func(ctx context.Context, n client.Notification) {
+			if n.Method == "notifications/flood_done" {
+				close(done)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer free() // runs before Close, which awaits the handlers
+	await(t, done, "the end of the requests")
+	for range limit {
+		await(t, started, "a sampling handler to start")
+	}
+	for range extra {
+		e := await(t, f.errs, "a refusal")
+		if e.Code != core.CodeInternalError || !strings.Contains(e.Message, "Client busy") {
+			t.Errorf("refusal = %d %q", e.Code, e.Message)
+		}
+	}
+	free()
+	if most.Load() > limit {
+		t.Errorf("%d sampling handlers ran at once, want at most %d", most.Load(), limit)
+	}
+	if got := f.refusals.Load(); got != extra {
+		t.Errorf("%d refusals, want %d", got, extra)
+	}
+	for range limit {
+		if m := await(t, f.got, "the answer of an admitted request"); m.Error != nil || !strings.Contains(string(m.Result), `"model":"m"`) {
+			t.Errorf("admitted request answered %s / %v", m.Result, m.Error)
+		}
+	}
+}
