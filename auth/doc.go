@@ -7,7 +7,8 @@
 //     request context. Session ownership, the listen id scope, the requestState audience and
 //     task ownership all read that one principal.
 //   - JWTVerifier verifies RFC 9068 JWT access tokens against the issuer's JWKS (fetched lazily,
-//     cached, refreshed on an unknown key id at a bounded rate): signature with an allow-list of
+//     cached, refreshed on an unknown key id at a bounded rate, one background fetch at a time
+//     while stale keys keep serving, a wait bounded by the request's context): signature with an allow-list of
 //     asymmetric algorithms, issuer, audience (the server's canonical resource URI: tokens
 //     issued for another resource are refused, so no token passthrough), expiry and not-before.
 //     IntrospectionVerifier asks an RFC 7662 introspection endpoint about opaque tokens and

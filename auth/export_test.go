@@ -15,3 +15,13 @@ func IntrospectionCacheLen(v *IntrospectionVerifier) int {
 
 // JWTCacheLen returns how many verified tokens the verifier caches (tests only).
 func JWTCacheLen(v *JWTVerifier) int { return v.cache.len() }
+
+// AwaitKeyFetch waits for the verifier's key-set fetch in flight, if any (tests only).
+func AwaitKeyFetch(v *JWTVerifier) {
+	v.keys.mu.Lock()
+	ch := v.keys.inflight
+	v.keys.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}

@@ -21,7 +21,9 @@ const minRSABits = 2048
 
 // keySet is the cached JWKS of one issuer: fetched lazily on first use, trusted for ttl, and
 // fetched again, at most once per minInterval, when a token names a key id it does not hold.
-// Readers never wait for a fetch while the cache can answer them.
+// One fetch runs at a time, in the background: readers never wait for it while the cache holds
+// a key for them (stale keys are served while the set is fetched again), and a reader that must
+// wait (no key matches) waits no longer than its context.
 type keySet struct {
 	fetch       fetcher
 	issuer      string
@@ -30,34 +32,41 @@ type keySet struct {
 	minInterval time.Duration
 	now         func() time.Time
 
-	mu      sync.RWMutex
+	mu      sync.Mutex
 	keys    []jose.JSONWebKey
 	fetched time.Time // when keys were fetched; zero before the first success
-
-	fetchMu     sync.Mutex // serializes fetches
-	lastAttempt time.Time  // the last refresh or failed fetch, guarded by fetchMu
-	lastErr     error      // guarded by fetchMu
-	discovered  string     // jwks_uri from the metadata, guarded by fetchMu
+	// inflight is closed when the running fetch ends; nil while none runs.
+	inflight    chan struct{}
+	lastAttempt time.Time // the start of the last refresh or failed fetch
+	lastErr     error     // the error of the last fetch
+	discovered  string    // jwks_uri from the metadata, used by one fetch at a time
 }
 
-// candidates returns the keys that may have signed a token with this key id and algorithm,
-// fetching the set first when it is missing, stale, or lacks the key id (rate-limited), and the
-// fetch time of the set they come from.
+// snapshot returns the cached keys and their fetch time.
+func (ks *keySet) snapshot() ([]jose.JSONWebKey, time.Time) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	return ks.keys, ks.fetched
+}
+
+// candidates returns the keys that may have signed a token with this key id and algorithm and
+// the fetch time of the set they come from. Keys past ttl are still served while one background
+// fetch replaces them; the caller waits for a fetch (rate-limited) only when the set is missing
+// or lacks the key id.
 func (ks *keySet) candidates(ctx context.Context, kid string, alg string) ([]jose.JSONWebKey, time.Time, error) {
-	ks.mu.RLock()
-	keys, fetched := ks.keys, ks.fetched
-	ks.mu.RUnlock()
-	now := ks.now()
-	fresh := !fetched.IsZero() && now.Sub(fetched) < ks.ttl
-	if c := matchKeys(keys, kid, alg); len(c) > 0 && fresh {
+	keys, fetched := ks.snapshot()
+	if c := matchKeys(keys, kid, alg); len(c) > 0 {
+		if ks.now().Sub(fetched) >= ks.ttl {
+			ks.start(ctx, fetched)
+		}
 		return c, fetched, nil
 	}
 	keys, fetched, err := ks.refresh(ctx, fetched)
 	if c := matchKeys(keys, kid, alg); len(c) > 0 {
 		return c, fetched, nil
 	}
-	if err != nil && len(keys) == 0 {
-		return nil, fetched, err
+	if err != nil && (len(keys) == 0 || ctx.Err() != nil) {
+		return nil, fetched, err // no keys at all, or the caller stopped waiting for them
 	}
 	return nil, fetched, fmt.Errorf("%w: no key of the issuer matches kid %q and alg %s", ErrInvalidToken, kid, alg)
 }
@@ -73,44 +82,72 @@ func (ks *keySet) recheck(ctx context.Context, kid, alg string, seen time.Time) 
 	return matchKeys(keys, kid, alg)
 }
 
-// refresh fetches the key set unless another caller did so since seen (the fetch time the
-// caller saw) or the last attempt is more recent than minInterval. It returns the keys in the
-// cache afterwards, their fetch time, and the error of this or the last attempt.
-func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKey, time.Time, error) {
-	ks.fetchMu.Lock()
-	defer ks.fetchMu.Unlock()
-	ks.mu.RLock()
-	keys, fetched := ks.keys, ks.fetched
-	ks.mu.RUnlock()
-	if fetched.After(seen) {
-		return keys, fetched, nil // fetched while we waited
+// start begins a fetch of the key set in the background, unless one runs, another caller
+// replaced the set fetched at seen, or the last attempt is more recent than minInterval. It
+// returns the channel closed when the running fetch ends (nil when none runs).
+func (ks *keySet) start(ctx context.Context, seen time.Time) <-chan struct{} {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.inflight != nil {
+		return ks.inflight
+	}
+	if ks.fetched.After(seen) {
+		return nil
 	}
 	now := ks.now()
 	if !ks.lastAttempt.IsZero() && now.Sub(ks.lastAttempt) < ks.minInterval {
-		return keys, fetched, ks.lastErr
+		return nil
 	}
+	ch := make(chan struct{})
+	ks.inflight = ch
 	// The fetch outlives the request that triggered it: a client that hangs up must not turn
 	// into a failed attempt that holds every other request back for the whole interval.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultFetchTimeout)
+	go ks.run(context.WithoutCancel(ctx), now, ch)
+	return ch
+}
+
+// refresh waits, no longer than ctx allows, for a fetch of the key set (starting one as start
+// does) and returns the keys in the cache afterwards, their fetch time, and the error of the
+// last attempt when the set is still the one fetched at seen.
+func (ks *keySet) refresh(ctx context.Context, seen time.Time) ([]jose.JSONWebKey, time.Time, error) {
+	if ch := ks.start(ctx, seen); ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			keys, fetched := ks.snapshot()
+			return keys, fetched, fmt.Errorf("%w: waiting for the issuer's keys: %w", ErrUnavailable, context.Cause(ctx))
+		}
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.fetched.After(seen) {
+		return ks.keys, ks.fetched, nil
+	}
+	return ks.keys, ks.fetched, ks.lastErr
+}
+
+// run is the one fetch in flight, begun at now; it closes ch when the cache holds its outcome.
+func (ks *keySet) run(ctx context.Context, now time.Time, ch chan struct{}) {
+	fctx, cancel := context.WithTimeout(ctx, defaultFetchTimeout)
 	fresh, err := ks.load(fctx)
 	cancel()
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
 	ks.lastErr = err
-	if err != nil || !fetched.IsZero() {
+	if err != nil || !ks.fetched.IsZero() {
 		// Refreshes and failed attempts count against the interval; the first successful
 		// load does not, so a rotation right after start-up is still picked up.
 		ks.lastAttempt = now
 	}
-	if err != nil {
-		return keys, fetched, err
+	if err == nil {
+		at := ks.now()
+		if !at.After(ks.fetched) {
+			at = ks.fetched.Add(time.Nanosecond) // a coarse clock must still tell the sets apart
+		}
+		ks.keys, ks.fetched = fresh, at
 	}
-	at := ks.now()
-	if !at.After(fetched) {
-		at = fetched.Add(time.Nanosecond) // a coarse clock must still tell the sets apart
-	}
-	ks.mu.Lock()
-	ks.keys, ks.fetched = fresh, at
-	ks.mu.Unlock()
-	return fresh, at, nil
+	ks.inflight = nil
+	close(ch)
 }
 
 // load fetches and parses the JWKS (discovering its URL first when needed).

@@ -63,8 +63,8 @@ type JWTOptions struct {
 	// DefaultLeeway (30 s); negative means none.
 	Leeway time.Duration
 	// KeyCacheTTL is how long fetched keys are used before the set is fetched again. Zero means
-	// DefaultKeyCacheTTL (1 h); negative panics. When a fetch fails, the keys already held keep
-	// being used.
+	// DefaultKeyCacheTTL (1 h); negative panics. The fetch runs in the background while the keys
+	// held keep verifying tokens; when it fails, they keep being used.
 	KeyCacheTTL time.Duration
 	// RefreshInterval is the least time between two fetches of the key set, which bounds the
 	// fetches tokens with unknown key ids can cause. Zero means DefaultRefreshInterval (30 s);
