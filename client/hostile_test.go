@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
@@ -231,5 +233,44 @@ func TestServerRequestsBeyondTheBound(t *testing.T) {
 		if m := await(t, f.got, "the answer of an admitted request"); m.Error != nil || !strings.Contains(string(m.Result), `"model":"m"`) {
 			t.Errorf("admitted request answered %s / %v", m.Result, m.Error)
 		}
+	}
+}
+
+// TestBrokenJSONAnswer: an application/json body is the whole answer to its request, so one that
+// cannot be the request's response fails the call at once, saying what was wrong, instead of
+// leaving it to wait for its timeout.
+func TestBrokenJSONAnswer(t *testing.T) {
+	deep := strings.Repeat("[", core.MaxNesting+1) + strings.Repeat("]", core.MaxNesting+1)
+	for name, tc := range map[string]struct{ body, want string }{
+		"invalid UTF-8":   {"{\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{\"x\":\"\xff\xfe\"}}", "not valid UTF-8"},
+		"not JSON":        {`{"jsonrpc":"2.0","id":ID,"result":`, "not valid JSON"},
+		"wrong id":        {`{"jsonrpc":"2.0","id":987654,"result":{}}`, "answers id 987654"},
+		"too deep":        {`{"jsonrpc":"2.0","id":ID,"result":{"x":` + deep + `}}`, "nested deeper than 64"},
+		"a request":       {`{"jsonrpc":"2.0","id":5,"method":"ping"}`, `request or notification "ping"`},
+		"no id, an error": {`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, "Parse error"},
+		"empty batch":     {`[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}]`, "batch holds no response"},
+		"not JSON-RPC":    {`{"id":ID,"result":{}}`, "not a JSON-RPC message"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+				if m.Method != "ping" {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, strings.ReplaceAll(tc.body, "ID", m.ID.String()))
+			}})
+			c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: h.srv.URL, DisableStandaloneStream: true},
+				client.Options{Lifecycle: client.Legacy, Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			err = c.Ping(context.Background())
+			if !errors.Is(err, client.ErrInvalidResponse) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ping answered with %s: %v, want ErrInvalidResponse saying %q", name, err, tc.want)
+			}
+		})
 	}
 }

@@ -299,7 +299,9 @@ func (l *httpLink) send(ctx context.Context, m *outMsg) error {
 		if err != nil {
 			return fmt.Errorf("mcpkit/client: %s: %w", describe(m), err)
 		}
-		l.deliverBody(body)
+		if got := l.deliverBody(body, m.id); m.id.IsValid() && !got {
+			return fmt.Errorf("mcpkit/client: %s: %w", describe(m), invalidAnswer(body, m.id))
+		}
 		return nil
 	}
 	if !m.id.IsValid() {
@@ -315,18 +317,20 @@ func describe(m *outMsg) string {
 	return "response"
 }
 
-// deliverBody hands a JSON body (one message or a batch) to the sink.
-func (l *httpLink) deliverBody(body []byte) {
+// deliverBody hands a JSON body (one message or a batch) to the sink and reports whether it held
+// a response to id.
+func (l *httpLink) deliverBody(body []byte, id core.ID) bool {
+	answered := false
 	if jsontext.Value(body).Kind() == '[' {
 		var items []json.RawMessage
 		if jsonv2.Unmarshal(body, &items) == nil {
 			for _, it := range items {
-				l.sink.deliver(it, core.ID{})
+				answered = l.sink.deliver(it, core.ID{}).Equal(id) || answered
 			}
 		}
-		return
+		return answered
 	}
-	l.sink.deliver(body, core.ID{})
+	return l.sink.deliver(body, core.ID{}).Equal(id)
 }
 
 // statusError turns an error status into an error: the JSON-RPC error of the body when there is
