@@ -274,3 +274,62 @@ func TestBrokenJSONAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossOriginRedirect: a 307 that sends a POST to another origin (which would take its body
+// and custom headers along) is refused by default, naming the origin; one within the endpoint's
+// origin is followed, and HTTPTransport.AllowCrossOriginRedirects lets the other one through.
+func TestCrossOriginRedirect(t *testing.T) {
+	reached := make(chan http.Header, 8)
+	other := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+		reached <- r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{}}`)
+	}})
+	var target atomic.Value // where the endpoint redirects a ping
+	h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+		if r.URL.Path == "/moved" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{}}`)
+			return
+		}
+		if m.Method != "ping" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		http.Redirect(w, r, target.Load().(string), http.StatusTemporaryRedirect)
+	}})
+	connect := func(allow bool) *client.Client {
+		c, err := client.Connect(context.Background(), &client.HTTPTransport{
+			URL: h.srv.URL + "/mcp", Header: http.Header{"X-Api-Key": {"secret"}},
+			DisableStandaloneStream: true, AllowCrossOriginRedirects: allow,
+		}, client.Options{Lifecycle: client.Legacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	c := connect(false)
+	target.Store(other.srv.URL + "/mcp")
+	err := c.Ping(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "another origin, "+other.srv.URL) || !strings.Contains(err.Error(), "AllowCrossOriginRedirects") {
+		t.Errorf("ping redirected to another origin: %v", err)
+	}
+	select {
+	case hdr := <-reached:
+		t.Fatalf("the other origin received the request (X-Api-Key %q)", hdr.Get("X-Api-Key"))
+	default:
+	}
+	target.Store(h.srv.URL + "/moved")
+	if err := c.Ping(context.Background()); err != nil {
+		t.Errorf("ping redirected within the origin: %v", err)
+	}
+
+	target.Store(other.srv.URL + "/mcp")
+	if err := connect(true).Ping(context.Background()); err != nil {
+		t.Fatalf("ping redirected to another origin, allowed: %v", err)
+	}
+	if hdr := await(t, reached, "the allowed redirect"); hdr.Get("X-Api-Key") != "secret" {
+		t.Errorf("the allowed redirect lost the custom header: %v", hdr)
+	}
+}

@@ -84,6 +84,12 @@ type HTTPTransport struct {
 	// MaxReconnects bounds how often one broken SSE stream is resumed with Last-Event-ID.
 	// Zero means DefaultMaxReconnects; negative means never.
 	MaxReconnects int
+	// AllowCrossOriginRedirects lets the transport follow a redirect of an MCP request to
+	// another origin (scheme, host and port), which would carry the request's body and its
+	// headers (Header: API keys and the like) there. False, the default, refuses such a
+	// redirect: the request fails with an error naming the other origin. Redirects within the
+	// endpoint's origin are followed as HTTPClient's CheckRedirect allows.
+	AllowCrossOriginRedirects bool
 }
 
 type httpLink struct {
@@ -123,6 +129,9 @@ func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
 	l := &httpLink{t: t, hc: t.HTTPClient, sink: s, max: t.MaxMessageBytes, reconnects: t.MaxReconnects}
 	if l.hc == nil {
 		l.hc = http.DefaultClient
+	}
+	if !t.AllowCrossOriginRedirects {
+		l.hc = sameOriginOnly(l.hc)
 	}
 	if l.max == 0 {
 		l.max = DefaultMaxMessageBytes
