@@ -47,6 +47,8 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "HTTPTransport.AllowCrossOriginRedirects (refused)", Given: ht.AllowCrossOriginRedirects, Got: hl.hc.CheckRedirect != nil && http.DefaultClient.CheckRedirect == nil, Doc: true},
 		{Option: "HTTPTransport.MaxMessageBytes", Given: ht.MaxMessageBytes, Got: hl.max, Doc: 16 << 20},
 		{Option: "HTTPTransport.MaxReconnects", Given: ht.MaxReconnects, Got: hl.reconnects, Doc: 5},
+		{Option: "HTTPTransport.MinReconnectDelay", Given: ht.MinReconnectDelay, Got: hl.minDelay, Doc: 100 * time.Millisecond},
+		{Option: "HTTPTransport.MaxReconnectDelay", Given: ht.MaxReconnectDelay, Got: hl.maxDelay, Doc: 30 * time.Second},
 		{Option: "IOTransport.MaxMessageBytes", Given: it.MaxMessageBytes, Got: il.(*lineLink).max, Doc: 16 << 20},
 	})
 }

@@ -333,3 +333,37 @@ func TestCrossOriginRedirect(t *testing.T) {
 		t.Errorf("the allowed redirect lost the custom header: %v", hdr)
 	}
 }
+
+// TestGETStreamRetryZero: a server that answers the session's GET with retry: 0 and closes it
+// at once is reconnected to no sooner than HTTPTransport.MinReconnectDelay, then later and
+// later (TestStandaloneStreamBackoff checks each wait): the first three GETs span at least
+// 100 ms + 200 ms. A timer never fires early, so the bound cannot flake.
+func TestGETStreamRetryZero(t *testing.T) {
+	const streams = 3
+	at := make(chan time.Time, streams)
+	var gets atomic.Int32
+	h := newHostileServer(t, &hostileServer{get: func(w http.ResponseWriter, r *http.Request) {
+		if gets.Add(1) > streams {
+			w.WriteHeader(http.StatusMethodNotAllowed) // enough: the stream ends for good
+			return
+		}
+		at <- time.Now()
+		sseOpen(w)
+		_, _ = io.WriteString(w, "retry: 0\n\n")
+	}})
+	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: h.srv.URL}, client.Options{Lifecycle: client.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var first, last time.Time
+	for i := range streams {
+		last = await(t, at, "a GET")
+		if i == 0 {
+			first = last
+		}
+	}
+	if span, floor := last.Sub(first), 3*client.DefaultMinReconnectDelay; span < floor {
+		t.Errorf("%d GETs in %v, want at least %v between them (a tight reconnection loop)", streams, span, floor)
+	}
+}

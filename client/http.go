@@ -31,6 +31,11 @@ const (
 	DefaultMaxReconnects = 5
 	// DefaultRetry is the wait before reconnecting a stream whose server sent no retry field.
 	DefaultRetry = time.Second
+	// DefaultMinReconnectDelay is the least wait before reconnecting a stream, whatever retry
+	// field the server sent.
+	DefaultMinReconnectDelay = 100 * time.Millisecond
+	// DefaultMaxReconnectDelay caps the backoff of a stream that keeps ending without a message.
+	DefaultMaxReconnectDelay = 30 * time.Second
 )
 
 // ErrSessionExpired is returned when the server no longer knows the legacy session (404 on a
@@ -90,6 +95,15 @@ type HTTPTransport struct {
 	// redirect: the request fails with an error naming the other origin. Redirects within the
 	// endpoint's origin are followed as HTTPClient's CheckRedirect allows.
 	AllowCrossOriginRedirects bool
+	// MinReconnectDelay is the least wait before a stream is reconnected, even when the server
+	// asks for less (retry: 0). Each time in a row that a stream ends having delivered no
+	// message, the wait doubles, up to MaxReconnectDelay, so a server that answers the GET and
+	// closes it at once is not hammered. Zero means DefaultMinReconnectDelay (100 ms); it may
+	// not be negative.
+	MinReconnectDelay time.Duration
+	// MaxReconnectDelay caps that backoff. Zero means DefaultMaxReconnectDelay (30 s); it may
+	// not be negative nor less than MinReconnectDelay.
+	MaxReconnectDelay time.Duration
 }
 
 type httpLink struct {
@@ -99,6 +113,9 @@ type httpLink struct {
 	sink       sink
 	max        int
 	reconnects int
+	// minDelay and maxDelay bound the wait before a reconnection; sleep waits (tests replace it).
+	minDelay, maxDelay time.Duration
+	sleep              func(ctx context.Context, d time.Duration) error
 
 	mu      sync.Mutex
 	session string
@@ -126,7 +143,8 @@ func (t *HTTPTransport) open(_ context.Context, s sink) (link, error) {
 	if t.MaxMessageBytes < 0 {
 		panic("mcpkit/client: HTTPTransport.MaxMessageBytes: must not be negative")
 	}
-	l := &httpLink{t: t, hc: t.HTTPClient, sink: s, max: t.MaxMessageBytes, reconnects: t.MaxReconnects}
+	l := &httpLink{t: t, hc: t.HTTPClient, sink: s, max: t.MaxMessageBytes, reconnects: t.MaxReconnects, sleep: sleepCtx}
+	l.minDelay, l.maxDelay = reconnectDelays(t.MinReconnectDelay, t.MaxReconnectDelay)
 	if l.hc == nil {
 		l.hc = http.DefaultClient
 	}
@@ -391,8 +409,9 @@ func readBounded(r io.Reader, max int) ([]byte, error) {
 func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg) error {
 	var last string
 	retry := DefaultRetry
+	empties := 0
 	for attempt := 0; ; attempt++ {
-		done, err := l.readEvents(body, m.id, &last, &retry)
+		done, n, err := l.readEvents(body, m.id, &last, &retry)
 		if done {
 			drain(body)
 			return nil
@@ -413,7 +432,8 @@ func (l *httpLink) readStream(ctx context.Context, body io.ReadCloser, m *outMsg
 		if l.reconnects < 0 || attempt >= l.reconnects {
 			return fmt.Errorf("mcpkit/client: %s: the stream broke and %d reconnections failed: %w", describe(m), attempt, err)
 		}
-		if err := sleepCtx(ctx, retry); err != nil {
+		empties = nextEmpties(empties, n)
+		if err := l.sleep(ctx, l.delay(retry, empties)); err != nil {
 			return err
 		}
 		body, err = l.resume(ctx, last, m)
@@ -465,16 +485,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // readEvents hands the events of one SSE stream to the sink. It reports done when the response
-// with id arrived (the stream is then left), and keeps the last event id and retry interval.
-func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time.Duration) (done bool, err error) {
+// with id arrived (the stream is then left) and how many messages it delivered, and keeps the
+// last event id and retry interval.
+func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time.Duration) (done bool, delivered int, err error) {
 	sr := newSSEReader(r, l.max)
 	for {
 		ev, err := sr.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return false, nil
+				return false, delivered, nil
 			}
-			return false, err
+			return false, delivered, err
 		}
 		if ev.hasID {
 			*last = ev.id
@@ -485,9 +506,10 @@ func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time
 		if len(ev.data) == 0 || (ev.event != "" && ev.event != "message") {
 			continue
 		}
+		delivered++
 		got := l.sink.deliver(ev.data, id)
 		if id.IsValid() && got == id {
-			return true, nil
+			return true, delivered, nil
 		}
 	}
 }
@@ -538,7 +560,7 @@ func (l *httpLink) standalone(ctx context.Context, opened chan struct{}) error {
 	defer signal()
 	var last string
 	retry := DefaultRetry
-	failures := 0
+	failures, empties := 0, 0
 	for ctx.Err() == nil {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.t.URL, nil)
 		if err != nil {
@@ -558,11 +580,13 @@ func (l *httpLink) standalone(ctx context.Context, opened chan struct{}) error {
 			resp.Body.Close()
 			return fmt.Errorf("mcpkit/client: the session's GET stream: %w", serr)
 		}
+		n := 0
 		if err == nil {
 			failures = 0
-			_, err = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
+			_, n, err = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
 			resp.Body.Close()
 		}
+		empties = nextEmpties(empties, n)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -572,7 +596,7 @@ func (l *httpLink) standalone(ctx context.Context, opened chan struct{}) error {
 			}
 			return fmt.Errorf("mcpkit/client: the session's GET stream broke and %d reconnections failed: %w", failures-1, err)
 		}
-		if sleepCtx(ctx, retry) != nil {
+		if l.sleep(ctx, l.delay(retry, empties)) != nil {
 			return nil
 		}
 	}
