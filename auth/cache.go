@@ -20,6 +20,7 @@ type tokenCache struct {
 
 type cachedToken struct {
 	info  *TokenInfo
+	err   error // the verdict on a refused token (info is nil)
 	until time.Time
 }
 
@@ -43,17 +44,28 @@ func newTokenCache(ttl, def time.Duration, max, defMax int, maxOption string) *t
 
 // get returns the live entry for key.
 func (c *tokenCache) get(key [sha256.Size]byte, now time.Time) (*TokenInfo, bool) {
+	e, ok := c.lookup(key, now)
+	return e.info, ok
+}
+
+// refusal returns the live verdict cached for key by putRefusal.
+func (c *tokenCache) refusal(key [sha256.Size]byte, now time.Time) (error, bool) {
+	e, ok := c.lookup(key, now)
+	return e.err, ok
+}
+
+func (c *tokenCache) lookup(key [sha256.Size]byte, now time.Time) (cachedToken, bool) {
 	if c == nil {
-		return nil, false
+		return cachedToken{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if ok && !now.Before(e.until) {
 		delete(c.entries, key)
-		return nil, false
+		return cachedToken{}, false
 	}
-	return e.info, ok
+	return e, ok
 }
 
 // put caches info until now+ttl, or until the token expires if that is sooner.
@@ -65,11 +77,24 @@ func (c *tokenCache) put(key [sha256.Size]byte, info *TokenInfo, now time.Time) 
 	if !info.Expiration.IsZero() && info.Expiration.Before(until) {
 		until = info.Expiration
 	}
+	c.store(key, cachedToken{info: info, until: until}, now)
+}
+
+// putRefusal caches the verdict err on a refused token until now+ttl.
+func (c *tokenCache) putRefusal(key [sha256.Size]byte, err error, now time.Time) {
+	if c == nil {
+		return
+	}
+	c.store(key, cachedToken{err: err, until: now.Add(c.ttl)}, now)
+}
+
+// store adds e, making room first when the cache is full.
+func (c *tokenCache) store(key [sha256.Size]byte, e cachedToken, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {
-		for k, e := range c.entries {
-			if !now.Before(e.until) {
+		for k, old := range c.entries {
+			if !now.Before(old.until) {
 				delete(c.entries, k)
 			}
 		}
@@ -80,7 +105,7 @@ func (c *tokenCache) put(key [sha256.Size]byte, info *TokenInfo, now time.Time) 
 			delete(c.entries, k)
 		}
 	}
-	c.entries[key] = cachedToken{info: info, until: until}
+	c.entries[key] = e
 }
 
 // len returns the number of entries (tests).

@@ -63,6 +63,9 @@ func TestOptionsDefaults(t *testing.T) {
 
 		{Option: "IntrospectionOptions.CacheTTL", Given: iopts.CacheTTL, Got: iv.cache.ttl, Doc: time.Minute},
 		{Option: "IntrospectionOptions.MaxCacheEntries", Given: iopts.MaxCacheEntries, Got: iv.cache.max, Doc: 10000},
+		{Option: "IntrospectionOptions.NegativeCacheTTL", Given: iopts.NegativeCacheTTL, Got: iv.refused.ttl, Doc: 10 * time.Second},
+		{Option: "IntrospectionOptions.MaxCacheEntries (refusals)", Given: iopts.MaxCacheEntries, Got: iv.refused.max, Doc: 10000},
+		{Option: "IntrospectionOptions.MaxCallsPerSecond", Given: iopts.MaxCallsPerSecond, Got: iv.limit.rate, Doc: 50.0},
 		{Option: "IntrospectionOptions.Leeway", Given: iopts.Leeway, Got: iv.leeway, Doc: 30 * time.Second},
 		{Option: "IntrospectionOptions.HTTPClient", Given: iopts.HTTPClient, Got: iv.fetch.client.Timeout, Doc: 10 * time.Second},
 		{Option: "IntrospectionOptions.MaxDocumentBytes", Given: iopts.MaxDocumentBytes, Got: iv.fetch.max, Doc: int64(1 << 20)},

@@ -11,8 +11,9 @@
 //     while stale keys keep serving, a wait bounded by the request's context): signature with an allow-list of
 //     asymmetric algorithms, issuer, audience (the server's canonical resource URI: tokens
 //     issued for another resource are refused, so no token passthrough), expiry and not-before.
-//     IntrospectionVerifier asks an RFC 7662 introspection endpoint about opaque tokens and
-//     caches the answers.
+//     IntrospectionVerifier asks an RFC 7662 introspection endpoint about opaque tokens, caches
+//     the answers (refusals briefly), shares one call among simultaneous checks of a token and
+//     bounds the calls a second.
 //   - MetadataHandler serves the RFC 9728 protected resource metadata document at the
 //     path-inserted and the root well-known URIs.
 //   - RequireScopes maps each operation (a tool, prompt, resource or resource template, or a

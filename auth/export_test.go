@@ -25,3 +25,7 @@ func AwaitKeyFetch(v *JWTVerifier) {
 		<-ch
 	}
 }
+
+// OnIntrospectionJoin makes the verifier call f whenever a check joins a call in flight (tests
+// only).
+func OnIntrospectionJoin(v *IntrospectionVerifier, f func()) { v.joined = f }

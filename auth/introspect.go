@@ -4,16 +4,22 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Defaults of IntrospectionOptions.
 const (
 	DefaultIntrospectionCacheTTL = time.Minute
+	// DefaultIntrospectionNegativeCacheTTL is how long a refused token's verdict is reused.
+	DefaultIntrospectionNegativeCacheTTL = 10 * time.Second
+	// DefaultIntrospectionsPerSecond bounds the calls to the introspection endpoint.
+	DefaultIntrospectionsPerSecond = 50
 )
 
 // IntrospectionOptions configure NewIntrospectionVerifier.
@@ -30,12 +36,23 @@ type IntrospectionOptions struct {
 	// Issuer, when set, must equal the response's iss.
 	Issuer string
 	// CacheTTL is how long an active answer is reused (never past the token's expiry). Zero
-	// means DefaultIntrospectionCacheTTL (1 min); negative turns caching off. Inactive answers
-	// are never cached. Tokens are cached by their SHA-256 digest, never in clear.
+	// means DefaultIntrospectionCacheTTL (1 min); negative turns caching off. Tokens are cached
+	// by their SHA-256 digest, never in clear.
 	CacheTTL time.Duration
-	// MaxCacheEntries bounds the cache. Zero means DefaultCacheEntries (10000);
-	// negative panics.
+	// NegativeCacheTTL is how long the verdict on a refused token (inactive, or not for this
+	// resource) is reused, so a client repeating a bad token costs one call per NegativeCacheTTL.
+	// Zero means DefaultIntrospectionNegativeCacheTTL (10 s); negative turns it off. A failed
+	// call (ErrUnavailable) is never cached.
+	NegativeCacheTTL time.Duration
+	// MaxCacheEntries bounds each of the two caches (answers, refusals). Zero means
+	// DefaultCacheEntries (10000); negative panics.
 	MaxCacheEntries int
+	// MaxCallsPerSecond bounds the calls to the endpoint (with bursts of as many): past it, a
+	// token that no cache answers and no call in flight covers fails with ErrUnavailable (503)
+	// instead of reaching the authorization server. Whatever the bound, simultaneous checks of
+	// one token share one call. Zero means DefaultIntrospectionsPerSecond (50); negative means
+	// no bound.
+	MaxCallsPerSecond int
 	// Leeway is the clock skew allowed when checking exp and nbf. Zero means DefaultLeeway
 	// (30 s); negative means none.
 	Leeway time.Duration
@@ -52,9 +69,22 @@ type IntrospectionVerifier struct {
 	opts     IntrospectionOptions
 	audience string
 	cache    *tokenCache
+	refused  *tokenCache // verdicts on refused tokens
 	leeway   time.Duration
 	fetch    fetcher
 	now      func() time.Time
+	limit    *rateLimit // nil: no bound
+
+	mu      sync.Mutex
+	flights map[[sha256.Size]byte]*flight
+	joined  func() // tests: called when a check joins a call in flight
+}
+
+// flight is one call to the endpoint, shared by the checks of one token made meanwhile.
+type flight struct {
+	done chan struct{}
+	info *TokenInfo
+	err  error
 }
 
 // NewIntrospectionVerifier returns a verifier that asks opts.Endpoint about each token. It
@@ -66,14 +96,24 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) *IntrospectionVerifier 
 	if _, err := checkURL("IntrospectionOptions.Audience", opts.Audience); err != nil {
 		panic(err.Error())
 	}
-	return &IntrospectionVerifier{
+	v := &IntrospectionVerifier{
 		opts:     opts,
 		audience: canonicalResource(opts.Audience),
 		cache:    newTokenCache(opts.CacheTTL, DefaultIntrospectionCacheTTL, opts.MaxCacheEntries, DefaultCacheEntries, "IntrospectionOptions.MaxCacheEntries"),
+		refused:  newTokenCache(opts.NegativeCacheTTL, DefaultIntrospectionNegativeCacheTTL, opts.MaxCacheEntries, DefaultCacheEntries, "IntrospectionOptions.MaxCacheEntries"),
 		leeway:   leewayOr(opts.Leeway),
 		fetch:    newFetcher(opts.HTTPClient, opts.MaxDocumentBytes, "IntrospectionOptions.MaxDocumentBytes"),
 		now:      time.Now,
+		flights:  map[[sha256.Size]byte]*flight{},
 	}
+	if opts.MaxCallsPerSecond >= 0 {
+		rate := opts.MaxCallsPerSecond
+		if rate == 0 {
+			rate = DefaultIntrospectionsPerSecond
+		}
+		v.limit = &rateLimit{rate: float64(rate), tokens: float64(rate)}
+	}
+	return v
 }
 
 // introspection is the part of an RFC 7662 response the verifier reads.
@@ -88,20 +128,94 @@ type introspection struct {
 	NotBef   *float64        `json:"nbf"`
 }
 
-// Verify returns the cached answer for token when there is a live one, and otherwise asks the
-// endpoint. Errors wrap ErrInvalidToken, or ErrUnavailable when the endpoint could not answer.
+// Verify returns the cached answer for token when there is a live one (or the cached verdict on
+// a token refused a moment ago), joins the call in flight for the same token, and otherwise asks
+// the endpoint, within MaxCallsPerSecond. It waits for the answer no longer than ctx. Errors
+// wrap ErrInvalidToken, or ErrUnavailable when the endpoint could not answer in time or the
+// bound on calls was reached.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (*TokenInfo, error) {
 	key := sha256.Sum256([]byte(token))
 	now := v.now()
 	if info, ok := v.cache.get(key, now); ok {
 		return info, nil
 	}
-	info, err := v.introspect(ctx, token)
+	if err, ok := v.refused.refusal(key, now); ok {
+		return nil, err
+	}
+	f, err := v.join(ctx, key, token, now)
 	if err != nil {
 		return nil, err
 	}
-	v.cache.put(key, info, now)
-	return info, nil
+	select {
+	case <-f.done:
+		return f.info, f.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for the introspection endpoint: %w", ErrUnavailable, context.Cause(ctx))
+	}
+}
+
+// join returns the call in flight for the token with digest key, starting one (within the rate
+// bound) when there is none. The call outlives the check that started it: the others may wait
+// for it.
+func (v *IntrospectionVerifier) join(ctx context.Context, key [sha256.Size]byte, token string, now time.Time) (*flight, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if f := v.flights[key]; f != nil {
+		if v.joined != nil {
+			v.joined()
+		}
+		return f, nil
+	}
+	if !v.limit.allow(now) {
+		return nil, fmt.Errorf("%w: more than %d introspection calls a second (IntrospectionOptions.MaxCallsPerSecond)", ErrUnavailable, int(v.limit.rate))
+	}
+	f := &flight{done: make(chan struct{})}
+	v.flights[key] = f
+	go v.run(context.WithoutCancel(ctx), key, token, now, f)
+	return f, nil
+}
+
+// run makes the call of flight f, caches its outcome and lets its waiters go.
+func (v *IntrospectionVerifier) run(ctx context.Context, key [sha256.Size]byte, token string, now time.Time, f *flight) {
+	fctx, cancel := context.WithTimeout(ctx, defaultFetchTimeout)
+	f.info, f.err = v.introspect(fctx, token)
+	cancel()
+	switch {
+	case f.err == nil:
+		v.cache.put(key, f.info, now)
+	case errors.Is(f.err, ErrInvalidToken):
+		v.refused.putRefusal(key, f.err, now)
+	}
+	v.mu.Lock()
+	delete(v.flights, key)
+	v.mu.Unlock()
+	close(f.done)
+}
+
+// rateLimit is a token bucket of rate tokens a second, holding at most rate. A nil *rateLimit
+// allows everything.
+type rateLimit struct {
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+// allow takes one token at now, if there is one (the caller holds the verifier's lock).
+func (r *rateLimit) allow(now time.Time) bool {
+	if r == nil {
+		return true
+	}
+	if !r.last.IsZero() && now.After(r.last) {
+		r.tokens = min(r.rate, r.tokens+now.Sub(r.last).Seconds()*r.rate)
+	}
+	if r.last.IsZero() || now.After(r.last) {
+		r.last = now
+	}
+	if r.tokens < 1 {
+		return false
+	}
+	r.tokens--
+	return true
 }
 
 func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*TokenInfo, error) {

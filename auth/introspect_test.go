@@ -63,15 +63,22 @@ func TestIntrospectionCache(t *testing.T) {
 	if n := as.Introspections.Load(); n != 1 {
 		t.Fatalf("%d introspections for three checks, want 1 (cached)", n)
 	}
-	// Inactive answers are not cached.
+	// Inactive answers are remembered for the short NegativeCacheTTL, then asked again.
 	for range 2 {
 		_, _ = v.Verify(context.Background(), "unknown")
 	}
+	if n := as.Introspections.Load(); n != 2 {
+		t.Fatalf("%d introspections, want 2 (the inactive answer reused)", n)
+	}
+	c.Advance(auth.DefaultIntrospectionNegativeCacheTTL)
+	if _, err := v.Verify(context.Background(), "unknown"); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("unknown token after the negative TTL: %v", err)
+	}
 	if n := as.Introspections.Load(); n != 3 {
-		t.Fatalf("%d introspections, want 3 (inactive answers asked again)", n)
+		t.Fatalf("%d introspections, want 3 (inactive answers asked again after the negative TTL)", n)
 	}
 	// The entry lives for the TTL...
-	c.Advance(61 * time.Second)
+	c.Advance(61*time.Second - auth.DefaultIntrospectionNegativeCacheTTL)
 	if _, err := v.Verify(context.Background(), "good"); err != nil {
 		t.Fatal(err)
 	}
