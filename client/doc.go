@@ -11,6 +11,11 @@
 // results, and the call is retried with the responses without the caller noticing. Results and
 // parameters are package core's types, shared with the server side of the kit.
 //
+// A misbehaving server is bounded too: at most Options.MaxServerRequests of its requests run at
+// once (the rest are refused), an application/json answer that cannot be the response fails
+// the call at once (ErrInvalidResponse), a redirect to another origin is refused, and a stream
+// that keeps ending empty is reconnected with a growing wait.
+//
 // A Client is safe for concurrent use. Close it when done: it ends calls in flight, awaits the
 // handlers it started, deletes a legacy HTTP session and stops a spawned server.
 package client
