@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -33,9 +34,7 @@ func TestOptionsDefaults(t *testing.T) {
 	var ro ResumabilityOptions
 	ro.Enabled = true
 	res := newResumer(ro)
-	mem, _ := res.store.(*MemoryEventStore)
-	var mso MemoryEventStoreOptions
-	es := NewMemoryEventStore(mso)
+	mem, _ := res.store.(*session.MemoryEventStore)
 	var so HTTPServerOptions
 	srv := NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), so)
 
@@ -68,13 +67,11 @@ func TestOptionsDefaults(t *testing.T) {
 
 		{Option: "ResumabilityOptions.RetryInterval", Given: ro.RetryInterval, Got: res.retry, Doc: time.Second},
 		{Option: "ResumabilityOptions.Store", Given: ro.Store, Got: mem != nil, Doc: true},
-		{Option: "ResumabilityOptions.MaxEvents", Given: ro.MaxEvents, Got: mem.maxEvents, Doc: 256},
-		{Option: "ResumabilityOptions.MaxBytes", Given: ro.MaxBytes, Got: mem.maxBytes, Doc: 1 << 20},
+		// Zero bounds reach the store, whose zero is its documented default (tested in session).
+		{Option: "ResumabilityOptions.MaxEvents", Given: ro.MaxEvents, Got: reflect.DeepEqual(mem, session.NewMemoryEventStore(session.MemoryEventStoreOptions{})), Doc: true},
+		{Option: "ResumabilityOptions.MaxBytes", Given: ro.MaxBytes, Got: reflect.DeepEqual(mem, session.NewMemoryEventStore(session.MemoryEventStoreOptions{})), Doc: true},
 		{Option: "ResumabilityOptions.MaxStreams", Given: ro.MaxStreams, Got: res.maxStreams, Doc: 64},
 		{Option: "ResumabilityOptions.MaxCallsPerCaller", Given: ro.MaxCallsPerCaller, Got: res.callers.max, Doc: 256},
-
-		{Option: "MemoryEventStoreOptions.MaxEvents", Given: mso.MaxEvents, Got: es.maxEvents, Doc: 256},
-		{Option: "MemoryEventStoreOptions.MaxBytes", Given: mso.MaxBytes, Got: es.maxBytes, Doc: 1 << 20},
 
 		{Option: "HTTPServerOptions.ReadHeaderTimeout", Given: so.ReadHeaderTimeout, Got: srv.ReadHeaderTimeout, Doc: 10 * time.Second},
 		{Option: "HTTPServerOptions.IdleTimeout", Given: so.IdleTimeout, Got: srv.IdleTimeout, Doc: 2 * time.Minute},
@@ -83,14 +80,12 @@ func TestOptionsDefaults(t *testing.T) {
 }
 
 // Negative values of options where negative means nothing are refused at construction.
-func TestResumabilityAndEventStoreRefuseNegatives(t *testing.T) {
+func TestResumabilityRefusesNegatives(t *testing.T) {
 	for want, build := range map[string]func(){
 		"ResumabilityOptions.RetryInterval": func() { newResumer(ResumabilityOptions{Enabled: true, RetryInterval: -time.Second}) },
 		"ResumabilityOptions.MaxStreams":    func() { newResumer(ResumabilityOptions{Enabled: true, MaxStreams: -1}) },
 		"ResumabilityOptions.MaxEvents":     func() { newResumer(ResumabilityOptions{Enabled: true, MaxEvents: -1}) },
 		"ResumabilityOptions.MaxBytes":      func() { newResumer(ResumabilityOptions{Enabled: true, MaxBytes: -1}) },
-		"MemoryEventStoreOptions.MaxEvents": func() { NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: -1}) },
-		"MemoryEventStoreOptions.MaxBytes":  func() { NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: -1}) },
 	} {
 		t.Run(want, func(t *testing.T) { testutil.WantPanic(t, want, build) })
 	}

@@ -44,7 +44,7 @@
 //
 // Options.Resumability makes legacy request streams resumable (the 2025-11-25 transport's
 // "Resumability and Redelivery"): a priming event and a retry field open each request stream,
-// messages carry ids of the form "<stream>-<n>" and are kept in an EventStore (bounded; forgotten
+// messages carry ids of the form "<stream>-<n>" and are kept in a session.EventStore (bounded; forgotten
 // once the response reached the client, and when the session ends), a GET with Last-Event-ID
 // replays the rest of that stream of that session, and a handler may close its connection early
 // with core.Call.CloseStream so the client polls. See ResumabilityOptions.

@@ -27,7 +27,7 @@ const (
 //
 // When on, the SSE stream that answers a request POST starts with a priming event (an id, an
 // empty data line and a retry field), and every message on it carries an event id that names
-// the stream and the message's place in it. The messages are also kept in an EventStore until
+// the stream and the message's place in it. The messages are also kept in a session.EventStore until
 // the response has been written to the client. A client that lost the connection (or whose
 // handler closed it on purpose with core.Call.CloseStream, the polling pattern) sends a GET with
 // the session id and Last-Event-ID, and gets the stream's messages after that id, then the rest
@@ -49,10 +49,10 @@ type ResumabilityOptions struct {
 	// RetryInterval is the reconnection delay the server asks clients for (the SSE retry field),
 	// rounded down to milliseconds. Zero means DefaultRetryInterval (1 s); negative is invalid.
 	RetryInterval time.Duration
-	// Store keeps the events. Nil means a MemoryEventStore bounded by MaxEvents and MaxBytes.
-	Store EventStore
+	// Store keeps the events. Nil means a session.MemoryEventStore bounded by MaxEvents and MaxBytes.
+	Store session.EventStore
 	// MaxEvents and MaxBytes bound each stream of the default store (see
-	// MemoryEventStoreOptions): zero means 256 events and 1 MiB; negative is invalid.
+	// session.MemoryEventStoreOptions): zero means 256 events and 1 MiB; negative is invalid.
 	MaxEvents int
 	MaxBytes  int
 	// MaxStreams bounds the resumable streams one session keeps at a time (requests in flight,
@@ -83,8 +83,8 @@ const DefaultMaxResumableCallsPerCaller = 256
 
 // resumer is the endpoint's resumability configuration once defaults are applied.
 type resumer struct {
-	store      EventStore
-	shared     SharedEventStore // store, when it is shared with other replicas
+	store      session.EventStore
+	shared     session.SharedEventStore // store, when it is shared with other replicas
 	retry      time.Duration
 	maxStreams int
 	callers    *callerCaps // resumable calls running per caller (MaxCallsPerCaller)
@@ -103,9 +103,9 @@ func newResumer(o ResumabilityOptions) *resumer {
 	r := &resumer{store: o.Store, retry: o.RetryInterval, maxStreams: o.MaxStreams,
 		callers: newCallerCaps(o.MaxCallsPerCaller, DefaultMaxResumableCallsPerCaller)}
 	if r.store == nil {
-		r.store = NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
+		r.store = session.NewMemoryEventStore(session.MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
 	}
-	r.shared, _ = r.store.(SharedEventStore)
+	r.shared, _ = r.store.(session.SharedEventStore)
 	if r.retry == 0 {
 		r.retry = DefaultRetryInterval
 	}
@@ -235,7 +235,7 @@ func (st *streams) endSession(res *resumer, sessionID string) {
 }
 
 // appendEvent stores an event unless the session has ended.
-func (st *streams) appendEvent(ctx context.Context, res *resumer, sessionID, streamID string, ev StoredEvent) error {
+func (st *streams) appendEvent(ctx context.Context, res *resumer, sessionID, streamID string, ev session.StoredEvent) error {
 	st.storeMu.RLock()
 	defer st.storeMu.RUnlock()
 	if st.storeEnded {
@@ -342,13 +342,13 @@ func (rs *resumable) detachPostLocked() {
 
 // markLocked stores an empty event 0 for a stream that stored nothing yet, when the store is
 // shared and the call still runs: it tells the other replicas the stream exists, so that a GET
-// resuming it there follows it (see SharedEventStore) instead of being an ordinary GET. It costs
+// resuming it there follows it (see session.SharedEventStore) instead of being an ordinary GET. It costs
 // nothing on a stream whose connection stays attached.
 func (rs *resumable) markLocked() {
 	if rs.res.shared == nil || rs.seq != 0 || rs.finished || rs.forgotten {
 		return
 	}
-	_ = rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: 0})
+	_ = rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: 0})
 }
 
 func (rs *resumable) detachSubLocked() {
@@ -375,7 +375,7 @@ func (rs *resumable) Send(ctx context.Context, msg []byte) error {
 		return rs.writePostLocked(rs.seq, msg, false)
 	}
 	rs.seq++
-	if err := rs.st.appendEvent(ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: msg}); err != nil {
+	if err := rs.st.appendEvent(ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: rs.seq, Data: msg}); err != nil {
 		rs.seq--
 		return err
 	}
@@ -460,7 +460,7 @@ func (rs *resumable) finish(resp *core.Response) (written bool) {
 	default:
 		data := resp.Encode()
 		rs.seq++
-		if rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, StoredEvent{Seq: rs.seq, Data: data}) != nil {
+		if rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: rs.seq, Data: data}) != nil {
 			written = true // the session ended: nobody can resume
 			rs.detachSubLocked()
 			break
@@ -506,7 +506,7 @@ func (rs *resumable) forget() {
 // answered reports that the last event of a finished stream's backlog is its response; a
 // finished stream that is not answered is a cancelled request, whose GET ends after the backlog
 // without a response.
-func (rs *resumable) attachGet(ctx context.Context, after uint64) (q *resumeQueue, backlog []StoredEvent, finished, answered bool, err error) {
+func (rs *resumable) attachGet(ctx context.Context, after uint64) (q *resumeQueue, backlog []session.StoredEvent, finished, answered bool, err error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.forgotten {
@@ -664,7 +664,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 
 // writeBacklog writes the stored events of a resumed stream; when the stream was answered the
 // last of them is its response, and nothing may follow it.
-func writeBacklog(sse *middleware.SSEWriter, streamID uint64, backlog []StoredEvent, answered bool) error {
+func writeBacklog(sse *middleware.SSEWriter, streamID uint64, backlog []session.StoredEvent, answered bool) error {
 	for i, ev := range backlog {
 		frame := middleware.SSEEvent{ID: eventID(streamID, ev.Seq), Data: ev.Data}
 		var err error
@@ -725,7 +725,7 @@ func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middlewar
 const sharedPollInterval = 100 * time.Millisecond
 
 // replayShared serves a GET whose Last-Event-ID names a stream of the session that this process
-// does not hold, from the shared event store (see SharedEventStore): the retry field, the stored
+// does not hold, from the shared event store (see session.SharedEventStore): the retry field, the stored
 // events after the id, then, every sharedPollInterval, the events stored since, until the
 // request's response (after which the store forgets the stream), the stream's disappearance from
 // the store, or the client leaving. It reports false, having written nothing, when the store

@@ -37,7 +37,7 @@
 //     the record and every replica ends its copy.
 //   - Broadcaster (core.Broadcaster): one PUBLISH per change; each replica delivers to its own
 //     legacy GET streams and listen streams, filtered there as in process.
-//   - EventStore (mcphttp.SharedEventStore): one script per stored event (push and trim to the
+//   - EventStore (session.SharedEventStore): one script per stored event (push and trim to the
 //     bounds), a list read per resumption. A GET with Last-Event-ID that lands on a replica that
 //     does not run the stream replays what is stored and ends, so the client polls again after
 //     the retry interval, wherever its next GET lands.

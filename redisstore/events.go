@@ -10,17 +10,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/session"
 )
 
 // EventStoreOptions bound what the shared event store keeps. The zero value is the default.
 type EventStoreOptions struct {
 	// MaxEvents is how many events a stream keeps; past it the oldest go first. Zero means
-	// mcphttp.DefaultMaxStreamEvents (256); a negative value panics.
+	// session.DefaultMaxStreamEvents (256); a negative value panics.
 	MaxEvents int
 	// MaxBytes is how many bytes of message data a stream keeps; past it the oldest events go
-	// first, but the newest is always kept. Zero means mcphttp.DefaultMaxStreamBytes (1 MiB); a
+	// first, but the newest is always kept. Zero means session.DefaultMaxStreamBytes (1 MiB); a
 	// negative value panics.
 	MaxBytes int
 	// TTL is how long a stream is kept after its last event, so that nothing outlives an
@@ -29,7 +28,7 @@ type EventStoreOptions struct {
 	TTL time.Duration
 }
 
-// EventStore is the mcphttp.SharedEventStore on Redis: each stream is a list of its events
+// EventStore is the session.SharedEventStore on Redis: each stream is a list of its events
 // (bounded by count and bytes in the same script that appends), expiring TTL after its last
 // event, so a client cut off from one replica replays with Last-Event-ID on another. A session's
 // events are forgotten when the session ends for good; a replica that merely lets go of a
@@ -42,7 +41,7 @@ type EventStore struct {
 	ttl       time.Duration
 }
 
-var _ mcphttp.SharedEventStore = (*EventStore)(nil)
+var _ session.SharedEventStore = (*EventStore)(nil)
 
 // NewEventStore returns the shared event store. It panics on invalid options.
 func NewEventStore(r *Router, opts EventStoreOptions) *EventStore {
@@ -59,10 +58,10 @@ func NewEventStore(r *Router, opts EventStoreOptions) *EventStore {
 	}
 	e := &EventStore{r: r, maxEvents: opts.MaxEvents, maxBytes: opts.MaxBytes, ttl: opts.TTL}
 	if e.maxEvents == 0 {
-		e.maxEvents = mcphttp.DefaultMaxStreamEvents
+		e.maxEvents = session.DefaultMaxStreamEvents
 	}
 	if e.maxBytes == 0 {
-		e.maxBytes = mcphttp.DefaultMaxStreamBytes
+		e.maxBytes = session.DefaultMaxStreamBytes
 	}
 	if e.ttl == 0 {
 		e.ttl = session.DefaultIdleTimeout
@@ -111,8 +110,8 @@ redis.call('DEL', KEYS[1])
 return #ids
 `)
 
-// Append implements mcphttp.EventStore: one round trip.
-func (e *EventStore) Append(ctx context.Context, sessionID, streamID string, ev mcphttp.StoredEvent) error {
+// Append implements session.EventStore: one round trip.
+func (e *EventStore) Append(ctx context.Context, sessionID, streamID string, ev session.StoredEvent) error {
 	entry := make([]byte, 0, 21+len(ev.Data))
 	entry = strconv.AppendUint(entry, ev.Seq, 10)
 	entry = append(entry, ':')
@@ -128,15 +127,15 @@ func (e *EventStore) Append(ctx context.Context, sessionID, streamID string, ev 
 	return nil
 }
 
-// After implements mcphttp.EventStore.
-func (e *EventStore) After(ctx context.Context, sessionID, streamID string, seq uint64) ([]mcphttp.StoredEvent, error) {
+// After implements session.EventStore.
+func (e *EventStore) After(ctx context.Context, sessionID, streamID string, seq uint64) ([]session.StoredEvent, error) {
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
 	items, err := e.r.rdb.LRange(ctx, e.list(sessionID, streamID), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: reading events: %w", err)
 	}
-	var out []mcphttp.StoredEvent
+	var out []session.StoredEvent
 	for _, it := range items {
 		num, data, ok := strings.Cut(it, ":")
 		n, err := strconv.ParseUint(num, 10, 64)
@@ -144,13 +143,13 @@ func (e *EventStore) After(ctx context.Context, sessionID, streamID string, seq 
 			return nil, errors.New("redisstore: a malformed stored event")
 		}
 		if n > seq {
-			out = append(out, mcphttp.StoredEvent{Seq: n, Data: []byte(data)})
+			out = append(out, session.StoredEvent{Seq: n, Data: []byte(data)})
 		}
 	}
 	return out, nil
 }
 
-// Has implements mcphttp.SharedEventStore.
+// Has implements session.SharedEventStore.
 func (e *EventStore) Has(ctx context.Context, sessionID, streamID string) (bool, error) {
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
@@ -161,7 +160,7 @@ func (e *EventStore) Has(ctx context.Context, sessionID, streamID string) (bool,
 	return n == 1, nil
 }
 
-// DropStream implements mcphttp.EventStore.
+// DropStream implements session.EventStore.
 func (e *EventStore) DropStream(ctx context.Context, sessionID, streamID string) {
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
@@ -175,7 +174,7 @@ func (e *EventStore) DropStream(ctx context.Context, sessionID, streamID string)
 	}
 }
 
-// DropSession implements mcphttp.EventStore: the session's streams go once its record is gone.
+// DropSession implements session.EventStore: the session's streams go once its record is gone.
 func (e *EventStore) DropSession(ctx context.Context, sessionID string) {
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()

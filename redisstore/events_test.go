@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
-	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 // TestEventStoreBounds: a stream keeps at most MaxEvents events and MaxBytes bytes, the oldest
@@ -25,7 +25,7 @@ func TestEventStoreBounds(t *testing.T) {
 	ctx := context.Background()
 	add := func(stream string, seq uint64, data string) {
 		t.Helper()
-		if err := es.Append(ctx, "s1", stream, mcphttp.StoredEvent{Seq: seq, Data: []byte(data)}); err != nil {
+		if err := es.Append(ctx, "s1", stream, session.StoredEvent{Seq: seq, Data: []byte(data)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestEventStoreTTL(t *testing.T) {
 	prefix := testPrefix()
 	es := redisstore.NewEventStore(newRouter(t, rs, prefix), redisstore.EventStoreOptions{TTL: time.Hour})
 	ctx := context.Background()
-	if err := es.Append(ctx, "s", "1", mcphttp.StoredEvent{Seq: 1, Data: []byte("x")}); err != nil {
+	if err := es.Append(ctx, "s", "1", session.StoredEvent{Seq: 1, Data: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	rdb := newClient(t, rs)

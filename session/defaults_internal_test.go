@@ -19,3 +19,20 @@ func TestMemoryOptionsDefaults(t *testing.T) {
 		{Option: "ReapInterval", Given: zero.ReapInterval, Got: m.reap, Doc: time.Minute},
 	})
 }
+
+// Each MemoryEventStoreOptions field left at zero takes the default its doc comment states, and
+// negative values are refused at construction.
+func TestMemoryEventStoreOptionsDefaults(t *testing.T) {
+	var zero MemoryEventStoreOptions
+	es := NewMemoryEventStore(zero)
+	testutil.CheckDefaults(t, []testutil.Default{
+		{Option: "MemoryEventStoreOptions.MaxEvents", Given: zero.MaxEvents, Got: es.maxEvents, Doc: 256},
+		{Option: "MemoryEventStoreOptions.MaxBytes", Given: zero.MaxBytes, Got: es.maxBytes, Doc: 1 << 20},
+	})
+	for want, build := range map[string]func(){
+		"MemoryEventStoreOptions.MaxEvents": func() { NewMemoryEventStore(MemoryEventStoreOptions{MaxEvents: -1}) },
+		"MemoryEventStoreOptions.MaxBytes":  func() { NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: -1}) },
+	} {
+		t.Run(want, func(t *testing.T) { testutil.WantPanic(t, want, build) })
+	}
+}

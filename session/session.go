@@ -1,6 +1,8 @@
 // Package session keeps the sessions of the legacy (2024-11-05 .. 2025-11-25) Streamable HTTP
 // lifecycle: the Store interface and the in-memory store, with idle expiry, a cap on the number
-// of sessions and a reaper.
+// of sessions and a reaper; and the contract of the events resumable streams keep (EventStore,
+// SharedEventStore) with its in-memory store. The contracts sit here, below both the transport
+// (mcphttp) and the shared stores (redisstore), so that neither imports the other.
 //
 // The 2026-07-28 lifecycle has no sessions; it never touches a Store.
 package session

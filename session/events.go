@@ -1,4 +1,4 @@
-package mcphttp
+package session
 
 import (
 	"context"
@@ -16,7 +16,7 @@ type StoredEvent struct {
 }
 
 // EventStore keeps the events of resumable SSE streams so a client that lost a stream's
-// connection can get what it missed (see ResumabilityOptions). Streams are named by the session
+// connection can get what it missed (see mcphttp.ResumabilityOptions). Streams are named by the session
 // they belong to and an id the endpoint chose, unique within that session; the endpoint numbers
 // each stream's events itself and calls Append in that order. Live delivery to a reconnected
 // client stays with the endpoint: a store only keeps and returns bytes.
@@ -92,10 +92,10 @@ type memStream struct {
 // NewMemoryEventStore returns an empty in-memory store.
 func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
 	if opts.MaxEvents < 0 {
-		panic("mcphttp: MemoryEventStoreOptions.MaxEvents must be >= 0")
+		panic("session: MemoryEventStoreOptions.MaxEvents must be >= 0")
 	}
 	if opts.MaxBytes < 0 {
-		panic("mcphttp: MemoryEventStoreOptions.MaxBytes must be >= 0")
+		panic("session: MemoryEventStoreOptions.MaxBytes must be >= 0")
 	}
 	m := &MemoryEventStore{maxEvents: opts.MaxEvents, maxBytes: opts.MaxBytes, sessions: map[string]*memSessionEvents{}}
 	if m.maxEvents == 0 {
