@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
-	"github.com/mcpkit/mcpkit/otelmcp"
+	"github.com/mcpkit/mcpkit/internal/otelconv"
 )
 
 // ScopeName is the instrumentation scope of the client's spans and metrics.
@@ -40,26 +40,6 @@ type Telemetry struct {
 	ResourceURIOnMetrics bool
 }
 
-// Attribute keys and metric names: the conventions the server side reports with (otelmcp).
-const (
-	attrMethod    = otelmcp.AttrMethodName
-	attrProtocol  = otelmcp.AttrProtocolVersion
-	attrSession   = otelmcp.AttrSessionID
-	attrRequestID = otelmcp.AttrRequestID
-	attrToolName  = otelmcp.AttrToolName
-	attrOperation = otelmcp.AttrOperationName
-	attrPrompt    = otelmcp.AttrPromptName
-	attrResource  = otelmcp.AttrResourceURI
-	attrErrorType = otelmcp.AttrErrorType
-	attrRPCStatus = otelmcp.AttrResponseStatusCode
-	attrTransport = otelmcp.AttrNetworkTransport
-	attrNetProto  = otelmcp.AttrNetworkProtocolName
-	attrAddress   = "server.address"
-	attrPort      = "server.port"
-
-	metricSessionDuration = "mcp.client.session.duration"
-)
-
 type telemetry struct {
 	opts     Telemetry
 	tracer   trace.Tracer
@@ -84,16 +64,16 @@ func newTelemetry(t Telemetry) *telemetry {
 	}
 	tel := &telemetry{opts: t, tracer: tp.Tracer(ScopeName), prop: prop, started: time.Now()}
 	meter := mp.Meter(ScopeName)
-	if h, err := meter.Float64Histogram(metricSessionDuration,
+	if h, err := meter.Float64Histogram(otelconv.MetricClientSessionDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("The duration of the MCP session as observed on the MCP client."),
-		metric.WithExplicitBucketBoundaries(otelmcp.Buckets...)); err == nil {
+		metric.WithExplicitBucketBoundaries(otelconv.Buckets...)); err == nil {
 		tel.session = h
 	}
-	h, err := meter.Float64Histogram(otelmcp.MetricClientOperationDuration,
+	h, err := meter.Float64Histogram(otelconv.MetricClientOperationDuration,
 		metric.WithUnit("s"),
 		metric.WithDescription("The duration of an MCP request or notification as observed on the sender."),
-		metric.WithExplicitBucketBoundaries(otelmcp.Buckets...))
+		metric.WithExplicitBucketBoundaries(otelconv.Buckets...))
 	if err == nil {
 		tel.duration = h
 	}
@@ -102,7 +82,7 @@ func newTelemetry(t Telemetry) *telemetry {
 
 // target is what a call works on: a tool, a prompt or a resource URI ("" for none).
 type target struct {
-	key   string // attrToolName, attrPrompt or attrResource
+	key   string // otelconv.AttrToolName, otelconv.AttrPromptName or otelconv.AttrResourceURI
 	value string
 }
 
@@ -110,13 +90,13 @@ func targetOf(method string, params map[string]any) target {
 	switch method {
 	case "tools/call":
 		n, _ := params["name"].(string)
-		return target{attrToolName, n}
+		return target{otelconv.AttrToolName, n}
 	case "prompts/get":
 		n, _ := params["name"].(string)
-		return target{attrPrompt, n}
+		return target{otelconv.AttrPromptName, n}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		u, _ := params["uri"].(string)
-		return target{attrResource, u}
+		return target{otelconv.AttrResourceURI, u}
 	}
 	return target{}
 }
@@ -124,9 +104,9 @@ func targetOf(method string, params map[string]any) target {
 // appendTarget adds the attributes naming the call's target; the URI only with uri.
 func appendTarget(attrs []attribute.KeyValue, method string, tg target, uri bool) []attribute.KeyValue {
 	if method == "tools/call" {
-		attrs = append(attrs, attribute.String(attrOperation, "execute_tool"))
+		attrs = append(attrs, attribute.String(otelconv.AttrOperationName, otelconv.OperationExecuteTool))
 	}
-	if tg.value != "" && (tg.key != attrResource || uri) {
+	if tg.value != "" && (tg.key != otelconv.AttrResourceURI || uri) {
 		attrs = append(attrs, attribute.String(tg.key, tg.value))
 	}
 	return attrs
@@ -140,15 +120,15 @@ func appendPeer(attrs []attribute.KeyValue, c *Client) []attribute.KeyValue {
 	}
 	p := c.link.peer()
 	if p.network != "" {
-		attrs = append(attrs, attribute.String(attrTransport, p.network))
+		attrs = append(attrs, attribute.String(otelconv.AttrNetworkTransport, p.network))
 	}
 	if p.protocol != "" {
-		attrs = append(attrs, attribute.String(attrNetProto, p.protocol))
+		attrs = append(attrs, attribute.String(otelconv.AttrNetworkProtocolName, p.protocol))
 	}
 	if p.address != "" {
-		attrs = append(attrs, attribute.String(attrAddress, p.address))
+		attrs = append(attrs, attribute.String(otelconv.AttrServerAddress, p.address))
 		if p.port > 0 {
-			attrs = append(attrs, attribute.Int(attrPort, p.port))
+			attrs = append(attrs, attribute.Int(otelconv.AttrServerPort, p.port))
 		}
 	}
 	return attrs
@@ -159,19 +139,19 @@ func appendPeer(attrs []attribute.KeyValue, c *Client) []attribute.KeyValue {
 func (t *telemetry) start(ctx context.Context, c *Client, method string, params map[string]any) (context.Context, trace.Span) {
 	tg := targetOf(method, params)
 	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, attribute.String(attrMethod, method))
+	attrs = append(attrs, attribute.String(otelconv.AttrMethodName, method))
 	if c.version != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, c.version))
+		attrs = append(attrs, attribute.String(otelconv.AttrProtocolVersion, c.version))
 	}
 	if c.link != nil && !c.modern {
 		if sid := c.link.sessionID(); sid != "" {
-			attrs = append(attrs, attribute.String(attrSession, sid))
+			attrs = append(attrs, attribute.String(otelconv.AttrSessionID, sid))
 		}
 	}
 	attrs = appendTarget(attrs, method, tg, true)
 	attrs = appendPeer(attrs, c)
 	name := method
-	if tg.value != "" && (tg.key != attrResource || t.opts.ResourceURIInSpanName) {
+	if tg.value != "" && (tg.key != otelconv.AttrResourceURI || t.opts.ResourceURIInSpanName) {
 		name += " " + tg.value
 	}
 	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
@@ -186,7 +166,7 @@ func requestID(ctx context.Context, id core.ID) {
 		if unq, err := strconv.Unquote(s); err == nil {
 			s = unq
 		}
-		span.SetAttributes(attribute.String(attrRequestID, s))
+		span.SetAttributes(attribute.String(otelconv.AttrRequestID, s))
 	}
 }
 
@@ -215,29 +195,29 @@ func (t *telemetry) end(ctx context.Context, span trace.Span, c *Client, method 
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, attribute.String(attrMethod, method))
+	attrs = append(attrs, attribute.String(otelconv.AttrMethodName, method))
 	attrs = appendTarget(attrs, method, targetOf(method, params), t.opts.ResourceURIOnMetrics)
 	version := c.version
 	if r, ok := res.(*initializeResult); ok && err == nil {
 		version = r.ProtocolVersion // settled by this very answer
 	}
 	if version != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, version))
-		span.SetAttributes(attribute.String(attrProtocol, version))
+		attrs = append(attrs, attribute.String(otelconv.AttrProtocolVersion, version))
+		span.SetAttributes(attribute.String(otelconv.AttrProtocolVersion, version))
 	}
 	attrs = appendPeer(attrs, c)
 	if r, ok := res.(*core.CallToolResult); ok && err == nil && r.IsError {
-		attrs = append(attrs, attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
-		span.SetAttributes(attribute.String(attrErrorType, otelmcp.ErrorTypeToolError))
+		attrs = append(attrs, attribute.String(otelconv.AttrErrorType, otelconv.ErrorTypeToolError))
+		span.SetAttributes(attribute.String(otelconv.AttrErrorType, otelconv.ErrorTypeToolError))
 		span.SetStatus(codes.Error, "tool error")
 	}
 	if err != nil {
 		kind, code := errorType(err)
-		attrs = append(attrs, attribute.String(attrErrorType, kind))
-		span.SetAttributes(attribute.String(attrErrorType, kind))
+		attrs = append(attrs, attribute.String(otelconv.AttrErrorType, kind))
+		span.SetAttributes(attribute.String(otelconv.AttrErrorType, kind))
 		if code {
-			attrs = append(attrs, attribute.String(attrRPCStatus, kind))
-			span.SetAttributes(attribute.String(attrRPCStatus, kind))
+			attrs = append(attrs, attribute.String(otelconv.AttrResponseStatusCode, kind))
+			span.SetAttributes(attribute.String(otelconv.AttrResponseStatusCode, kind))
 		}
 		span.SetStatus(codes.Error, err.Error())
 	}
@@ -255,7 +235,7 @@ func (t *telemetry) sessionEnd(c *Client) {
 	}
 	attrs := make([]attribute.KeyValue, 0, 6)
 	if c.version != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, c.version))
+		attrs = append(attrs, attribute.String(otelconv.AttrProtocolVersion, c.version))
 	}
 	attrs = appendPeer(attrs, c)
 	c.mu.Lock()
@@ -263,7 +243,7 @@ func (t *telemetry) sessionEnd(c *Client) {
 	c.mu.Unlock()
 	if lost != nil {
 		kind, _ := errorType(lost)
-		attrs = append(attrs, attribute.String(attrErrorType, kind))
+		attrs = append(attrs, attribute.String(otelconv.AttrErrorType, kind))
 	}
 	t.session.Record(context.Background(), time.Since(t.started).Seconds(), metric.WithAttributes(attrs...))
 }

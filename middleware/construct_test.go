@@ -14,6 +14,7 @@ func TestLayersRefuseInvalidOptions(t *testing.T) {
 		"RequestLogOptions.Logger":      func() { RequestLog(RequestLogOptions{}) },
 		"SessionValidatorOptions.Store": func() { SessionValidator(SessionValidatorOptions{}) },
 		"PrincipalOptions.Resolve":      func() { Principal(PrincipalOptions{}) },
+		"TracingOptions.Observer":       func() { Tracing(TracingOptions{}) },
 	} {
 		t.Run(name, func(t *testing.T) { testutil.WantPanic(t, name, build) })
 	}

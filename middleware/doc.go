@@ -9,7 +9,9 @@
 //   - Recover: a panic becomes 500 / -32603 "Internal server error" (or an aborted connection if
 //     the response had started); the panic is logged, never echoed.
 //   - Tracing: one OpenTelemetry SERVER span per exchange, named and attributed per the MCP
-//     semantic conventions once the message is decoded, parented from params._meta or the headers.
+//     semantic conventions once the message is decoded, parented from params._meta or the headers;
+//     it reports through the core.Observer it is given (otelmcp.New builds one), and builds none
+//     itself.
 //   - RequestLog: one zerolog line per exchange (method, path, MCP method, id, session, status,
 //     duration, bytes in and out); never bodies or other headers.
 //   - OriginGuard: DNS-rebinding protection, Host and Origin checks (403).

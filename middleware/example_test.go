@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -139,7 +140,7 @@ func ExampleTracing() {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
-	h := middleware.Tracing(middleware.TracingOptions{TracerProvider: tp})(middleware.Decode(middleware.DecodeOptions{})(ok))
+	h := middleware.Tracing(middleware.TracingOptions{Observer: otelmcp.New(otelmcp.Options{TracerProvider: tp}), TracerProvider: tp})(middleware.Decode(middleware.DecodeOptions{})(ok))
 	do(h, exampleCall)
 	for _, s := range spans.Ended() {
 		fmt.Println(s.Name(), s.SpanKind())

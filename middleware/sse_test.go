@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
 // sseClient has a bound so that a broken flush fails the test instead of hanging it.
@@ -48,7 +50,7 @@ func TestSSEHeadersArriveBeforeAnyEvent(t *testing.T) {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(onlyUnwrap{w}, r) })
 		}},
 		{"the package's layers", func(h http.Handler) http.Handler {
-			return Recover(RecoverOptions{Logger: &logger})(Tracing(TracingOptions{})(RequestLog(RequestLogOptions{Logger: &logger})(h)))
+			return Recover(RecoverOptions{Logger: &logger})(Tracing(TracingOptions{Observer: otelmcp.New(otelmcp.Options{})})(RequestLog(RequestLogOptions{Logger: &logger})(h)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +207,7 @@ func TestSSEWriteTimeoutBreaksStalledStream(t *testing.T) {
 	t.Run("through the package's layers", func(t *testing.T) {
 		// The deadline reaches the connection through every wrapper's Unwrap.
 		testStalledStream(t, func(h http.Handler) http.Handler {
-			return Recover(RecoverOptions{Logger: &quiet})(Tracing(TracingOptions{})(RequestLog(RequestLogOptions{Logger: &quiet})(h)))
+			return Recover(RecoverOptions{Logger: &quiet})(Tracing(TracingOptions{Observer: otelmcp.New(otelmcp.Options{})})(RequestLog(RequestLogOptions{Logger: &quiet})(h)))
 		})
 	})
 }

@@ -9,52 +9,45 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpkit/mcpkit/core"
-	"github.com/mcpkit/mcpkit/otelmcp"
+	"github.com/mcpkit/mcpkit/internal/otelconv"
 )
 
 // TracerName is the instrumentation scope name of the spans the Tracing layer starts.
 const TracerName = "github.com/mcpkit/mcpkit/middleware"
 
-// Attribute keys of the HTTP-level spans (see package otelmcp for the MCP ones).
+// Attribute keys of the HTTP-level spans (the MCP ones are the observer's).
 const (
-	attrMCPSession      = otelmcp.AttrSessionID
-	attrRPCStatusCode   = otelmcp.AttrResponseStatusCode
-	attrNetTransport    = otelmcp.AttrNetworkTransport
-	attrNetProtoName    = otelmcp.AttrNetworkProtocolName
-	attrNetProtoVersion = otelmcp.AttrNetworkProtocolVer
-	attrErrorType       = otelmcp.AttrErrorType
-	attrHTTPMethod      = "http.request.method"
-	attrHTTPStatus      = "http.response.status_code"
+	attrMCPSession      = otelconv.AttrSessionID
+	attrRPCStatusCode   = otelconv.AttrResponseStatusCode
+	attrNetTransport    = otelconv.AttrNetworkTransport
+	attrNetProtoName    = otelconv.AttrNetworkProtocolName
+	attrNetProtoVersion = otelconv.AttrNetworkProtocolVer
+	attrErrorType       = otelconv.AttrErrorType
+	attrHTTPMethod      = otelconv.AttrHTTPRequestMethod
+	attrHTTPStatus      = otelconv.AttrHTTPResponseStatus
 )
 
-// TracingOptions configures the Tracing layer. The zero value reports through an
-// otelmcp.Observer on the global tracer and meter providers and propagator (otel.GetTracerProvider,
-// otel.GetMeterProvider, otel.GetTextMapPropagator) and keeps span names low-cardinality.
+// TracingOptions configures the Tracing layer. Observer is required; the other fields' zero
+// values use the global tracer provider and propagator (otel.GetTracerProvider,
+// otel.GetTextMapPropagator).
 type TracingOptions struct {
-	// Observer receives every MCP operation the layer sees. Nil means an otelmcp.Observer built
-	// from the fields below. Give the layer the same observer as core.Options.Observer so that
-	// HTTP and stdio report through one instance.
+	// Observer receives every MCP operation the layer sees: an otelmcp.Observer for the MCP
+	// semantic conventions (mcphttp.New builds one when it is given none). Tracing panics when it
+	// is nil. Give the layer the same observer as core.Options.Observer so that HTTP and stdio
+	// report through one instance.
 	Observer core.Observer
-	// TracerProvider creates the tracer, for the observer built when Observer is nil and for the
-	// spans of exchanges that carry no MCP message (GET, DELETE, refusals before decoding). Nil
-	// means otel.GetTracerProvider().
+	// TracerProvider creates the tracer of the spans of exchanges that carry no MCP message
+	// (GET, DELETE, refusals before decoding). Nil means otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
-	// MeterProvider creates the meter of the observer built when Observer is nil. Nil means
-	// otel.GetMeterProvider().
-	MeterProvider metric.MeterProvider
-	// Propagator extracts the parent context from the HTTP headers (and, for the observer built
-	// when Observer is nil, from params._meta). Nil means the observer's when it has one
-	// (otelmcp.Observer.Propagator), else otel.GetTextMapPropagator().
+	// Propagator extracts the parent context from the HTTP headers. Nil means the observer's
+	// when it has one (a Propagator() method, as otelmcp.Observer has), else
+	// otel.GetTextMapPropagator().
 	Propagator propagation.TextMapPropagator
-	// ResourceURIInSpanName appends the resource URI to the span name of resources/read,
-	// resources/subscribe and resources/unsubscribe (otelmcp.Options.ResourceURIInSpanName).
-	ResourceURIInSpanName bool
 }
 
 // Tracing returns the layer that reports every HTTP exchange to OpenTelemetry, timed from when
@@ -81,6 +74,9 @@ type TracingOptions struct {
 // sets one) the layer steps aside: it creates no span, no Exchange and no context, and allocates
 // nothing. A global provider set after the layer was built is used from the next exchange on.
 func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
+	if opts.Observer == nil {
+		panic("middleware: TracingOptions.Observer is required (otelmcp.New builds one)")
+	}
 	tp := opts.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -95,10 +91,6 @@ func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
 		prop = otel.GetTextMapPropagator()
 	}
 	obs := opts.Observer
-	if obs == nil {
-		obs = otelmcp.New(otelmcp.Options{TracerProvider: tp, MeterProvider: opts.MeterProvider, Propagator: prop,
-			ResourceURIInSpanName: opts.ResourceURIInSpanName})
-	}
 	var tracer trace.Tracer
 	if _, off := tp.(tracenoop.TracerProvider); !off {
 		tracer = tp.Tracer(TracerName)
@@ -111,7 +103,7 @@ func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
 	// off reports whether nothing would be recorded for this exchange: the observer is disabled
 	// and the layer's own tracer records nothing (the global providers before a program sets
 	// one). It is asked per exchange, so that a provider set after the layer was built counts.
-	off := func() bool { return knows && !enabled.Enabled() && (tracer == nil || otelmcp.TracingOff(tp)) }
+	off := func() bool { return knows && !enabled.Enabled() && (tracer == nil || otelconv.TracingOff(tp)) }
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if off() {

@@ -14,6 +14,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
 const (
@@ -42,10 +44,20 @@ type handlerView struct {
 
 func newTraced(t *testing.T, opts TracingOptions, inner http.HandlerFunc) *traced {
 	t.Helper()
+	return newTracedURI(t, opts, inner, false)
+}
+
+// newTracedURI is newTraced with the observer's ResourceURIInSpanName set to uri (when opts has
+// no Observer, the one built here reports to the recorder).
+func newTracedURI(t *testing.T, opts TracingOptions, inner http.HandlerFunc, uri bool) *traced {
+	t.Helper()
 	tr := &traced{rec: tracetest.NewSpanRecorder(), finished: make(chan struct{}, 4), handler: make(chan handlerView, 4)}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tr.rec))
 	opts.TracerProvider = tp
 	opts.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	if opts.Observer == nil {
+		opts.Observer = otelmcp.New(otelmcp.Options{TracerProvider: tp, Propagator: opts.Propagator, ResourceURIInSpanName: uri})
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tr.handler <- handlerView{span: trace.SpanContextFromContext(r.Context()), start: ExchangeFrom(r.Context()).Start()}
 		if inner != nil {
@@ -199,27 +211,27 @@ func TestTracingInvalidMetaParentFallsBackToHeader(t *testing.T) {
 func TestTracingTargets(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		opts       TracingOptions
+		uri        bool
 		span       string
 		want       map[string]any
 	}{
-		{"prompt", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"review"}}`, TracingOptions{},
+		{"prompt", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"review"}}`, false,
 			"prompts/get review", map[string]any{"gen_ai.prompt.name": "review", "gen_ai.tool.name": nil, "gen_ai.operation.name": nil}},
-		{"resource default", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a.txt"}}`, TracingOptions{},
+		{"resource default", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a.txt"}}`, false,
 			"resources/read", map[string]any{"mcp.resource.uri": "file:///a.txt"}},
-		{"resource opted in", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`, TracingOptions{ResourceURIInSpanName: true},
+		{"resource opted in", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`, true,
 			"resources/subscribe file:///a.txt", map[string]any{"mcp.resource.uri": "file:///a.txt"}},
-		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, TracingOptions{},
+		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false,
 			"tools/list", map[string]any{"gen_ai.tool.name": nil, "gen_ai.operation.name": nil}},
-		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, TracingOptions{},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false,
 			"notifications/initialized", map[string]any{"jsonrpc.request.id": nil}},
-		{"protocol from _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, TracingOptions{},
+		{"protocol from _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false,
 			"tools/list", map[string]any{"mcp.protocol.version": "2026-07-28"}},
-		{"odd member types ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"_meta":[]}}`, TracingOptions{},
+		{"odd member types ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"_meta":[]}}`, false,
 			"tools/call", map[string]any{"gen_ai.tool.name": nil, "gen_ai.operation.name": "execute_tool"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newTraced(t, tc.opts, nil)
+			tr := newTracedURI(t, TracingOptions{}, nil, tc.uri)
 			tracedPost(t, tr.url, tc.body, nil)
 			s := tr.only(t)
 			<-tr.handler
@@ -344,7 +356,7 @@ func TestTracingErrors(t *testing.T) {
 
 func TestTracingGlobalDefaults(t *testing.T) {
 	// The zero options use the global (no-op by default) provider: the layer still serves.
-	url := newServer(t, Tracing(TracingOptions{})(Decode(DecodeOptions{})(okHandler))).URL
+	url := newServer(t, Tracing(TracingOptions{Observer: otelmcp.New(otelmcp.Options{})})(Decode(DecodeOptions{})(okHandler))).URL
 	if status, _, body := post(t, url, "application/json", toolsCall); status != 200 || body != "ok" {
 		t.Fatalf("%d %q", status, body)
 	}
@@ -355,7 +367,7 @@ func TestRequestLogCarriesTraceID(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	lines := make(lineWriter, 4)
 	logger := zerolog.New(lines)
-	h := Tracing(TracingOptions{TracerProvider: tp})(RequestLog(RequestLogOptions{Logger: &logger})(Decode(DecodeOptions{})(okHandler)))
+	h := Tracing(TracingOptions{Observer: otelmcp.New(otelmcp.Options{TracerProvider: tp}), TracerProvider: tp})(RequestLog(RequestLogOptions{Logger: &logger})(Decode(DecodeOptions{})(okHandler)))
 	url := newServer(t, h).URL
 	post(t, url, "application/json", toolsCall)
 	got := parseLine(t, <-lines)
@@ -372,7 +384,7 @@ func TestTracingMountedInsideDecode(t *testing.T) {
 		seen <- trace.SpanContextFromContext(r.Context())
 	})
 	done := make(chan struct{}, 1)
-	h := Decode(DecodeOptions{})(Tracing(TracingOptions{TracerProvider: tp})(inner))
+	h := Decode(DecodeOptions{})(Tracing(TracingOptions{Observer: otelmcp.New(otelmcp.Options{TracerProvider: tp}), TracerProvider: tp})(inner))
 	url := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() { done <- struct{}{} }()
 		h.ServeHTTP(w, r)

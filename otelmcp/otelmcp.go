@@ -41,7 +41,6 @@ package otelmcp
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"strconv"
 
 	"go.opentelemetry.io/otel"
@@ -54,6 +53,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/otelconv"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
@@ -61,36 +61,38 @@ const ScopeName = "github.com/mcpkit/mcpkit/otelmcp"
 
 // Buckets are the explicit bucket boundaries, in seconds, of every duration histogram, as the
 // MCP semantic conventions recommend.
-var Buckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+var Buckets = otelconv.Buckets
 
-// Metric names of the MCP semantic conventions.
+// Metric names of the MCP semantic conventions (the kit declares each once, in one internal
+// package the client and the HTTP layers share; these are their exported names).
 const (
-	MetricServerOperationDuration = "mcp.server.operation.duration"
-	MetricServerSessionDuration   = "mcp.server.session.duration"
-	MetricClientOperationDuration = "mcp.client.operation.duration"
+	MetricServerOperationDuration = otelconv.MetricServerOperationDuration
+	MetricServerSessionDuration   = otelconv.MetricServerSessionDuration
+	MetricClientOperationDuration = otelconv.MetricClientOperationDuration
+	MetricClientSessionDuration   = otelconv.MetricClientSessionDuration
 )
 
 // Attribute keys of the OpenTelemetry MCP, GenAI, JSON-RPC, network and error conventions.
 const (
-	AttrMethodName          = "mcp.method.name"
-	AttrSessionID           = "mcp.session.id"
-	AttrProtocolVersion     = "mcp.protocol.version"
-	AttrResourceURI         = "mcp.resource.uri"
-	AttrRequestID           = "jsonrpc.request.id"
-	AttrResponseStatusCode  = "rpc.response.status_code"
-	AttrToolName            = "gen_ai.tool.name"
-	AttrPromptName          = "gen_ai.prompt.name"
-	AttrOperationName       = "gen_ai.operation.name"
-	AttrToolCallArguments   = "gen_ai.tool.call.arguments"
-	AttrToolCallResult      = "gen_ai.tool.call.result"
-	AttrNetworkTransport    = "network.transport"
-	AttrNetworkProtocolName = "network.protocol.name"
-	AttrNetworkProtocolVer  = "network.protocol.version"
-	AttrErrorType           = "error.type"
+	AttrMethodName          = otelconv.AttrMethodName
+	AttrSessionID           = otelconv.AttrSessionID
+	AttrProtocolVersion     = otelconv.AttrProtocolVersion
+	AttrResourceURI         = otelconv.AttrResourceURI
+	AttrRequestID           = otelconv.AttrRequestID
+	AttrResponseStatusCode  = otelconv.AttrResponseStatusCode
+	AttrToolName            = otelconv.AttrToolName
+	AttrPromptName          = otelconv.AttrPromptName
+	AttrOperationName       = otelconv.AttrOperationName
+	AttrToolCallArguments   = otelconv.AttrToolCallArguments
+	AttrToolCallResult      = otelconv.AttrToolCallResult
+	AttrNetworkTransport    = otelconv.AttrNetworkTransport
+	AttrNetworkProtocolName = otelconv.AttrNetworkProtocolName
+	AttrNetworkProtocolVer  = otelconv.AttrNetworkProtocolVer
+	AttrErrorType           = otelconv.AttrErrorType
 )
 
 // ErrorTypeToolError is the error.type of a tool result with isError: true.
-const ErrorTypeToolError = "tool_error"
+const ErrorTypeToolError = otelconv.ErrorTypeToolError
 
 // Options configure an Observer. The zero value uses the global providers and propagator
 // (otel.GetTracerProvider, otel.GetMeterProvider, otel.GetTextMapPropagator, resolved when New
@@ -143,14 +145,14 @@ func New(opts Options) *Observer {
 	}
 	if _, off := tp.(tracenoop.TracerProvider); !off {
 		o.tracer = tp.Tracer(ScopeName)
-		o.globalTracer = defaultTracerProvider != nil && tp == defaultTracerProvider
+		o.globalTracer = otelconv.IsGlobalTracerProvider(tp)
 	}
 	mp := opts.MeterProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
 	if _, off := mp.(metricnoop.MeterProvider); !off {
-		o.globalMeter = defaultMeterProvider != nil && mp == defaultMeterProvider
+		o.globalMeter = otelconv.IsGlobalMeterProvider(mp)
 		meter := mp.Meter(ScopeName)
 		o.serverOps = histogram(meter, MetricServerOperationDuration,
 			"MCP request or notification duration as observed on the receiver, from the time it was received until the result or acknowledgement is sent.")
@@ -191,55 +193,18 @@ func (o *Observer) activeTracer() trace.Tracer {
 	return o.tracer
 }
 
-// The global providers as the otel package hands them out before a program sets its own: they
-// forward to the one set later, and until then record nothing. Nil when a provider was already
-// set before this package was initialized.
-var (
-	defaultTracerProvider = globalDefault(otel.GetTracerProvider())
-	defaultMeterProvider  = globalDefault(otel.GetMeterProvider())
-)
-
-// globalDefault returns p when it is otel's delegating global provider, else nil.
-func globalDefault[P any](p P) any {
-	t := reflect.TypeOf(p)
-	if t == nil || t.Kind() != reflect.Pointer || t.Elem().PkgPath() != "go.opentelemetry.io/otel/internal/global" {
-		return nil
-	}
-	return p
-}
-
 // TracingOff reports whether spans started through tp are recorded by nobody at this moment: tp
 // is a no-op provider (trace/noop), or it is the global provider (otel.GetTracerProvider) and the
 // program has not set one yet, or set a no-op one. It allocates nothing, so a layer can ask it
 // for every request and step aside while it is true.
-func TracingOff(tp trace.TracerProvider) bool {
-	if _, off := tp.(tracenoop.TracerProvider); off {
-		return true
-	}
-	if tp == nil || defaultTracerProvider == nil || any(tp) != defaultTracerProvider {
-		return false
-	}
-	return globalTracerUnset()
-}
+func TracingOff(tp trace.TracerProvider) bool { return otelconv.TracingOff(tp) }
 
 // globalTracerUnset reports whether the global tracer provider is still otel's default (or a
 // no-op provider was set).
-func globalTracerUnset() bool {
-	cur := otel.GetTracerProvider()
-	if _, off := cur.(tracenoop.TracerProvider); off {
-		return true
-	}
-	return any(cur) == defaultTracerProvider
-}
+func globalTracerUnset() bool { return otelconv.GlobalTracerUnset() }
 
 // globalMeterUnset is globalTracerUnset for the meter provider.
-func globalMeterUnset() bool {
-	cur := otel.GetMeterProvider()
-	if _, off := cur.(metricnoop.MeterProvider); off {
-		return true
-	}
-	return any(cur) == defaultMeterProvider
-}
+func globalMeterUnset() bool { return otelconv.GlobalMeterUnset() }
 
 // Propagator returns the propagator the observer reads trace context with.
 func (o *Observer) Propagator() propagation.TextMapPropagator { return o.prop }
@@ -401,13 +366,13 @@ func (o *Observer) metricAttributes(op *core.Operation) []attribute.KeyValue {
 func appendTarget(attrs []attribute.KeyValue, op *core.Operation, uri bool) []attribute.KeyValue {
 	if op.Target == "" {
 		if op.Method == "tools/call" {
-			attrs = append(attrs, attribute.String(AttrOperationName, "execute_tool"))
+			attrs = append(attrs, attribute.String(AttrOperationName, otelconv.OperationExecuteTool))
 		}
 		return attrs
 	}
 	switch op.Method {
 	case "tools/call":
-		attrs = append(attrs, attribute.String(AttrToolName, op.Target), attribute.String(AttrOperationName, "execute_tool"))
+		attrs = append(attrs, attribute.String(AttrToolName, op.Target), attribute.String(AttrOperationName, otelconv.OperationExecuteTool))
 	case "prompts/get":
 		attrs = append(attrs, attribute.String(AttrPromptName, op.Target))
 	default:
