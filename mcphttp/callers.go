@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
 )
 
 // Defaults of the per-caller caps.
@@ -84,6 +85,6 @@ func (c *callerCaps) release(key string) {
 
 // refuseCaller answers a request past a per-caller cap: 429, -32603 naming what and the cap.
 func refuseCaller(w http.ResponseWriter, r *http.Request, id core.ID, what string, max int) {
-	refuse(w, r, http.StatusTooManyRequests, id, core.CodeInternalError,
+	middleware.Refuse(w, r, http.StatusTooManyRequests, id, core.CodeInternalError,
 		"Too many requests: this caller holds the maximum of "+strconv.Itoa(max)+" "+what)
 }

@@ -52,18 +52,15 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "Options.Listen.KeepAlive", Given: zero.Listen.KeepAlive, Got: l.keepAlive, Doc: 15 * time.Second},
 		{Option: "Options.Listen.MaxStreamsPerCaller", Given: zero.Listen.MaxStreamsPerCaller, Got: l.callers.max, Doc: 100},
 
-		{Option: "EndpointOptions.MaxRequestBytes", Given: eo.MaxRequestBytes, Got: testutil.BodyCap(t, bare, 4<<20), Doc: 4 << 20},
 		{Option: "EndpointOptions.KeepAlive", Given: eo.KeepAlive, Got: bare.sse.KeepAlive, Doc: 30 * time.Second},
 		{Option: "EndpointOptions.MaxSessionsPerCaller", Given: eo.MaxSessionsPerCaller, Got: bare.callers.max, Doc: 1000},
 
 		{Option: "ModernOptions.MaxNotifications", Given: mo.MaxNotifications, Got: modern.opts.MaxNotifications, Doc: 1000},
-		{Option: "ModernOptions.MaxRequestBytes", Given: mo.MaxRequestBytes, Got: testutil.BodyCap(t, modern, 4<<20), Doc: 4 << 20},
 
 		{Option: "ListenersOptions.MaxStreams", Given: lo.MaxStreams, Got: listeners.reg.Max(), Doc: 1000},
 		{Option: "ListenersOptions.KeepAlive", Given: lo.KeepAlive, Got: listeners.keepAlive, Doc: 15 * time.Second},
 		{Option: "ListenersOptions.WriteTimeout", Given: lo.WriteTimeout, Got: listeners.writeTimeout, Doc: 30 * time.Second},
 		{Option: "ListenersOptions.MaxStreamsPerCaller", Given: lo.MaxStreamsPerCaller, Got: listeners.callers.max, Doc: 100},
-		{Option: "ListenersOptions.MaxRequestBytes", Given: lo.MaxRequestBytes, Got: testutil.BodyCap(t, listeners, 4<<20), Doc: 4 << 20},
 
 		{Option: "ResumabilityOptions.RetryInterval", Given: ro.RetryInterval, Got: res.retry, Doc: time.Second},
 		{Option: "ResumabilityOptions.Store", Given: ro.Store, Got: mem != nil, Doc: true},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
 )
-
-const msgShuttingDown = "Service unavailable: the server is shutting down"
 
 // requestHeaderDelay is how long the SSE stream of a legacy request may hold its headers back
 // waiting for the call's first frame (see middleware.SSEWriter.StartDeferred).
@@ -49,9 +46,6 @@ type EndpointOptions struct {
 	// WriteTimeout bounds each write to a client, so a client that stops reading cannot pin a
 	// stream. Zero means 30 s; negative turns the bound off.
 	WriteTimeout time.Duration
-	// MaxRequestBytes bounds the body when the endpoint decodes it itself (used only when no
-	// Decode layer ran in front of it). Zero means 4 MiB.
-	MaxRequestBytes int64
 	// Resumability turns on resumable request streams (see ResumabilityOptions). The zero value
 	// keeps them off. Ignored when JSONResponse is set; NewEndpoint panics when it is enabled
 	// with Stateless.
@@ -64,13 +58,15 @@ type EndpointOptions struct {
 }
 
 // Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
-// It expects the layers in front of it (Decode, and SessionValidator in stateful mode); New
-// composes the default stack. When no Decode layer ran, it decodes the body itself.
+// It is the innermost handler of the stack and repeats none of the layers' checks: it expects
+// middleware.MethodAccept, Decode, EraRouter, ProtocolVersion and (stateful) SessionValidator in
+// front of it, as New composes them. A POST without a decoded message is answered 500 (the
+// stack lacks Decode); a request naming no session that a stateful endpoint needs one for, 400
+// "Missing session ID" (the stack lacks a session layer).
 type Endpoint struct {
 	server *core.Server
 	opts   EndpointOptions
 	sse    middleware.SSEWriterOptions
-	decode http.Handler
 	res    *resumer // nil: resumability off
 	// callers counts the sessions each caller created here (MaxSessionsPerCaller).
 	callers *callerCaps
@@ -104,7 +100,6 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		e.res = newResumer(opts.Resumability)
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
-	e.decode = decodingIfNeeded(opts.MaxRequestBytes, e.serve)
 	if rb, ok := opts.Store.(session.Rebuilder); ok && !opts.Stateless {
 		rb.SetBuilder(e.rebuild)
 	}
@@ -134,64 +129,41 @@ func (e *Endpoint) rebuild(id string, r session.Record) *session.Entry {
 	return rec
 }
 
-// decodingIfNeeded returns a handler that runs serve on a request whose body a Decode layer in
-// front already read, and otherwise decodes a POST body first (bounded by limit): a handler
-// mounted without the default stack still reads the body once.
-func decodingIfNeeded(limit int64, serve http.HandlerFunc) http.Handler {
-	decode := middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: limit})(serve)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			if _, ok := middleware.MessageFrom(r.Context()); !ok {
-				decode.ServeHTTP(w, r)
-				return
-			}
+// ServeHTTP serves one legacy exchange. It reads the decoded message once and counts the request
+// in. It gives the request no context of its own: what Close must stop ends by other means.
+// Every session a legacy request runs on ends when the endpoint closes (the store's sessions
+// with the store, ephemeral ones because the endpoint holds them, see hold), and ending a session
+// cancels its calls; streams end with their session, resumable ones with the endpoint's base
+// context.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg *core.Message
+	if r.Method == http.MethodPost {
+		m, ok := middleware.MessageFrom(r.Context())
+		if !ok {
+			middleware.RefuseUndecoded(w, r)
+			return
 		}
-		serve(w, r)
-	})
-}
-
-// ServeHTTP implements http.Handler.
-func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.decode.ServeHTTP(w, r) }
-
-// serve counts the request in and routes it. It gives the request no context of its own: what
-// Close must stop ends by other means. Every session a legacy request runs on ends when the endpoint
-// closes (the store's sessions with the store, ephemeral ones because the endpoint holds them,
-// see hold), and ending a session cancels its calls; streams end with their session, resumable
-// ones with the endpoint's base context.
-func (e *Endpoint) serve(w http.ResponseWriter, r *http.Request) {
+		msg = m
+	}
 	if !e.enter() {
-		e.refuseClosed(w, r)
+		var id core.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		middleware.RefuseShuttingDown(w, r, id)
 		return
 	}
 	defer e.leave()
-	e.route(w, r)
-}
-
-// refuseClosed answers a request that arrived after Close: 503.
-func (e *Endpoint) refuseClosed(w http.ResponseWriter, r *http.Request) {
-	var id core.ID
-	if msg, ok := middleware.MessageFrom(r.Context()); ok {
-		id = msg.ID
+	switch r.Method {
+	case http.MethodPost:
+		e.post(w, r, msg)
+	case http.MethodGet:
+		e.get(w, r)
+	case http.MethodDelete:
+		e.delete(w, r)
+	default: // MethodAccept in front answers every other method
+		middleware.RefuseMethod(w, r, e.opts.Stateless)
 	}
-	refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
-}
-
-// trackModern is Track for the 2026-07-28 handler of the default stack: a request it serves on
-// an ephemeral session the endpoint holds (every one but subscriptions/listen) needs no context
-// of its own, since Close ends that session and so cancels the call; the rest go through track.
-func (e *Endpoint) trackModern(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if msg, ok := middleware.MessageFrom(r.Context()); !ok || r.Method != http.MethodPost || msg.Method == "subscriptions/listen" {
-			e.track(w, r, next.ServeHTTP)
-			return
-		}
-		if !e.enter() {
-			e.refuseClosed(w, r)
-			return
-		}
-		defer e.leave()
-		next.ServeHTTP(w, r)
-	})
 }
 
 // hold registers an ephemeral session that serves one request, so that Close ends it (and
@@ -217,19 +189,9 @@ func (e *Endpoint) release(cs *core.Session) {
 	cs.Close()
 }
 
-// Track wraps a handler that shares the endpoint's lifetime (the 2026-07-28 handler in the
-// default stack): its requests are refused with 503 once the endpoint closes, Close cancels
-// their contexts, and Shutdown waits for them.
-func (e *Endpoint) Track(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.track(w, r, next.ServeHTTP) })
-}
-
-func (e *Endpoint) track(w http.ResponseWriter, r *http.Request, next func(http.ResponseWriter, *http.Request)) {
-	if !e.enter() {
-		e.refuseClosed(w, r)
-		return
-	}
-	defer e.leave()
+// bind serves next with a context that Close cancels: for a request that outlives no session
+// the endpoint holds (a subscriptions/listen stream). The caller counted the request in.
+func (e *Endpoint) bind(w http.ResponseWriter, r *http.Request, next func(http.ResponseWriter, *http.Request)) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(e.base, cancel)
@@ -237,203 +199,9 @@ func (e *Endpoint) track(w http.ResponseWriter, r *http.Request, next func(http.
 	next(w, r.WithContext(ctx))
 }
 
-func (e *Endpoint) route(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodPost:
-		e.post(w, r)
-	case http.MethodGet:
-		e.get(w, r)
-	case http.MethodDelete:
-		e.delete(w, r)
-	default:
-		methodNotAllowed(w, r, e.opts.Stateless)
-	}
-}
-
-// preflight answers what the ladders check before the body is read, so that these answers take
-// precedence over the decode layer's and the session validator's: an HTTP method the endpoint
-// does not serve (405; GET and DELETE in stateless mode too) and an Accept header that does not
-// list what the response needs (406). New mounts it outside Decode; the endpoint repeats both
-// checks for stacks composed without it.
-//
-// A request other than POST that the era router sends to the 2026-07-28 handler (its
-// MCP-Protocol-Version names a modern or unknown version) passes through untouched: that
-// lifecycle has only POST, and its handler answers 405 whatever the Accept header says.
-func (e *Endpoint) preflight(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost && middleware.RoutesModern(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		switch r.Method {
-		case http.MethodPost:
-			if modernByHeaders(r) {
-				// The modern ladder: both media types, whatever JSONResponse says.
-				if !accepts(r, "application/json", "text/event-stream") {
-					notAcceptable(w, r, "application/json", "text/event-stream")
-					return
-				}
-			} else if !e.acceptable(w, r) {
-				return
-			}
-		case http.MethodGet:
-			if e.opts.Stateless {
-				methodNotAllowed(w, r, true)
-				return
-			}
-			if !accepts(r, "text/event-stream") {
-				notAcceptable(w, r, "text/event-stream")
-				return
-			}
-		case http.MethodDelete:
-			if e.opts.Stateless {
-				methodNotAllowed(w, r, true)
-				return
-			}
-		default:
-			methodNotAllowed(w, r, e.opts.Stateless)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// modernByHeaders reports whether the headers alone send a POST to the 2026-07-28 handler, before
-// its body is read: an MCP-Protocol-Version the kit does not know, or 2026-07-28 without a
-// session, with an Mcp-Method header naming a method other than initialize. The one POST such a
-// header may still route to the legacy lifecycle is an initialize without the envelope (a client
-// probing with the newest version), so an Mcp-Method of initialize, or none, leaves the decision
-// to the body; the modern branch of New checks the Accept header again before anything else
-// (see modernAccept).
-func modernByHeaders(r *http.Request) bool {
-	if !middleware.RoutesModern(r) {
-		return false
-	}
-	if v := r.Header.Get(protocolVersionKey); !core.IsModernVersion(v) {
-		return true // unknown version: modern whatever the body
-	}
-	m := r.Header.Get(middleware.HeaderMethod)
-	return m != "" && m != "initialize"
-}
-
-// versionGate checks MCP-Protocol-Version on a POST naming a session before the session is
-// looked up (a bad header is 400 before any 404 or 403). Without a session id it lets the
-// request through: the validator's "Missing session ID" comes first. New mounts it between
-// Decode and the session validator; the endpoint repeats the check for other stacks.
-func versionGate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get(middleware.HeaderSessionID) != "" {
-			if msg, ok := middleware.MessageFrom(r.Context()); ok && versionChecked(msg) && !checkVersionHeader(w, r, msg.ID) {
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// versionChecked reports whether a POSTed message is subject to the MCP-Protocol-Version check:
-// everything but initialize (which negotiates the version) and server/discover.
-func versionChecked(msg *core.Message) bool {
-	return msg.Method != "initialize" && msg.Method != "server/discover"
-}
-
-// acceptable checks the Accept header of a POST: application/json and text/event-stream, or
-// application/json alone in JSON mode; */* accepts anything. It answers 406 and returns false
-// when the header falls short.
-func (e *Endpoint) acceptable(w http.ResponseWriter, r *http.Request) bool {
-	if e.opts.JSONResponse {
-		if !accepts(r, "application/json") {
-			notAcceptable(w, r, "application/json")
-			return false
-		}
-		return true
-	}
-	if !accepts(r, "application/json", "text/event-stream") {
-		notAcceptable(w, r, "application/json", "text/event-stream")
-		return false
-	}
-	return true
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request, stateless bool) {
-	if stateless {
-		w.Header().Set("Allow", "POST")
-	} else {
-		w.Header().Set("Allow", "GET, POST, DELETE")
-	}
-	refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
-}
-
-// refuse answers with a transport-level error and records its code for the tracing layer.
-func refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
-	if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
-		ex.SetError(code, message)
-	}
-	middleware.WriteError(w, status, id, code, message)
-}
-
-// accepts reports whether the Accept header lists every wanted media type (at most eight):
-// every value is split at commas, each media type taken before any ";", trimmed and compared
-// without regard to case; */* accepts anything, and no header accepts nothing. It does not
-// allocate.
-func accepts(r *http.Request, wanted ...string) bool {
-	var found uint8 // bit i set: wanted[i] is listed
-	for _, h := range r.Header.Values("Accept") {
-		for h != "" {
-			var part string
-			part, h, _ = strings.Cut(h, ",")
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			if mt == "*/*" {
-				return true
-			}
-			for i, w := range wanted {
-				if strings.EqualFold(mt, w) {
-					found |= 1 << i
-				}
-			}
-		}
-	}
-	return found == 1<<len(wanted)-1
-}
-
-func notAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
-	refuse(w, r, http.StatusNotAcceptable, core.ID{}, core.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
-}
-
-// protocolVersionKey is middleware.HeaderProtocolVersion in net/http's canonical form, so looking
-// it up allocates nothing.
-var protocolVersionKey = http.CanonicalHeaderKey(middleware.HeaderProtocolVersion)
-
-// checkVersionHeader enforces MCP-Protocol-Version on legacy requests after initialize: absent
-// means 2025-03-26; anything else must be a version the kit speaks.
-func checkVersionHeader(w http.ResponseWriter, r *http.Request, id core.ID) bool {
-	vals, present := r.Header[protocolVersionKey]
-	if !present {
-		return true
-	}
-	v := ""
-	if len(vals) > 0 {
-		v = vals[0]
-	}
-	if v != "" && (core.IsHandshakeVersion(v) || core.IsModernVersion(v)) {
-		return true
-	}
-	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
-		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.SupportedVersions(), ", "))
-	return false
-}
-
-func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
-	msg, _ := middleware.MessageFrom(r.Context())
-	if !e.acceptable(w, r) {
-		return
-	}
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Message) {
 	if msg.Method == "initialize" && !e.opts.Stateless {
 		e.initialize(w, r, msg)
-		return
-	}
-	if versionChecked(msg) && !checkVersionHeader(w, r, msg.ID) {
 		return
 	}
 	rec := middleware.SessionFrom(r.Context())
@@ -447,13 +215,13 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request) {
 		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
 		if !e.hold(cs) {
 			cs.Close()
-			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+			middleware.RefuseShuttingDown(w, r, msg.ID)
 			return
 		}
 		defer e.release(cs)
 	default:
 		// Stateful, but no session layer resolved one: the validator is missing from the stack.
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Missing session ID")
+		middleware.RefuseMissingSession(w, r, msg.ID)
 		return
 	}
 	if !msg.IsRequest() {
@@ -496,14 +264,14 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		var full *session.FullError
 		switch {
 		case errors.As(err, &full):
-			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
 				"Service unavailable: maximum concurrent sessions ("+strconv.Itoa(full.Max)+") reached")
 		case errors.Is(err, session.ErrFull):
-			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
 		case errors.Is(err, session.ErrClosed):
-			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+			middleware.RefuseShuttingDown(w, r, msg.ID)
 		default:
-			refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: the session could not be stored")
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: the session could not be stored")
 		}
 		return
 	}
@@ -561,10 +329,10 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 
 func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {
 	if errors.Is(err, core.ErrInFlight) {
-		refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: Request id is already in flight for this session")
+		middleware.Refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: Request id is already in flight for this session")
 		return
 	}
-	refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+	middleware.Refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
 }
 
 func recordError(r *http.Request, resp *core.Response) {
@@ -618,14 +386,6 @@ type streams struct {
 }
 
 func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
-	if e.opts.Stateless {
-		methodNotAllowed(w, r, true)
-		return
-	}
-	if !accepts(r, "text/event-stream") {
-		notAcceptable(w, r, "text/event-stream")
-		return
-	}
 	rec := sessionOf(w, r)
 	if rec == nil {
 		return
@@ -643,7 +403,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if st == nil || !st.get.CompareAndSwap(false, true) {
-		refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
+		middleware.Refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
 		return
 	}
 	defer st.get.Store(false)
@@ -735,25 +495,17 @@ func (q *streamQueue) Send(_ context.Context, msg []byte) error {
 
 func (q *streamQueue) end() { close(q.done) }
 
-// sessionOf returns the session a GET or DELETE names (resolved by the session layer), after the
-// version-header check; it answers the request itself and returns nil when either fails.
+// sessionOf returns the session a GET or DELETE names, resolved by the session layer; without
+// one (no session layer in the stack) it answers 400 "Missing session ID" and returns nil.
 func sessionOf(w http.ResponseWriter, r *http.Request) *session.Entry {
 	rec := middleware.SessionFrom(r.Context())
 	if rec == nil {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Missing session ID")
-		return nil
-	}
-	if !checkVersionHeader(w, r, core.ID{}) {
-		return nil
+		middleware.RefuseMissingSession(w, r, core.ID{})
 	}
 	return rec
 }
 
 func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
-	if e.opts.Stateless {
-		methodNotAllowed(w, r, true)
-		return
-	}
 	rec := sessionOf(w, r)
 	if rec == nil {
 		return

@@ -6,34 +6,54 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
 )
 
 // A hand-assembled stack: the team's own authentication sits in front of the MCP layers, and
-// sessions belong to the principal that created them.
+// sessions belong to the principal that created them. Without myAuth and the principal layer it
+// is exactly the stack mcphttp.New composes (TestHandStackIsTheDefault checks it).
 func ExampleNewEndpoint() {
 	server := core.NewServer(core.Implementation{Name: "custom", Version: "1.0.0"}, core.Options{})
 	myAuth := func(next http.Handler) http.Handler { return next } // the team's own layer
 	principal := func(r *http.Request) string { return r.Header.Get("X-User") }
 
-	store := session.NewMemory(session.MemoryOptions{})
-	legacy := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
-	modern := legacy.Track(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(
-		mcphttp.NewModern(server, mcphttp.ModernOptions{})))
-
-	// The principal layer (or an auth layer calling core.WithPrincipal) names the caller once;
-	// the endpoint records it at initialize and the validator lets only that principal in.
-	h := middleware.Recover(middleware.RecoverOptions{})(
-		middleware.OriginGuard(middleware.OriginGuardOptions{AllowedHosts: []string{"mcp.example.com"}})(
-			myAuth(middleware.Principal(middleware.PrincipalOptions{Resolve: principal})(
-				middleware.Decode(middleware.DecodeOptions{})(
-					middleware.EraRouter(middleware.EraRouterOptions{Modern: modern})(
-						middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(legacy)))))))
-
+	h, closeAll := handStack(server, func(next http.Handler) http.Handler {
+		// The principal layer (or an auth layer calling core.WithPrincipal) names the caller
+		// once; the endpoint records it at initialize and the validator lets only that
+		// principal in.
+		return myAuth(middleware.Principal(middleware.PrincipalOptions{Resolve: principal})(next))
+	})
+	defer closeAll()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	_ = legacy.Close()
 	// Output:
+}
+
+// handStack is the README's "Compose your own stack": every layer mcphttp.New composes, in its
+// order, with auth (the team's layers) between the origin guard and the method checks. closeAll
+// ends the listen streams first, then the endpoint (and with it the store).
+func handStack(server *core.Server, auth func(http.Handler) http.Handler) (h http.Handler, closeAll func()) {
+	store := session.NewMemory(session.MemoryOptions{})
+	obs := otelmcp.New(otelmcp.Options{})
+	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store, Observer: obs})
+	listeners := mcphttp.NewListeners(server, mcphttp.ListenersOptions{})
+	modern := mcphttp.NewModern(server, mcphttp.ModernOptions{ChangeNotifications: true, Listen: listeners, Lifetime: ep})
+	h = middleware.Recover(middleware.RecoverOptions{})(
+		middleware.Tracing(middleware.TracingOptions{Observer: obs})(
+			middleware.OriginGuard(middleware.OriginGuardOptions{})(
+				auth(
+					middleware.MethodAccept(middleware.MethodAcceptOptions{})(
+						middleware.Decode(middleware.DecodeOptions{})(
+							middleware.EraRouter(middleware.EraRouterOptions{
+								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
+							})(
+								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
+									middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))))))
+	return h, func() {
+		listeners.Close()
+		_ = ep.Close()
+	}
 }
 
 // The session validator swapped for the team's own layer: it resolves the session itself, ties

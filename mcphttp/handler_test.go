@@ -71,7 +71,6 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 		"Options.MaxRequestBytes":         {MaxRequestBytes: -1},
 		"Options.MaxRequestNotifications": {MaxRequestNotifications: -1},
 		"Options.Listen.MaxStreams":       {Listen: mcphttp.ListenersOptions{MaxStreams: -1}},
-		"Options.Listen.MaxRequestBytes":  {Listen: mcphttp.ListenersOptions{MaxRequestBytes: -1}},
 		"Options.Resumability":            {Stateless: true, Resumability: mcphttp.ResumabilityOptions{Enabled: true}},
 		"AllowedHosts[0]":                 {Origin: middleware.OriginGuardOptions{AllowedHosts: []string{"https://mcp.example.com"}}},
 		"AllowedOrigins[1]":               {Origin: middleware.OriginGuardOptions{AllowedOrigins: []string{"https://app.example", "app.example"}}},

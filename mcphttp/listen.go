@@ -49,9 +49,6 @@ type ListenersOptions struct {
 	// once, so one client cannot take every slot: past it a new listen gets 429, -32603. Zero
 	// means DefaultMaxListenStreamsPerCaller (100); negative removes the cap.
 	MaxStreamsPerCaller int
-	// MaxRequestBytes bounds the body when Listeners decodes it itself (mounted without a Decode
-	// layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
-	MaxRequestBytes int64
 }
 
 // Listeners serves subscriptions/listen and fans change notifications out to the open streams.
@@ -88,8 +85,6 @@ type Listeners struct {
 
 	active sync.WaitGroup
 	pinger keepAliver
-
-	decode http.Handler // for a request no Decode layer ran in front of
 }
 
 // NewListeners returns the listen registry of s and subscribes it to the server's broadcaster.
@@ -123,7 +118,6 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 		}
 	}
 	l.info, _ = json.Marshal(s.Implementation())
-	l.decode = decodingIfNeeded(opts.MaxRequestBytes, l.serve)
 	return l
 }
 
@@ -150,19 +144,20 @@ func (l *Listeners) Close() {
 }
 
 // ServeHTTP serves one subscriptions/listen POST. In the default stack the Modern handler hands
-// it over once the body is decoded and the mirror headers are checked; mounted alone it answers
-// 405 to other methods and decodes the body itself (it does not check the headers).
+// it over (ModernOptions.Listen) once the layers in front checked the method, the Accept header,
+// the body and the mirror headers; mounted alone it needs the same layers in front of it (a
+// request without a decoded message is answered 500).
 func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
+	msg, ok := middleware.MessageFrom(r.Context())
+	if !ok {
+		middleware.RefuseUndecoded(w, r)
 		return
 	}
-	l.decode.ServeHTTP(w, r)
+	l.serve(w, r, msg)
 }
 
-func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
-	st, caller, ok := l.open(w, r)
+func (l *Listeners) serve(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+	st, caller, ok := l.open(w, r, msg)
 	if !ok {
 		return
 	}
@@ -176,8 +171,8 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request) {
 // open admits a listen request and opens its stream, counted in l.active and against its
 // caller's cap; it answers a request it refuses itself (ok false, nothing to release). The
 // waiting stream's handler keeps none of this function's frame on its stack.
-func (l *Listeners) open(w http.ResponseWriter, r *http.Request) (_ *core.Listener, caller string, ok bool) {
-	id, filter, ok := l.admit(w, r)
+func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ *core.Listener, caller string, ok bool) {
+	id, filter, ok := l.admit(w, r, msg)
 	if !ok {
 		return nil, "", false
 	}
@@ -200,26 +195,25 @@ func (l *Listeners) open(w http.ResponseWriter, r *http.Request) (_ *core.Listen
 	l.active.Done()
 	switch {
 	case errors.Is(err, core.ErrListenLimit):
-		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
 			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(l.reg.Max())+") reached")
 	case errors.Is(err, core.ErrListenDuplicate):
-		refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+		middleware.Refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 	default:
-		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
+		middleware.RefuseShuttingDown(w, r, id)
 	}
 	return nil, "", false
 }
 
 // admit checks a listen request and reads its filter, honored for the caller; it answers a
 // request it refuses itself (ok false).
-func (l *Listeners) admit(w http.ResponseWriter, r *http.Request) (_ core.ID, _ core.SubscriptionFilter, ok bool) {
-	msg, _ := middleware.MessageFrom(r.Context())
+func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ core.ID, _ core.SubscriptionFilter, ok bool) {
 	if !msg.ID.IsValid() {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
+		middleware.Refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
 		return core.ID{}, core.SubscriptionFilter{}, false
 	}
 	if !core.ClaimsModern(msg) {
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
+		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
 		return core.ID{}, core.SubscriptionFilter{}, false
 	}
 	env, err := core.ParseEnvelope(msg)

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/middleware"
 )
 
 const (
@@ -399,7 +400,7 @@ func TestListenNoKeepAlive(t *testing.T) {
 		t.Fatalf("second item %+v %v", ev, err)
 	}
 	// ...and while it is open and idle, exactly one goroutine runs kit code: its handler.
-	if got := kitGoroutines(); len(got) != 1 || !strings.Contains(got[0], "(*Listeners).ServeHTTP") {
+	if got := kitGoroutines(); len(got) != 1 || !strings.Contains(got[0], "(*Listeners).stream") {
 		t.Fatalf("goroutines running kit code while a listen stream is idle:\n%s", strings.Join(got, "\n\n"))
 	}
 	// It ends gracefully, without a single comment, and nothing is left.
@@ -711,12 +712,13 @@ func TestListenStalledReader(t *testing.T) {
 	wantChange(t, healthy.next(t), core.ToolsListChanged, `"healthy"`)
 }
 
-// Listeners mounted alone: it decodes the body itself, answers 405 to other methods, and ends its
-// streams gracefully on Close.
+// Listeners mounted alone behind the layers it needs (the method check answers 405 to other
+// methods, Decode reads the body): it serves listen streams and ends them gracefully on Close.
 func TestListenersStandalone(t *testing.T) {
 	s := newServer(newTools())
 	l := mcphttp.NewListeners(s, mcphttp.ListenersOptions{KeepAlive: -1})
-	srv := httptest.NewServer(l)
+	srv := httptest.NewServer(middleware.MethodAccept(middleware.MethodAcceptOptions{Stateless: true})(
+		middleware.Decode(middleware.DecodeOptions{})(l)))
 	t.Cleanup(srv.Close)
 	t.Cleanup(l.Close)
 	c := testutil.NewClient(srv.URL, srv.Client())
@@ -871,20 +873,22 @@ func TestListenIDScope(t *testing.T) {
 	})
 }
 
-// Mounted by hand, Listeners and Modern decode bodies themselves within their MaxRequestBytes.
-func TestStandaloneMaxRequestBytes(t *testing.T) {
+// Mounted without the layers, Listeners, Modern and the Endpoint decode nothing themselves: a POST
+// that reaches them without a decoded message is refused with 500, naming the missing layer.
+func TestHandlersWithoutDecodeRefuse(t *testing.T) {
 	s := newServer(newTools())
-	l := mcphttp.NewListeners(s, mcphttp.ListenersOptions{KeepAlive: -1, MaxRequestBytes: 256})
+	l := mcphttp.NewListeners(s, mcphttp.ListenersOptions{KeepAlive: -1})
 	t.Cleanup(l.Close)
-	m := mcphttp.NewModern(s, mcphttp.ModernOptions{MaxRequestBytes: 256})
-	for name, h := range map[string]http.Handler{"listen": l, "modern": m} {
+	m := mcphttp.NewModern(s, mcphttp.ModernOptions{})
+	ep := mcphttp.NewEndpoint(s, mcphttp.EndpointOptions{Stateless: true})
+	t.Cleanup(func() { _ = ep.Close() })
+	for name, h := range map[string]http.Handler{"listen": l, "modern": m, "endpoint": ep} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(h)
 			t.Cleanup(srv.Close)
 			c := testutil.NewClient(srv.URL, srv.Client())
-			big := listenBody("big", map[string]any{"toolsListChanged": true, "pad": strings.Repeat("x", 512)})
-			c.Do(t, c.NewModernPost(context.Background(), big)).WantError(t, http.StatusRequestEntityTooLarge, -32600,
-				"Payload too large: request body exceeds 256 bytes", "null")
+			c.Do(t, c.NewModernPost(context.Background(), listenBody("l", toolsOnly))).WantError(t, http.StatusInternalServerError, -32603,
+				"Internal error: the request reached the handler without a Decode layer in front of it", "null")
 		})
 	}
 }

@@ -3,7 +3,7 @@
 //
 // New composes the default stack:
 //
-//	recover -> tracing -> request log -> origin/host guard -> method + Accept checks
+//	recover -> tracing -> request log -> origin/host guard -> method + Accept
 //	        -> body limit + decode -> era router
 //	           legacy: protocol-version check -> session validator
 //	                   -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
@@ -14,25 +14,33 @@
 // The era router (middleware.EraRouter) sends each request to the lifecycle it belongs to, by its
 // MCP-Protocol-Version header first and its shape second: one endpoint serves stateful sessions
 // (initialize, Mcp-Session-Id) and stateless 2026-07-28 requests side by side. The modern branch
-// shares the endpoint's lifetime (Close cancels its requests, Shutdown waits for them); Close ends
-// the listen streams gracefully first.
+// shares the endpoint's lifetime (ModernOptions.Lifetime: Close cancels its requests, Shutdown
+// waits for them); Close ends the listen streams gracefully first.
 //
-// Each layer answers its own failures with the status and JSON-RPC error the protocol requires, so
-// a team can drop, reorder or replace layers and know exactly what it gives up. The method,
-// Accept and protocol-version checks belong to the endpoint: New mounts them where the reference
-// ladder puts them (405 and 406 before the body is read, a bad MCP-Protocol-Version before the
-// session lookup), and the endpoint repeats them itself, so a stack assembled by hand loses none
-// of them, only their precedence over the other layers' answers. To assemble a stack by hand,
-// wrap NewEndpoint with the layers you want:
+// Each layer answers its own failures with the status and JSON-RPC error the protocol requires,
+// and each check of a request has exactly one of them as its owner: the endpoint, the modern
+// handler and the listen handler repeat none of the layers' checks, and read the message Decode
+// decoded (a POST that reaches them without one is answered 500). Every layer New composes is
+// exported, so a stack assembled by hand is exactly the default one:
 //
 //	store := session.NewMemory(session.MemoryOptions{})
-//	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store})
+//	obs := otelmcp.New(otelmcp.Options{})
+//	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: store, Observer: obs})
 //	defer ep.Close()
+//	listeners := mcphttp.NewListeners(server, mcphttp.ListenersOptions{})
+//	defer listeners.Close()
+//	modern := mcphttp.NewModern(server, mcphttp.ModernOptions{ChangeNotifications: true, Listen: listeners, Lifetime: ep})
 //	h := middleware.Recover(middleware.RecoverOptions{})(
-//		middleware.OriginGuard(middleware.OriginGuardOptions{})(
-//			myAuth( // the team's own authentication; it names the caller with core.WithPrincipal
-//				middleware.Decode(middleware.DecodeOptions{})(
-//					middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))
+//		middleware.Tracing(middleware.TracingOptions{Observer: obs})(
+//			middleware.OriginGuard(middleware.OriginGuardOptions{})(
+//				myAuth( // the team's own authentication; it names the caller with core.WithPrincipal
+//					middleware.MethodAccept(middleware.MethodAcceptOptions{})(
+//						middleware.Decode(middleware.DecodeOptions{})(
+//							middleware.EraRouter(middleware.EraRouterOptions{
+//								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
+//							})(
+//								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
+//									middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))))))
 //
 // The endpoint never holds a lock shared with other sessions while it writes to a client, and
 // every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,
@@ -146,8 +154,7 @@ type Options struct {
 	// SSE stream). Zero means 1000; past it notify calls report the notification was dropped.
 	MaxRequestNotifications int
 	// Listen configures subscriptions/listen (stream cap, keepalive, write timeout). A zero
-	// Listen.WriteTimeout takes WriteTimeout, a
-	// zero Listen.MaxRequestBytes takes MaxRequestBytes.
+	// Listen.WriteTimeout takes WriteTimeout.
 	Listen ListenersOptions
 	// DisableListen turns subscriptions/listen off (for hosts that buffer responses): the method
 	// then answers 404 -32601, and server/discover stops advertising listChanged and subscribe
@@ -209,23 +216,14 @@ func New(s *core.Server, opts Options) *Handler {
 		Store:                store,
 		KeepAlive:            opts.KeepAlive,
 		WriteTimeout:         opts.WriteTimeout,
-		MaxRequestBytes:      opts.MaxRequestBytes,
 		Resumability:         opts.Resumability,
 		MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
 	})
-	var h http.Handler = ep
-	if !opts.Stateless {
-		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(h)
-		h = versionGate(h)
-	}
 	var listeners *Listeners
 	if !opts.DisableListen {
 		lo := opts.Listen
 		if lo.WriteTimeout == 0 {
 			lo.WriteTimeout = opts.WriteTimeout
-		}
-		if lo.MaxRequestBytes == 0 {
-			lo.MaxRequestBytes = opts.MaxRequestBytes
 		}
 		listeners = NewListeners(s, lo)
 	}
@@ -233,17 +231,20 @@ func New(s *core.Server, opts Options) *Handler {
 		MaxNotifications:    opts.MaxRequestNotifications,
 		WriteTimeout:        opts.WriteTimeout,
 		ChangeNotifications: listeners != nil,
-		MaxRequestBytes:     opts.MaxRequestBytes,
+		Listen:              listeners,
+		Lifetime:            ep,
 	})
-	if listeners != nil {
-		modern.listen = listeners
+	// The layers, innermost first; each check has one of them as its only owner.
+	var h http.Handler = ep
+	if !opts.Stateless {
+		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(h)
 	}
-	modern.holder = ep
+	h = middleware.ProtocolVersion(middleware.ProtocolVersionOptions{Stateless: opts.Stateless})(h)
 	h = middleware.EraRouter(middleware.EraRouterOptions{
-		Modern: ep.trackModern(modernAccept(middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern))),
+		Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern),
 	})(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
-	h = ep.preflight(h)
+	h = middleware.MethodAccept(middleware.MethodAcceptOptions{Stateless: opts.Stateless, JSONResponse: opts.JSONResponse})(h)
 	if opts.Principal != nil {
 		h = middleware.Principal(middleware.PrincipalOptions{Resolve: opts.Principal})(h)
 	}
@@ -317,7 +318,6 @@ func (o Options) validate() {
 	nonNegative("MaxRequestBytes", o.MaxRequestBytes)
 	nonNegative("MaxRequestNotifications", int64(o.MaxRequestNotifications))
 	nonNegative("Listen.MaxStreams", int64(o.Listen.MaxStreams))
-	nonNegative("Listen.MaxRequestBytes", o.Listen.MaxRequestBytes)
 	if o.Stateless && o.Resumability.Enabled {
 		panic("mcphttp: Options.Resumability cannot be enabled with Stateless (a stateless endpoint has no session to resume on)")
 	}

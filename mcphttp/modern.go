@@ -32,24 +32,27 @@ type ModernOptions struct {
 	// notifications to modern clients (subscriptions/listen); server/discover advertises the
 	// listChanged and subscribe flags only then.
 	ChangeNotifications bool
-	// MaxRequestBytes bounds the body when the handler decodes it itself (mounted without a
-	// Decode layer in front of it). Zero means 4 MiB. New passes Options.MaxRequestBytes.
-	MaxRequestBytes int64
+	// Listen serves subscriptions/listen. Nil answers it as an unknown method (404 -32601). New
+	// passes its Listeners unless Options.DisableListen is set.
+	Listen *Listeners
+	// Lifetime is the endpoint whose lifetime the handler shares: its requests are refused with
+	// 503 once that endpoint closes, Close ends the ephemeral session of each one (which cancels
+	// its call) and the context of each listen stream, and Shutdown waits for them. Nil gives the
+	// handler no lifetime of its own: each request's session ends with the request. New passes
+	// its endpoint.
+	Lifetime *Endpoint
 }
 
 // Modern serves the 2026-07-28 lifecycle: stateless POSTs, each carrying its own _meta envelope,
 // no session ids, no GET stream, no DELETE. A request whose handler sends notifications answers
 // as an SSE stream that carries them live, then the response; one that sends none answers one
 // JSON object with the status the JSON-RPC outcome maps to. The client closing the stream
-// cancels the handler's context. It expects Decode and MirrorHeaders in front of it.
+// cancels the handler's context. It repeats none of the layers' checks: it expects
+// middleware.MethodAccept, Decode, EraRouter and MirrorHeaders in front of it, as New composes
+// them (a request without a decoded message is answered 500).
 type Modern struct {
 	server *core.Server
 	opts   ModernOptions
-	decode http.Handler
-	listen http.Handler
-	// holder, when set (New sets the endpoint), holds each request's ephemeral session, so that
-	// closing the endpoint ends it.
-	holder *Endpoint
 }
 
 // NewModern returns the handler of the 2026-07-28 lifecycle for s.
@@ -60,27 +63,25 @@ func NewModern(s *core.Server, opts ModernOptions) *Modern {
 	if opts.MaxNotifications == 0 {
 		opts.MaxNotifications = DefaultMaxRequestNotifications
 	}
-	m := &Modern{server: s, opts: opts}
-	m.decode = decodingIfNeeded(opts.MaxRequestBytes, m.serve)
-	return m
+	return &Modern{server: s, opts: opts}
 }
 
-// ServeHTTP implements http.Handler.
-func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.decode.ServeHTTP(w, r) }
-
-// modernAccept answers 406 to a 2026-07-28 request whose Accept header does not list both
-// application/json and text/event-stream, before the mirror-header checks (the ladder puts the
-// Accept check first). New mounts it in front of MirrorHeaders: preflight cannot always tell a
-// modern POST from its headers alone in JSON-response mode (see modernByHeaders), and the Modern
-// handler's own check would come after the mirror checks.
-func modernAccept(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && !accepts(r, "application/json", "text/event-stream") {
-			notAcceptable(w, r, "application/json", "text/event-stream")
+// ServeHTTP serves one 2026-07-28 POST: it reads the decoded message once and counts the request
+// in the Lifetime endpoint.
+func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	msg, ok := middleware.MessageFrom(r.Context())
+	if !ok {
+		middleware.RefuseUndecoded(w, r)
+		return
+	}
+	if lt := m.opts.Lifetime; lt != nil {
+		if !lt.enter() {
+			middleware.RefuseShuttingDown(w, r, msg.ID)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+		defer lt.leave()
+	}
+	m.serve(w, r, msg)
 }
 
 // ModernStatus is the HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the
@@ -99,33 +100,27 @@ func ModernStatus(e *core.Error) int {
 	return http.StatusOK
 }
 
-func (m *Modern) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, "Method not allowed")
-		return
-	}
-	msg, _ := middleware.MessageFrom(r.Context())
-	if !accepts(r, "application/json", "text/event-stream") {
-		notAcceptable(w, r, "application/json", "text/event-stream")
-		return
-	}
+func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message) {
 	if r.Header.Get(middleware.HeaderSessionID) != "" {
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
+		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
 		return
 	}
-	if msg.Method == "subscriptions/listen" && m.listen != nil {
-		m.listen.ServeHTTP(w, r)
+	if l := m.opts.Listen; l != nil && msg.Method == "subscriptions/listen" {
+		if lt := m.opts.Lifetime; lt != nil {
+			lt.bind(w, r, func(w http.ResponseWriter, r *http.Request) { l.serve(w, r, msg) })
+			return
+		}
+		l.serve(w, r, msg)
 		return
 	}
 	cs := m.server.NewSession(core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
-	if m.holder == nil {
+	if lt := m.opts.Lifetime; lt == nil {
 		defer cs.Close()
-	} else if m.holder.hold(cs) {
-		defer m.holder.release(cs)
+	} else if lt.hold(cs) {
+		defer lt.release(cs)
 	} else {
 		cs.Close()
-		refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgShuttingDown)
+		middleware.RefuseShuttingDown(w, r, msg.ID)
 		return
 	}
 	if !msg.IsRequest() {

@@ -566,7 +566,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 			e.request(w, r, rec.Core, msg, true)
 			return
 		}
-		refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+		middleware.Refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
 		return
 	}
 	stopBase := context.AfterFunc(e.base, cancel)
@@ -633,7 +633,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 		return false
 	}
 	if err != nil {
-		refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, "Internal error: the stream could not be resumed")
+		middleware.Refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, "Internal error: the stream could not be resumed")
 		return true
 	}
 	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
@@ -739,7 +739,7 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *ses
 	ctx := r.Context()
 	known, err := e.res.shared.Has(ctx, rec.ID, key)
 	if err != nil {
-		refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the stream could not be resumed")
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the stream could not be resumed")
 		return true
 	}
 	if !known {

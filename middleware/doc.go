@@ -15,11 +15,14 @@
 //   - RequestLog: one zerolog line per exchange (method, path, MCP method, id, session, status,
 //     duration, bytes in and out); never bodies or other headers.
 //   - OriginGuard: DNS-rebinding protection, Host and Origin checks (403).
+//   - MethodAccept: the HTTP method (405) and Accept (406) checks, before the body is read.
 //   - Decode: the body limit and the one bounded decode of the POST body (415, 413, 400); later
 //     layers read the message with MessageFrom and never read the body again.
 //   - EraRouter: sends each request to the legacy chain or the 2026-07-28 handler, header first
 //     (MCP-Protocol-Version), then shape (Mcp-Session-Id, a sessionless initialize, the _meta
 //     envelope claim); refuses an envelope body on the legacy path (400 -32020 / -32600).
+//   - ProtocolVersion: the MCP-Protocol-Version check of legacy requests (400), before the
+//     session lookup on a POST, after it on GET and DELETE.
 //   - SessionValidator: ties legacy requests to their session (400 missing id, 404 unknown or
 //     expired, 403 when the request's principal is not the one that opened the session or the
 //     Origin differs from the one seen at initialize).
@@ -45,8 +48,13 @@
 //
 // Outermost first:
 //
-//	recover → tracing → request log → origin/host guard → body limit + decode
-//	        → era router → session validator / mirror headers → handler
+//	recover → tracing → request log → origin/host guard → method + Accept
+//	        → body limit + decode → era router
+//	        → protocol version → session validator / mirror headers → handler
+//
+// Each check has exactly one of these layers as its owner and runs once per request; the
+// handlers below them (package mcphttp) repeat none of them, and answer through the same refusal
+// functions (Refuse, RefuseMethod, RefuseMissingSession, RefuseShuttingDown).
 //
 // What a team gives up by dropping a layer:
 //
@@ -60,7 +68,10 @@
 //   - Decode: no body cap and no early 415/413/400 answers; MessageFrom reports nothing, so the
 //     endpoint and the era router, which need the message, do not work without it or an
 //     equivalent that calls WithMessage.
+//   - MethodAccept: no 405 and 406 answers; a handler gets methods and Accept headers it does
+//     not serve (the endpoint answers what it cannot serve, without the layer's precedence).
 //   - EraRouter: the endpoint serves one lifecycle only (the handler it is given).
+//   - ProtocolVersion: an empty MCP-Protocol-Version header on a legacy request is accepted.
 //   - SessionValidator: no sessions; a stateful endpoint refuses every non-initialize POST with
 //     400 "Missing session ID" (a team that resolves sessions itself hands them over with
 //     WithSession instead).

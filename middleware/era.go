@@ -47,6 +47,9 @@ type EraRouterOptions struct {
 //   - 2026-07-28 without a session: modern, except a POST initialize without the envelope
 //     claim, which a client probing with the newest header may still send: legacy.
 //
+// A POST the body sends to the 2026-07-28 lifecycle whose Accept check MethodAccept left open
+// (see there) is refused here with 406 before the modern handler sees it.
+//
 // Without this layer an endpoint serves one lifecycle only.
 func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
 	modern := opts.Modern
@@ -56,6 +59,9 @@ func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
 	return func(legacy http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if routeModern(r) {
+				if r.Method == http.MethodPost && !finishAccept(w, r, ExchangeFrom(r.Context())) {
+					return
+				}
 				modern.ServeHTTP(w, r)
 				return
 			}

@@ -37,6 +37,13 @@ type Exchange struct {
 	spanContext trace.SpanContext
 
 	session *session.Entry
+	// acceptBoth: MethodAccept let a POST through whose Accept header lists application/json
+	// but not text/event-stream, which only the legacy lifecycle accepts (JSON mode); the era
+	// router refuses it when the body sends it to the 2026-07-28 lifecycle.
+	acceptBoth bool
+	// versionAfterSession: ProtocolVersion left the check of a GET or DELETE to the session
+	// layer, which runs it once the session is resolved.
+	versionAfterSession bool
 
 	mu        sync.Mutex
 	sessionID string

@@ -16,11 +16,9 @@ const HeaderSessionID = "Mcp-Session-Id"
 
 // Wire messages of the session validator.
 const (
-	msgMissingSessionID   = "Missing session ID"
 	msgSessionNotFound    = "Session not found"
 	msgAlreadyInitialized = "Invalid Request: Server already initialized"
 	msgSessionForbidden   = "Forbidden: session request validation failed"
-	msgStoreClosed        = "Service unavailable: the server is shutting down"
 	msgStoreFailed        = "Service unavailable: session store error"
 	msgRepeatedSessionID  = "Bad Request: Mcp-Session-Id header is sent more than once"
 )
@@ -75,6 +73,8 @@ func SessionFrom(ctx context.Context) *session.Entry {
 //     at initialize (when both are present): 403 -32600 "Forbidden: session request validation
 //     failed";
 //   - a store that is closed or failing: 503 -32603;
+//   - a GET or DELETE whose MCP-Protocol-Version the ProtocolVersion layer in front left to this
+//     point (after the lookup, as the ladders put it) and that fails it: 400 -32600;
 //   - otherwise the session's idle time is renewed (requests and GET only: notifications, client
 //     responses and DELETE do not keep a session alive) and the next handler gets the session
 //     through the context (SessionFrom).
@@ -126,7 +126,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	if id == "" {
-		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgMissingSessionID)
+		RefuseMissingSession(w, r, reqID)
 		return
 	}
 	c := checks.Get().(*check)
@@ -146,6 +146,9 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	}
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.SetSessionID(id)
+		if ex.versionAfterSession && !checkVersion(w, r, reqID) {
+			return
+		}
 	}
 	next.ServeHTTP(w, WithSession(r, s))
 }
@@ -244,7 +247,7 @@ func storeError(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
 	case errors.Is(err, session.ErrNotFound):
 		refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
 	case errors.Is(err, session.ErrClosed):
-		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgStoreClosed)
+		RefuseShuttingDown(w, r, id)
 	default:
 		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgStoreFailed)
 	}

@@ -1,0 +1,271 @@
+package middleware
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// Wire messages of the method, Accept and protocol-version checks, and of the refusals the
+// handlers below the layers share.
+const (
+	msgMethodNotAllowed = "Method not allowed"
+	msgMissingSessionID = "Missing session ID"
+	msgShuttingDown     = "Service unavailable: the server is shutting down"
+	msgUndecoded        = "Internal error: the request reached the handler without a Decode layer in front of it"
+)
+
+// MethodAcceptOptions configure the MethodAccept layer. The zero value is a stateful endpoint
+// that answers requests with SSE streams.
+type MethodAcceptOptions struct {
+	// Stateless says the endpoint keeps no sessions: GET and DELETE answer 405 (Allow: POST).
+	Stateless bool
+	// JSONResponse says legacy requests are answered with one JSON object: the Accept header of
+	// a legacy POST then needs only application/json (a 2026-07-28 POST needs both media types
+	// whatever this says).
+	JSONResponse bool
+}
+
+// MethodAccept is the layer that owns the HTTP method and Accept checks of the endpoint. It runs
+// before the body is read, so its answers take precedence over the decode layer's and the
+// session validator's, as the reference ladders put them:
+//
+//   - a method the endpoint does not serve: 405 -32600 "Method not allowed", with Allow "GET,
+//     POST, DELETE" (stateful) or "POST" (stateless, where GET and DELETE are refused too). A
+//     request the era router sends to the 2026-07-28 lifecycle by its headers (see RoutesModern)
+//     has only POST: any other method is 405 with Allow "POST", whatever its Accept header;
+//   - a POST whose Accept header does not list application/json and text/event-stream (a legacy
+//     POST in JSONResponse mode: application/json alone): 406 -32600 "Not Acceptable: Accept
+//     header must include ...";
+//   - a GET whose Accept header does not list text/event-stream: 406.
+//
+// Media types are compared without regard to case or parameters; */* accepts anything; no
+// header accepts nothing. The one POST whose lifecycle only its body can tell (2026-07-28
+// without a session, and an Mcp-Method of initialize or none: see EraRouter) in JSONResponse
+// mode, accepting application/json but not text/event-stream, is left to the era router, which
+// finishes this check with the same answer once it knows the lifecycle.
+func MethodAccept(opts MethodAcceptOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && routeModern(r) {
+				RefuseMethod(w, r, true)
+				return
+			}
+			switch r.Method {
+			case http.MethodPost:
+				if !opts.postAcceptable(w, r) {
+					return
+				}
+				if opts.JSONResponse && !modernByHeaders(r) && !accepts(r, mediaJSON, mediaSSE) && routeModernUnknown(r) {
+					// Legacy accepts this header, 2026-07-28 does not: the body decides.
+					var ex *Exchange
+					r, ex = ensureExchange(r)
+					ex.acceptBoth = true
+				}
+			case http.MethodGet:
+				if opts.Stateless {
+					RefuseMethod(w, r, true)
+					return
+				}
+				if !accepts(r, mediaSSE) {
+					refuseNotAcceptable(w, r, mediaSSE)
+					return
+				}
+			case http.MethodDelete:
+				if opts.Stateless {
+					RefuseMethod(w, r, true)
+					return
+				}
+			default:
+				RefuseMethod(w, r, opts.Stateless)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+const (
+	mediaJSON = "application/json"
+	mediaSSE  = "text/event-stream"
+)
+
+// postAcceptable checks the Accept header of a POST: both media types, or application/json
+// alone for a legacy POST in JSON mode. It answers 406 and returns false when the header falls
+// short.
+func (o MethodAcceptOptions) postAcceptable(w http.ResponseWriter, r *http.Request) bool {
+	if o.JSONResponse && !modernByHeaders(r) {
+		if !accepts(r, mediaJSON) {
+			refuseNotAcceptable(w, r, mediaJSON)
+			return false
+		}
+		return true
+	}
+	if !accepts(r, mediaJSON, mediaSSE) {
+		refuseNotAcceptable(w, r, mediaJSON, mediaSSE)
+		return false
+	}
+	return true
+}
+
+// finishAccept is the Accept check MethodAccept left to the era router: a POST the body sent to
+// the 2026-07-28 lifecycle needs both media types. It answers 406 and returns false when the
+// header falls short.
+func finishAccept(w http.ResponseWriter, r *http.Request, ex *Exchange) bool {
+	if ex == nil || !ex.acceptBoth {
+		return true
+	}
+	refuseNotAcceptable(w, r, mediaJSON, mediaSSE)
+	return false
+}
+
+// modernByHeaders reports whether the headers alone send a POST to the 2026-07-28 lifecycle,
+// before its body is read: an MCP-Protocol-Version the kit does not know, or 2026-07-28 without
+// a session, with an Mcp-Method header naming a method other than initialize.
+func modernByHeaders(r *http.Request) bool {
+	if !routeModern(r) {
+		return false
+	}
+	if v := r.Header.Get(protocolVersionKey); !core.IsModernVersion(v) {
+		return true // unknown version: modern whatever the body
+	}
+	m := r.Header.Get(HeaderMethod)
+	return m != "" && m != "initialize"
+}
+
+// routeModernUnknown reports whether a POST's lifecycle waits for its body: its headers alone
+// would send it to the 2026-07-28 lifecycle, but a sessionless initialize without the envelope
+// claim still goes to the legacy one.
+func routeModernUnknown(r *http.Request) bool { return routeModern(r) && !modernByHeaders(r) }
+
+// accepts reports whether the Accept header lists every wanted media type (at most eight):
+// every value is split at commas, each media type taken before any ";", trimmed and compared
+// without regard to case; */* accepts anything, and no header accepts nothing. It does not
+// allocate.
+func accepts(r *http.Request, wanted ...string) bool {
+	var found uint8 // bit i set: wanted[i] is listed
+	for _, h := range r.Header.Values("Accept") {
+		for h != "" {
+			var part string
+			part, h, _ = strings.Cut(h, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if mt == "*/*" {
+				return true
+			}
+			for i, w := range wanted {
+				if strings.EqualFold(mt, w) {
+					found |= 1 << i
+				}
+			}
+		}
+	}
+	return found == 1<<len(wanted)-1
+}
+
+func refuseNotAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
+	refuse(w, r, http.StatusNotAcceptable, core.ID{}, core.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
+}
+
+// ProtocolVersionOptions configure the ProtocolVersion layer. The zero value sits in front of a
+// session layer (a stateful endpoint).
+type ProtocolVersionOptions struct {
+	// Stateless says no session layer follows: a POST that names no session is checked at once.
+	// Otherwise such a POST is left to the session layer, whose 400 "Missing session ID" comes
+	// first.
+	Stateless bool
+}
+
+// ProtocolVersion is the layer that owns the MCP-Protocol-Version check of legacy requests. It
+// sits between the era router (on its legacy branch) and the session validator. A header that
+// is absent means 2025-03-26; one that is present must name a version the kit speaks (the era
+// router sends every other non-empty value to the 2026-07-28 lifecycle, so in practice only an
+// empty header is refused here): else 400 -32600 "Bad Request: Unsupported protocol version: <v>.
+// Supported versions: ...", echoing the request id.
+//
+// initialize (which negotiates the version) and server/discover are not checked. A POST naming a
+// session is checked before the session is looked up (a bad header is 400 before any 404 or
+// 403); a GET or DELETE after it (the ladders put the lookup first there): the layer leaves that
+// check to the session layer, which runs it once the session is resolved.
+func ProtocolVersion(opts ProtocolVersionOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.Method {
+			case http.MethodPost:
+				msg, ok := MessageFrom(r.Context())
+				if ok && versionChecked(msg) && (opts.Stateless || r.Header.Get(HeaderSessionID) != "") && !checkVersion(w, r, msg.ID) {
+					return
+				}
+			case http.MethodGet, http.MethodDelete:
+				var ex *Exchange
+				r, ex = ensureExchange(r)
+				ex.versionAfterSession = true
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// versionChecked reports whether a POSTed message is subject to the MCP-Protocol-Version check:
+// everything but initialize (which negotiates the version) and server/discover.
+func versionChecked(msg *core.Message) bool {
+	return msg.Method != "initialize" && msg.Method != "server/discover"
+}
+
+// checkVersion is the protocol-version check; it answers 400 and returns false on a bad header.
+func checkVersion(w http.ResponseWriter, r *http.Request, id core.ID) bool {
+	vals, present := r.Header[protocolVersionKey]
+	if !present {
+		return true
+	}
+	v := ""
+	if len(vals) > 0 {
+		v = vals[0]
+	}
+	if v != "" && (core.IsHandshakeVersion(v) || core.IsModernVersion(v)) {
+		return true
+	}
+	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
+		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.SupportedVersions(), ", "))
+	return false
+}
+
+// Refuse answers the exchange with a transport-level JSON-RPC error (WriteError) and records its
+// code and message in the request's Exchange, so that the tracing layer and the request log
+// report it. Every refusal of the layers and of the handlers below them goes through it.
+func Refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
+	refuse(w, r, status, id, code, message)
+}
+
+// RefuseMethod answers 405 -32600 "Method not allowed" with the Allow header of the endpoint:
+// "POST" when postOnly (a stateless endpoint, the 2026-07-28 lifecycle), else "GET, POST,
+// DELETE". The MethodAccept layer answers with it; a handler below it has no other method to
+// refuse.
+func RefuseMethod(w http.ResponseWriter, r *http.Request, postOnly bool) {
+	if postOnly {
+		w.Header().Set("Allow", "POST")
+	} else {
+		w.Header().Set("Allow", "GET, POST, DELETE")
+	}
+	refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, msgMethodNotAllowed)
+}
+
+// RefuseMissingSession answers 400 -32600 "Missing session ID": a legacy request that needs a
+// session named none. The session validator answers with it, and so does the endpoint for a
+// request no session layer resolved.
+func RefuseMissingSession(w http.ResponseWriter, r *http.Request, id core.ID) {
+	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest, msgMissingSessionID)
+}
+
+// RefuseShuttingDown answers 503 -32603 "Service unavailable: the server is shutting down": the
+// endpoint or the session store is closed.
+func RefuseShuttingDown(w http.ResponseWriter, r *http.Request, id core.ID) {
+	refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
+}
+
+// RefuseUndecoded answers 500 -32603 for a POST that reached a handler with no decoded message:
+// the stack lacks the Decode layer (or an equivalent calling WithMessage) in front of it.
+func RefuseUndecoded(w http.ResponseWriter, r *http.Request) {
+	refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, msgUndecoded)
+}
