@@ -1,0 +1,176 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
+)
+
+// streams is the per-session transport state: whether the standalone GET stream is open, and
+// the session's resumable request streams (see resume.go). Its locks belong to this session.
+type streams struct {
+	get atomic.Bool
+
+	mu    sync.Mutex // guards next, live and ended
+	next  uint64     // the last stream id issued
+	live  map[uint64]*resumable
+	ended bool
+
+	// storeMu orders appends to the event store (read side) before the session's end (write
+	// side), so nothing is stored for a session once the store forgot it.
+	storeMu    sync.RWMutex
+	storeEnded bool
+
+	// shared is set when the event store is shared with other replicas: stream ids then start
+	// at a random point, so that streams of one session opened on different replicas never
+	// share an id in the store.
+	shared bool
+}
+
+func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
+	rec := sessionOf(w, r)
+	if rec == nil {
+		return
+	}
+	st, _ := rec.Local.(*streams)
+	if e.res != nil && st != nil {
+		if last := r.Header.Get("Last-Event-ID"); last != "" {
+			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, rec, rs, after) {
+				return
+			}
+			if e.res.shared != nil && e.replayShared(w, r, rec, last) {
+				return
+			}
+			// Not a stream of this session that is still kept: an ordinary GET.
+		}
+	}
+	if st == nil || !st.get.CompareAndSwap(false, true) {
+		middleware.Refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
+		return
+	}
+	defer st.get.Store(false)
+	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
+	defer tail.bound()
+	sse := middleware.NewSSEWriter(w, e.sse)
+	defer sse.Close()
+	// The path is in place before the headers go out: a client that saw the 200 gets every
+	// message sent from then on (they wait in the queue until the stream starts).
+	q := newStreamQueue()
+	rec.Core.SetOut(q)
+	defer func() {
+		rec.Core.SetOut(nil)
+		q.end()
+	}()
+	if err := sse.Start(); err != nil {
+		return
+	}
+	// This handler is the stream's only writer: whoever sends on the session-level path (a
+	// broadcast, a session-level ping) only queues, and never waits on this client.
+	for {
+		select {
+		case <-q.behind:
+			tail.abort = true
+			return // the client fell too far behind: it re-opens the stream
+		default:
+		}
+		select {
+		case msg := <-q.ch:
+			if sse.WriteMessage(msg) != nil {
+				return
+			}
+		case <-q.behind:
+			tail.abort = true
+			return
+		case <-r.Context().Done():
+			return
+		case <-rec.Core.Done():
+			return
+		case <-sse.Done():
+			return
+		}
+	}
+}
+
+// StreamQueueSize is how many messages may wait for a GET stream's writer. A client that falls
+// further behind (it stopped reading, or reads more slowly than messages arrive) loses the
+// stream: its next message is refused and the stream ends, and the client re-opens it.
+const StreamQueueSize = 256
+
+// errStreamBehind is what the session-level path answers once its client fell too far behind.
+var errStreamBehind = errors.New("mcphttp: the client fell behind: its stream is closing")
+
+// streamQueue is the session-level path of a session while its GET stream is open. Send queues
+// the message for the stream's writer (the GET handler) and returns at once; it never blocks.
+type streamQueue struct {
+	ch         chan []byte
+	behind     chan struct{} // closed when a message did not fit
+	done       chan struct{} // closed when the stream ended
+	behindOnce sync.Once
+}
+
+func newStreamQueue() *streamQueue {
+	return &streamQueue{
+		ch:     make(chan []byte, StreamQueueSize),
+		behind: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// Send implements core.Sender. msg is not modified and must not be modified by the caller
+// afterwards (a broadcast shares one encoding between sessions).
+func (q *streamQueue) Send(_ context.Context, msg []byte) error {
+	select {
+	case <-q.done:
+		return middleware.ErrSSEClosed
+	case <-q.behind:
+		return errStreamBehind
+	default:
+	}
+	select {
+	case q.ch <- msg:
+		return nil
+	default:
+		q.behindOnce.Do(func() { close(q.behind) })
+		return errStreamBehind
+	}
+}
+
+func (q *streamQueue) end() { close(q.done) }
+
+// streamTail bounds what net/http still writes once a streaming handler returns (the chunk that
+// ends the response, and any bytes left in its buffer). The SSE writer clears its deadline after
+// every successful write, so without this a client that stopped reading at the wrong moment would
+// hold the connection, and the goroutine serving it, forever. Handlers defer bound() right before
+// deferring the SSE writer's Close (so it runs after it): the tail then gets WriteTimeout, or
+// nothing at all once abort was called (a stream dropped because its client fell behind).
+type streamTail struct {
+	w       http.ResponseWriter
+	timeout time.Duration // the SSE write timeout as configured: 0 means the default, < 0 none
+	abort   bool
+}
+
+func (t *streamTail) bound() {
+	var deadline time.Time
+	switch {
+	case t.abort:
+		deadline = time.Now()
+	case t.timeout < 0:
+		return
+	case t.timeout == 0:
+		deadline = time.Now().Add(middleware.DefaultSSEWriteTimeout)
+	default:
+		deadline = time.Now().Add(t.timeout)
+	}
+	_ = http.NewResponseController(t.w).SetWriteDeadline(deadline)
+}
+
+// sseSender sends messages as SSE events on one stream.
+type sseSender struct{ w *middleware.SSEWriter }
+
+func (s sseSender) Send(_ context.Context, msg []byte) error { return s.w.WriteMessage(msg) }
