@@ -37,6 +37,16 @@ type Exchange struct {
 	spanContext trace.SpanContext
 
 	session *session.Entry
+
+	mu        sync.Mutex
+	sessionID string
+	errCode   int64
+	errMsg    string
+	hasErr    bool
+
+	// Set before the next handler runs, by the layer named, on the request's goroutine (they sit
+	// here, beside hasErr, so that they cost the record no size).
+	//
 	// acceptBoth: MethodAccept let a POST through whose Accept header lists application/json
 	// but not text/event-stream, which only the legacy lifecycle accepts (JSON mode); the era
 	// router refuses it when the body sends it to the 2026-07-28 lifecycle.
@@ -44,12 +54,6 @@ type Exchange struct {
 	// versionAfterSession: ProtocolVersion left the check of a GET or DELETE to the session
 	// layer, which runs it once the session is resolved.
 	versionAfterSession bool
-
-	mu        sync.Mutex
-	sessionID string
-	errCode   int64
-	errMsg    string
-	hasErr    bool
 }
 
 type exchangeKey struct{}
