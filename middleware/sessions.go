@@ -35,7 +35,9 @@ type SessionValidatorOptions struct {
 type sessionKey struct{}
 
 // WithSession returns a request carrying s for the handlers below, as the validator does. A team
-// that resolves sessions in its own layer uses it to hand the endpoint the session. When the
+// that resolves sessions in its own layer uses it to hand the endpoint the session; such a layer
+// also takes over what the validator checks after its lookup (the MCP-Protocol-Version of a GET
+// or DELETE, which the ProtocolVersion layer leaves to the session layer). When the
 // request already has an Exchange (the decode layer made one), s is recorded there and r is
 // returned as is, which spares a request copy and a context per call.
 func WithSession(r *http.Request, s *session.Entry) *http.Request {
