@@ -100,9 +100,6 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		e.res = newResumer(opts.Resumability)
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
-	if rb, ok := opts.Store.(session.Rebuilder); ok && !opts.Stateless {
-		rb.SetBuilder(e.rebuild)
-	}
 	return e
 }
 
@@ -120,11 +117,30 @@ func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *sessio
 	return rec
 }
 
-// rebuild is the session.Builder of a shared store: the in-process session of a record that
-// another replica created.
-func (e *Endpoint) rebuild(id string, r session.Record) *session.Entry {
-	cs := e.server.NewSession(core.SessionOptions{ID: id, State: &r.State, Transport: sessionTransport, Observer: e.opts.Observer})
-	rec := e.newRecord(id, cs, r.Origin)
+// errNotHeld: the store returned a record of a session it does not serve, and cannot take the
+// one built from it (it is no session.Holder).
+var errNotHeld = errors.New("mcphttp: the store returned a session it does not serve and cannot hold one")
+
+// Lookup implements session.Lookup: the session layer's one lookup of a request. The endpoint owns
+// the in-process sessions: it creates them (initialize), deletes them (DELETE), and, when a
+// shared store (a session.Holder) answers with the record of a session another replica created,
+// builds the in-process session from it and hands it to the store (Hold).
+func (e *Endpoint) Lookup(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
+	rec, err := session.Find(ctx, e.opts.Store, id, touch, allow)
+	if err != nil || rec.Core != nil {
+		return rec, err
+	}
+	h, ok := e.opts.Store.(session.Holder)
+	if !ok || rec.State == nil {
+		return nil, errNotHeld
+	}
+	return h.Hold(ctx, id, func() *session.Entry { return e.rebuild(rec) })
+}
+
+// rebuild is the in-process session of a record that another replica created.
+func (e *Endpoint) rebuild(r *session.Entry) *session.Entry {
+	cs := e.server.NewSession(core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer})
+	rec := e.newRecord(r.ID, cs, r.Origin)
 	rec.Owner = r.Owner
 	return rec
 }

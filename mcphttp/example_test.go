@@ -49,7 +49,7 @@ func handStack(server *core.Server, auth func(http.Handler) http.Handler) (h htt
 								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
 							})(
 								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
-									middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))))))
+									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(ep)))))))))
 	return h, func() {
 		listeners.Close()
 		_ = ep.Close()

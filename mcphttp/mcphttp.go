@@ -40,7 +40,7 @@
 //								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
 //							})(
 //								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
-//									middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ep)))))))))
+//									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(ep)))))))))
 //
 // The endpoint never holds a lock shared with other sessions while it writes to a client, and
 // every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,
@@ -237,7 +237,7 @@ func New(s *core.Server, opts Options) *Handler {
 	// The layers, innermost first; each check has one of them as its only owner.
 	var h http.Handler = ep
 	if !opts.Stateless {
-		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(h)
+		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(h)
 	}
 	h = middleware.ProtocolVersion(middleware.ProtocolVersionOptions{Stateless: opts.Stateless})(h)
 	h = middleware.EraRouter(middleware.EraRouterOptions{

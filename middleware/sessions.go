@@ -25,7 +25,12 @@ const (
 
 // SessionValidatorOptions configure the session validator.
 type SessionValidatorOptions struct {
-	// Store holds the sessions. It is required (SessionValidator panics without one).
+	// Sessions is where the validator looks sessions up: the owner of the in-process sessions
+	// (mcphttp.Endpoint, which also serves sessions a shared store holds for other replicas).
+	// Nil means Store, looked up with session.Find. One of the two is required (SessionValidator
+	// panics without either).
+	Sessions session.Lookup
+	// Store holds the sessions, for a validator without Sessions.
 	Store session.Store
 	// SkipOriginCheck turns off the built-in check that a request carrying an Origin header
 	// carries the Origin the session was initialized with. The zero value checks.
@@ -89,10 +94,14 @@ func SessionFrom(ctx context.Context) *session.Entry {
 // or the Principal layer); a team with its own session layer replaces this one with a layer that
 // calls WithSession.
 func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Handler {
-	if opts.Store == nil {
-		panic("middleware: SessionValidatorOptions.Store is required")
+	sessions := opts.Sessions
+	if sessions == nil {
+		if opts.Store == nil {
+			panic("middleware: SessionValidatorOptions.Sessions or Store is required")
+		}
+		sessions = storeLookup{opts.Store}
 	}
-	v := &validator{store: opts.Store, checkOrigin: !opts.SkipOriginCheck}
+	v := &validator{sessions: sessions, checkOrigin: !opts.SkipOriginCheck}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { v.serve(next, w, r) })
 	}
@@ -100,8 +109,15 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 
 // validator is the configuration of one SessionValidator layer.
 type validator struct {
-	store       session.Store
+	sessions    session.Lookup
 	checkOrigin bool
+}
+
+// storeLookup looks sessions up in a Store that serves them all in process.
+type storeLookup struct{ store session.Store }
+
+func (l storeLookup) Lookup(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
+	return session.Find(ctx, l.store, id, touch, allow)
 }
 
 // step is what the first checks of the validator decided about a request.
@@ -135,7 +151,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	c.v = v
 	c.principal, _ = core.PrincipalFrom(r.Context())
 	c.origin = r.Header.Get("Origin")
-	s, err := lookup(r.Context(), v.store, id, touch, c.allow)
+	s, err := v.sessions.Lookup(r.Context(), id, touch, c.allow)
 	*c = check{allow: c.allow}
 	checks.Put(c)
 	if errors.Is(err, session.ErrRefused) {
@@ -180,7 +196,7 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	switch {
 	case msg.Method == "initialize" && id != "":
-		if _, err := v.store.Get(r.Context(), id, false); err != nil {
+		if _, err := v.sessions.Lookup(r.Context(), id, false, nil); err != nil {
 			storeError(w, r, reqID, err)
 		} else {
 			refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
@@ -219,27 +235,6 @@ func (v *validator) allows(s *session.Entry, principal, origin string) bool {
 		return false
 	}
 	return true
-}
-
-// lookup finds the session, checks it with allow and renews it when touch is set, never renewing
-// one that allow refuses (ErrRefused): in one call on a session.Checker, else with a lookup that
-// does not renew and, once allowed, a second one that does.
-func lookup(ctx context.Context, store session.Store, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
-	if c, ok := store.(session.Checker); ok {
-		return c.GetChecked(ctx, id, touch, allow)
-	}
-	s, err := store.Get(ctx, id, false)
-	if err != nil {
-		return nil, err
-	}
-	if !allow(s) {
-		return s, session.ErrRefused
-	}
-	if touch {
-		// Renew; the session may have expired or been deleted in between.
-		return store.Get(ctx, id, true)
-	}
-	return s, nil
 }
 
 // storeError answers a failed lookup: 404 for a session that is not there, 503 otherwise. The

@@ -26,12 +26,13 @@
 //
 // # What each backend costs
 //
-//   - Sessions (session.Store, session.Checker, session.Rebuilder): a Redis hash per session
+//   - Sessions (session.Store, session.Checker, session.Holder): a Redis hash per session
 //     with a TTL of the idle timeout, and a sorted set of live sessions that enforces the cap
 //     across replicas in the same script that creates a record. A request for a session this
 //     replica holds costs one round trip (one script checks the record, renews its TTL and
-//     answers its revision); the first request for a session on a replica fetches the record and
-//     builds the in-process session from it (SessionState), and joins the session's channel.
+//     answers its revision); the first request for a session on a replica fetches the record, the
+//     endpoint builds the in-process session from it (SessionState) and hands it to the store
+//     (Hold), which joins the session's channel.
 //     initialize, logging/setLevel and resources/subscribe|unsubscribe write the state through
 //     (one script, which also announces the new revision to the other replicas). DELETE removes
 //     the record and every replica ends its copy.

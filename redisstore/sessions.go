@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -52,8 +53,10 @@ type SessionsOptions struct {
 // announced, a DELETE ends the session on every replica, and answers and cancels that land on
 // the wrong replica are forwarded to the one waiting for them.
 //
-// Create it with NewSessions; the HTTP endpoint installs its session builder itself
-// (session.Rebuilder). Close lets go of this replica's sessions without deleting them: the other
+// Create it with NewSessions. For a session this replica does not serve yet, Get and GetChecked
+// return its record (session.Entry.State set, no Core); the transport owning the sessions
+// (mcphttp's endpoint) builds the in-process session and hands it over with Hold
+// (session.Holder). Close lets go of this replica's sessions without deleting them: the other
 // replicas keep serving them.
 type Sessions struct {
 	r      *Router
@@ -62,10 +65,10 @@ type Sessions struct {
 	max    int
 	every  time.Duration
 
-	mu      sync.Mutex
-	local   map[string]*held
-	builder session.Builder
-	closed  bool
+	mu     sync.Mutex
+	local  map[string]*held
+	seen   map[string]int64 // revision of each record returned but not held yet (see Hold)
+	closed bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -87,7 +90,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
 	}
 	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval,
-		local: map[string]*held{}, stop: make(chan struct{}), done: make(chan struct{})}
+		local: map[string]*held{}, seen: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if s.idle == 0 {
 		s.idle = session.DefaultIdleTimeout
 	}
@@ -112,11 +115,34 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	return s
 }
 
-// SetBuilder implements session.Rebuilder.
-func (s *Sessions) SetBuilder(b session.Builder) {
+var _ session.Holder = (*Sessions)(nil)
+
+// Hold implements session.Holder: build makes the in-process session of a record GetChecked
+// returned; this replica then serves it (its changes written through, its channel joined).
+func (s *Sessions) Hold(ctx context.Context, id string, build func() *session.Entry) (*session.Entry, error) {
 	s.mu.Lock()
-	s.builder = b
+	if s.closed {
+		s.mu.Unlock()
+		return nil, session.ErrClosed
+	}
+	if h := s.local[id]; h != nil {
+		s.mu.Unlock()
+		return h.s, nil
+	}
+	// Built and installed under the lock, so that two requests for the same session build it
+	// once and neither uses it before its hooks are in place; building calls no store and no
+	// network.
+	ss := build()
+	rev := s.seen[id]
+	delete(s.seen, id)
+	s.install(ss)
+	s.local[id] = &held{s: ss, rev: rev}
 	s.mu.Unlock()
+	if err := s.r.Join(ctx, id); err != nil {
+		// The subscription is retried by the pub/sub connection when it reconnects.
+		s.r.log.Warn().Err(err).Msg("redisstore: joining a session's channel")
+	}
+	return ss, nil
 }
 
 func (s *Sessions) key(id string) string { return s.r.sessionKey(id) }
@@ -249,12 +275,12 @@ func (s *Sessions) hold(ctx context.Context, ss *session.Entry, rev int64) bool 
 
 // revision returns the revision of this replica's copy of a session (0: none).
 func (s *Sessions) revision(id string) int64 {
-	if h := s.held(id); h != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.local[id]; h != nil {
 		return h.rev
 	}
-	return 0
+	return s.seen[id] // a record returned, not held yet
 }
 
 func (s *Sessions) held(id string) *held {
@@ -275,6 +301,7 @@ func (s *Sessions) release(id string) *held {
 	defer s.mu.Unlock()
 	h := s.local[id]
 	delete(s.local, id)
+	delete(s.seen, id)
 	return h
 }
 
@@ -290,8 +317,9 @@ func (s *Sessions) Get(ctx context.Context, id string, touch bool) (*session.Ent
 }
 
 // GetChecked implements session.Checker: a session this replica holds is checked before the one
-// round trip that renews it; a session it does not hold yet is fetched, built, checked, and
-// renewed in a second round trip (once per session and replica).
+// round trip that renews it; a session it does not hold yet is fetched, checked, and renewed in a
+// second round trip (once per session and replica), and its record returned (State set, no
+// Core) for the transport to build the in-process session from and Hold.
 func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -369,7 +397,10 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 	if len(res) != 4 {
 		return nil, errors.New("redisstore: a session record changed under its lookup")
 	}
-	var rec session.Record
+	var rec struct {
+		Origin, Owner string
+		State         core.SessionState
+	}
 	rec.Origin, _ = res[1].(string)
 	rec.Owner, _ = res[2].(string)
 	st, _ := res[3].(string)
@@ -387,19 +418,10 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 		s.mu.Unlock()
 		return h.s, nil
 	}
-	b := s.builder
-	if b == nil {
-		s.mu.Unlock()
-		return nil, errors.New("redisstore: the session lives on another replica and this store has no session builder (mount it in an mcphttp endpoint)")
-	}
-	// Built under the lock, so that two requests for the same session build it once; building
-	// calls no store and no network.
-	ss := b(id, rec)
+	// Not served here yet: the record, for the transport to build the session from (Hold).
+	s.seen[id] = rev
 	s.mu.Unlock()
-	if !s.hold(ctx, ss, rev) {
-		return nil, session.ErrClosed
-	}
-	return ss, nil
+	return &session.Entry{ID: id, Origin: rec.Origin, Owner: rec.Owner, State: &rec.State}, nil
 }
 
 // Delete implements session.Store: the record goes, and every replica ends its copy.

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 // coreSession returns the in-process protocol session a replica holds for id.
@@ -336,5 +337,42 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A replica's store never builds sessions: for one it does not serve yet it returns the record
+// (State, no Core), and Hold adopts the session the transport built from it, once (a second Hold
+// returns the held session without building another).
+func TestSessionRecordAndHold(t *testing.T) {
+	rs := needRedis(t)
+	prefix := testPrefix()
+	a := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe())
+	ca := a.initialize(t)
+	other := redisstore.NewSessions(newRouter(t, rs, prefix), redisstore.SessionsOptions{})
+	t.Cleanup(func() { _ = other.Close() })
+	ctx := context.Background()
+	rec, err := other.GetChecked(ctx, ca.SessionID, true, nil)
+	if err != nil || rec.Core != nil || rec.State == nil || rec.State.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("record of a session served elsewhere: %+v, %v", rec, err)
+	}
+	builds := 0
+	build := func() *session.Entry {
+		builds++
+		return &session.Entry{ID: rec.ID, Origin: rec.Origin, Owner: rec.Owner,
+			Core: a.server.NewSession(core.SessionOptions{ID: rec.ID, State: rec.State})}
+	}
+	first, err := other.Hold(ctx, rec.ID, build)
+	if err != nil || first.Core == nil {
+		t.Fatalf("Hold: %+v, %v", first, err)
+	}
+	again, err := other.Hold(ctx, rec.ID, build)
+	if err != nil || again != first || builds != 1 {
+		t.Fatalf("second Hold: same %v, %d builds, %v", again == first, builds, err)
+	}
+	if got, err := other.GetChecked(ctx, rec.ID, false, nil); err != nil || got != first {
+		t.Fatalf("the held session is not what the store serves now: %v", err)
+	}
+	if other.Held() != 1 {
+		t.Fatalf("Held = %d", other.Held())
 	}
 }

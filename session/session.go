@@ -65,6 +65,9 @@ type Entry struct {
 	// Local is process-local state of the transport serving the session (the HTTP endpoint keeps
 	// its streams there). Set once when the session is created.
 	Local any
+	// State is set, with Core nil, only on the record of a session another process created that
+	// a shared store (a Holder) returns: the protocol state to build the in-process session from.
+	State *core.SessionState
 
 	lastActive atomic.Int64 // nanoseconds since the store's epoch, on the store's clock
 	used       atomic.Bool  // renewed at least once since it was added (see UnusedIdleTimeout)
@@ -391,31 +394,59 @@ func endAll(list []*Entry) {
 // It is safe to call more than once.
 func (s *Entry) End() { s.end() }
 
-// Record is what a shared store keeps of a session so that any replica can serve it: the
-// Origin seen at initialize, the owner, and the protocol state.
-type Record struct {
-	// Origin is the Origin header seen at initialize ("" when there was none).
-	Origin string
-	// Owner is the principal that opened the session (Entry.Owner).
-	Owner string
-	// State is the protocol state (negotiated version, client info and capabilities, log
-	// level, subscriptions).
-	State core.SessionState
+// Holder is implemented by a Store that shares its sessions with other processes. For a session
+// another process created and this one does not serve yet, its Get and GetChecked return the
+// session's record (an Entry with State set and no Core): the transport that owns the sessions of
+// this process (mcphttp's endpoint) builds the in-process session from it and hands it over with
+// Hold. The store never builds sessions itself.
+type Holder interface {
+	// Hold makes the session with the id one this process serves: build returns the in-process
+	// session (made from the record the store returned), which the store adopts and connects to
+	// the other processes. When the store already serves that id (another request built it
+	// first), Hold returns that session and does not call build. It fails with ErrClosed after
+	// Close.
+	Hold(ctx context.Context, id string, build func() *Entry) (*Entry, error)
 }
 
-// Builder makes the in-process session of a record that another replica created, with the
-// transport's own state in Local, for a request that named it here. The transport supplies it
-// (see Rebuilder); the store installs its own hooks on the result.
-type Builder func(id string, rec Record) *Entry
-
-// Rebuilder is implemented by a Store that shares its sessions with other processes: the
-// transport (mcphttp's endpoint) gives it the Builder it uses for sessions it finds in the shared
-// store but does not hold yet. A store without a builder refuses such sessions.
-type Rebuilder interface {
-	SetBuilder(b Builder)
+// Lookup is what the session layer (middleware.SessionValidator) looks a request's session up in,
+// once per request: GetChecked's contract (allow runs before the session is renewed; a session
+// allow refuses comes back with ErrRefused), and the session returned is one this process serves.
+// mcphttp's endpoint implements it over its Store (building the in-process session of a record a
+// shared store returned); the Memory store implements it too.
+type Lookup interface {
+	Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error)
 }
 
-var _ Checker = (*Memory)(nil)
+// Lookup implements Lookup: GetChecked.
+func (m *Memory) Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error) {
+	return m.GetChecked(ctx, id, touch, allow)
+}
+
+// Find looks a session up in store with allow checked before the renewal: in one call on a
+// Checker, else with a Get that does not renew and, once allowed, a second one that does. A
+// session allow refuses is returned with ErrRefused and not renewed.
+func Find(ctx context.Context, store Store, id string, touch bool, allow func(*Entry) bool) (*Entry, error) {
+	if c, ok := store.(Checker); ok {
+		return c.GetChecked(ctx, id, touch, allow)
+	}
+	s, err := store.Get(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if allow != nil && !allow(s) {
+		return s, ErrRefused
+	}
+	if touch {
+		// Renew; the session may have expired or been deleted in between.
+		return store.Get(ctx, id, true)
+	}
+	return s, nil
+}
+
+var (
+	_ Checker = (*Memory)(nil)
+	_ Lookup  = (*Memory)(nil)
+)
 
 // ErrRefused is what Checker.GetChecked returns for a session its allow function refused.
 var ErrRefused = errors.New("session: request refused for this session")
