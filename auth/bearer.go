@@ -110,7 +110,7 @@ func RequireBearer(v Verifier, opts BearerOptions) func(http.Handler) http.Handl
 			switch {
 			case err != nil && errors.Is(err, ErrUnavailable):
 				w.Header().Set("Cache-Control", "no-store")
-				refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
+				middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
 				return
 			case err != nil || info == nil:
 				deny(w, r, http.StatusUnauthorized, invalid, msgInvalidToken)
@@ -196,13 +196,5 @@ func denyID(w http.ResponseWriter, r *http.Request, status int, id core.ID, chal
 	h := w.Header()
 	h.Set("WWW-Authenticate", chal)
 	h.Set("Cache-Control", "no-store")
-	refuse(w, r, status, id, core.CodeInvalidRequest, message)
-}
-
-// refuse writes a JSON-RPC error body and records the error for the tracing layer.
-func refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
-	if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
-		ex.SetError(code, message)
-	}
-	middleware.WriteError(w, status, id, code, message)
+	middleware.Refuse(w, r, status, id, core.CodeInvalidRequest, message)
 }

@@ -153,14 +153,14 @@ func (p *scopePolicy) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 		// than miss a tool or resource rule.
 		m, derr := core.DecodeMessage(middleware.BodyFrom(r.Context()))
 		if derr != nil || m.Method != msg.Method {
-			refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: the request could not be read for the scope check")
+			middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: the request could not be read for the scope check")
 			return
 		}
 		msg = m
 	}
 	need, err := p.required(msg)
 	if err != nil {
-		refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: invalid scope policy")
+		middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: invalid scope policy")
 		return
 	}
 	if len(need) == 0 {
