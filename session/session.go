@@ -2,7 +2,9 @@
 // lifecycle: the Store interface and the in-memory store, with idle expiry, a cap on the number
 // of sessions and a reaper; and the contract of the events resumable streams keep (EventStore,
 // SharedEventStore) with its in-memory store. The contracts sit here, below both the transport
-// (mcphttp) and the shared stores (redisstore), so that neither imports the other.
+// (mcphttp) and the shared stores (redisstore), so that neither imports the other: Lookup is what
+// the session layer looks a request's session up in (the transport implements it), Holder is how
+// a shared store adopts the in-process session the transport built from one of its records.
 //
 // The 2026-07-28 lifecycle has no sessions; it never touches a Store.
 package session
