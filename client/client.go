@@ -397,8 +397,12 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 // legacyAnswer reports whether err is how a server without the 2026-07-28 lifecycle answers
 // server/discover: any JSON-RPC error but the modern ones (a header mismatch, a missing
 // capability, or an unsupported version when the server lists one the client speaks), or an
-// HTTP client error status without such a body.
+// HTTP client error status without such a body; never a refusal to authorize.
 func legacyAnswer(err error) bool {
+	var aerr *AuthError
+	if errors.As(err, &aerr) {
+		return false // a legacy server would refuse initialize the same way
+	}
 	var werr *core.Error
 	if errors.As(err, &werr) {
 		switch werr.Code {

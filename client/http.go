@@ -361,7 +361,8 @@ func (l *httpLink) deliverBody(body []byte, id core.ID) bool {
 }
 
 // statusError turns an error status into an error: the JSON-RPC error of the body when there is
-// one, ErrSessionExpired for 404 on a session, an *HTTPError otherwise.
+// one, ErrSessionExpired for 404 on a session, an *HTTPError otherwise; a refusal to authorize
+// wraps either in an *AuthError.
 func (l *httpLink) statusError(resp *http.Response, m *outMsg) error {
 	return l.statusErrorOf(resp, m != nil && m.modern, resp.Request.Header.Get("Mcp-Session-Id"), false)
 }
@@ -378,6 +379,9 @@ func (l *httpLink) statusErrorOf(resp *http.Response, modern bool, sid string, r
 		err = e.Error
 	} else {
 		err = &HTTPError{StatusCode: resp.StatusCode, Body: snippet(body)}
+	}
+	if authRefusal(resp) {
+		err = NewAuthError(resp.StatusCode, resp.Header, err)
 	}
 	if resp.StatusCode == http.StatusNotFound && sid != "" && !modern {
 		return &expiredError{session: sid, ran: ran, err: err}
