@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
@@ -62,7 +63,15 @@ func options(version string) *client.Options {
 }
 
 func run(ctx context.Context, url, scenario, version, scenarioContext string) error {
-	c, err := client.Connect(ctx, &client.HTTPTransport{URL: url}, *options(version))
+	t := &client.HTTPTransport{URL: url}
+	if strings.HasPrefix(scenario, "auth/") {
+		a, err := authTransport(scenario, scenarioContext)
+		if err != nil {
+			return err
+		}
+		t.HTTPClient = a.Client()
+	}
+	c, err := client.Connect(ctx, t, *options(version))
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -124,7 +133,14 @@ func run(ctx context.Context, url, scenario, version, scenarioContext string) er
 		}
 		return errors.New("the server did not list json_schema_2020_12_tool")
 	}
-	return nil // other scenarios (auth/*): connecting and listing is all this client does
+	if strings.HasPrefix(scenario, "auth/") {
+		for _, t := range tools { // a call may need more scopes (step-up)
+			if _, err := c.CallTool(ctx, t.Name, sampleArguments(t.InputSchema)); err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func listTools(ctx context.Context, c *client.Client) ([]*core.Tool, error) {
