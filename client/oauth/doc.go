@@ -1,11 +1,35 @@
 // Package oauth authorizes the kit's MCP client (package client) at servers that require it,
 // following the MCP authorization specification (2025-11-25 and 2026-07-28) and the OAuth
-// documents it builds on. A Transport is an http.RoundTripper for client.HTTPTransport:
+// documents it builds on. A Transport is an http.RoundTripper for client.HTTPTransport; a
+// command-line program needs these lines:
 //
-//	login := &oauth.LoopbackAuthorizer{OpenBrowser: true} // prints the URL, takes the redirect on 127.0.0.1
-//	defer login.Close()
-//	auth := oauth.New(oauth.Options{Authorizer: login})
-//	c, err := client.Connect(ctx, &client.HTTPTransport{URL: "https://mcp.example.com/mcp", HTTPClient: auth.Client()}, client.Options{})
+//	package main
+//
+//	import (
+//		"context"
+//		"fmt"
+//		"log"
+//
+//		"github.com/mcpkit/mcpkit/client"
+//		"github.com/mcpkit/mcpkit/client/oauth"
+//	)
+//
+//	func main() {
+//		ctx := context.Background()
+//		login := &oauth.LoopbackAuthorizer{OpenBrowser: true} // prints the URL, takes the redirect on 127.0.0.1
+//		defer login.Close()
+//		auth := oauth.New(oauth.Options{Authorizer: login})
+//		c, err := client.Connect(ctx, &client.HTTPTransport{URL: "https://mcp.example.com/mcp", HTTPClient: auth.Client()}, client.Options{})
+//		if err != nil {
+//			log.Fatal(err) // a *client.AuthError when authorization failed, saying why
+//		}
+//		defer c.Close()
+//		res, err := c.CallTool(ctx, "whoami", nil)
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(res.Content)
+//	}
 //
 // Given only the MCP URL, on the server's first 401 it:
 //

@@ -75,7 +75,9 @@ type Options struct {
 	ClientMetadataURL string
 	// ClientName is the client_name of dynamic registrations. Empty means DefaultClientName.
 	ClientName string
-	// Scopes, when set, are asked for instead of those the server's challenge or metadata names.
+	// Scopes, when set, are asked for when the server's challenge names none, instead of the
+	// protected resource metadata's scopes_supported. The scopes a challenge names are always
+	// asked for (with those already held, on a step-up).
 	Scopes []string
 	// ClientCredentials selects the client credentials grant (no person): ClientID with
 	// ClientSecret or PrivateKey.
@@ -488,12 +490,10 @@ func (t *Transport) authorize(ctx context.Context, server string, st *resourceSt
 	st.key, st.meta = key, meta
 	t.mu.Unlock()
 
-	scopes := t.opts.Scopes
-	if scopes == nil {
-		if s := strings.Fields(ch.Params["scope"]); len(s) > 0 {
-			scopes = s
-		} else {
-			scopes = slices.Clone(prmScopes)
+	scopes := strings.Fields(ch.Params["scope"])
+	if len(scopes) == 0 {
+		if scopes = t.opts.Scopes; scopes == nil {
+			scopes = prmScopes
 		}
 	}
 	scopes = union(held, scopes)

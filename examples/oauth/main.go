@@ -45,6 +45,9 @@ type config struct {
 	issuer      string // external authorization server; "" runs the local one
 	resource    string // canonical resource URI; "" means http://ADDR/mcp
 	conformance bool   // also serve the conformance suite's scope fixture
+	// setup, when set, adjusts the local test authorization server before it serves (tests:
+	// its clock, token lifetime, clients).
+	setup func(*testutil.AuthServer)
 }
 
 func main() {
@@ -108,7 +111,10 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 		}
 		as := testutil.NewAuthServer(base, &testutil.SigningKey{KID: "local-1", Alg: "ES256", Key: key})
 		issuer = as.Issuer
-		for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/introspect"} {
+		if cfg.setup != nil {
+			cfg.setup(as)
+		}
+		for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/introspect", "/authorize", "/register"} {
 			mux.Handle(p, as)
 		}
 	}

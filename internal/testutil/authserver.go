@@ -29,15 +29,23 @@ import (
 // AuthServer is an in-process OAuth authorization server for tests and local examples: it
 // publishes RFC 8414 metadata and a JWKS, mints RFC 9068 JWT access tokens with chosen claims
 // and keys, hands out tokens at a token endpoint, and answers RFC 7662 introspection for opaque
-// tokens registered with AddOpaque. It is a test double: the token endpoint authenticates
-// nobody.
+// tokens registered with AddOpaque, and runs the flows an OAuth client needs (authorization
+// code with PKCE, dynamic registration and client ID metadata documents, refresh with rotation,
+// client credentials, DPoP-bound tokens). It is a test double: the authorization endpoint
+// approves every request at once for subject "user", and a token request without grant_type
+// gets a token for anyone.
 //
 // Endpoints, relative to Issuer:
 //
 //	GET  /.well-known/oauth-authorization-server   metadata
 //	GET  /jwks                                      the published keys
-//	POST /token        form: subject (default "user"), resource (the audience), scope; answers
-//	                   {"access_token", "token_type":"Bearer", "expires_in", "scope"}
+//	POST /token        without grant_type, form: subject (default "user"), resource (the
+//	                   audience), scope; answers {"access_token", "token_type":"Bearer",
+//	                   "expires_in", "scope"}. With grant_type: authorization_code (PKCE S256
+//	                   verified), refresh_token (rotated: the old one stops working) and
+//	                   client_credentials (clients of AddClient), see authflow.go
+//	GET  /authorize    approves at once and redirects with code, state and iss
+//	POST /register     RFC 7591 dynamic client registration
 //	POST /introspect   form: token; answers the registered response or {"active":false}
 type AuthServer struct {
 	// Issuer is the server's issuer URL (its base URL).
@@ -52,6 +60,18 @@ type AuthServer struct {
 	// Introspections counts the introspection requests served.
 	Introspections atomic.Int64
 	seq            atomic.Int64
+
+	// The authorization flows (authflow.go). Set these before the first request.
+
+	// Now is the clock of issued tokens and codes. Nil means time.Now.
+	Now func() time.Time
+	// TokenLifetime is the lifetime of issued access tokens. Zero means 5 minutes.
+	TokenLifetime time.Duration
+	// ScopesSupported is advertised as scopes_supported when set.
+	ScopesSupported []string
+	// DPoP advertises DPoP (RFC 9449) and binds the tokens of requests carrying a valid proof.
+	DPoP  bool
+	flows flowState
 }
 
 // SigningKey is a key the AuthServer signs with.
@@ -132,16 +152,16 @@ func (as *AuthServer) Rotate(key *SigningKey, keepOld bool) {
 }
 
 // Claims returns the default claims of a token for subject and audience: iss, sub, aud,
-// client_id, iat (now), exp (in 5 minutes), jti, and scope when scopes are given.
+// client_id, iat (now), exp (after TokenLifetime), jti, and scope when scopes are given.
 func (as *AuthServer) Claims(subject, audience string, scopes ...string) map[string]any {
-	now := time.Now().Unix()
+	now := as.now().Unix()
 	c := map[string]any{
 		"iss":       as.Issuer,
 		"sub":       subject,
 		"aud":       audience,
 		"client_id": "test-client",
 		"iat":       now,
-		"exp":       now + 300,
+		"exp":       now + int64(as.lifetime()/time.Second),
 		"jti":       "jti-" + strconv.FormatInt(as.seq.Add(1), 10),
 	}
 	if len(scopes) > 0 {
@@ -234,16 +254,7 @@ func (as *AuthServer) AddOpaque(token string, response map[string]any) {
 func (as *AuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/.well-known/oauth-authorization-server" && r.Method == http.MethodGet:
-		writeJSON(w, map[string]any{
-			"issuer":                                as.Issuer,
-			"jwks_uri":                              as.Issuer + "/jwks",
-			"token_endpoint":                        as.Issuer + "/token",
-			"introspection_endpoint":                as.Issuer + "/introspect",
-			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"client_credentials"},
-			"token_endpoint_auth_methods_supported": []string{"none"},
-			"code_challenge_methods_supported":      []string{"S256"},
-		})
+		writeJSON(w, as.metadata())
 	case r.URL.Path == "/jwks" && r.Method == http.MethodGet:
 		as.JWKSFetches.Add(1)
 		as.mu.Lock()
@@ -254,7 +265,15 @@ func (as *AuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		as.mu.Unlock()
 		writeJSON(w, set)
 	case r.URL.Path == "/token" && r.Method == http.MethodPost:
+		if r.PostFormValue("grant_type") != "" {
+			as.serveGrant(w, r)
+			return
+		}
 		as.serveToken(w, r)
+	case r.URL.Path == "/authorize" && r.Method == http.MethodGet:
+		as.serveAuthorize(w, r)
+	case r.URL.Path == "/register" && r.Method == http.MethodPost:
+		as.serveRegister(w, r)
 	case r.URL.Path == "/introspect" && r.Method == http.MethodPost:
 		as.Introspections.Add(1)
 		token := r.PostFormValue("token")
@@ -270,7 +289,8 @@ func (as *AuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveToken mints a token for the form's subject, resource and scope.
+// serveToken mints a token for the form's subject, resource and scope (a request without
+// grant_type: the shortcut for tests and examples).
 func (as *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	subject := r.PostFormValue("subject")
 	if subject == "" {
@@ -289,7 +309,7 @@ func (as *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 300, "scope": strings.Join(scopes, " ")})
+	writeJSON(w, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": int(as.lifetime() / time.Second), "scope": strings.Join(scopes, " ")})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
