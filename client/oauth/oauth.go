@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
@@ -145,7 +146,7 @@ type resourceState struct {
 	key     Key
 	meta    *serverMetadata
 	token   *Token
-	stepUps int
+	stepUps atomic.Int32 // authorizations after 403 since the last success
 }
 
 // New returns a Transport; it panics on invalid options.
@@ -158,6 +159,20 @@ func New(opts Options) *Transport {
 	}
 	if opts.ClientCredentials && opts.ClientSecret == "" && opts.PrivateKey == nil {
 		panic("oauth: Options.ClientCredentials needs Options.ClientSecret or Options.PrivateKey")
+	}
+	grants := 0
+	for _, set := range []bool{opts.ClientCredentials, opts.Assertion != nil, opts.Enterprise != nil} {
+		if set {
+			grants++
+		}
+	}
+	if grants > 1 {
+		panic("oauth: Options.ClientCredentials, Options.Assertion and Options.Enterprise select different grants: set one")
+	}
+	if opts.PrivateKey != nil {
+		if _, err := algorithmOf(opts.PrivateKey); err != nil {
+			panic("oauth: Options.PrivateKey: " + err.Error())
+		}
 	}
 	if e := opts.Enterprise; e != nil && (e.TokenEndpoint == "" || e.IDToken == nil) {
 		panic("oauth: Options.Enterprise needs TokenEndpoint and IDToken")
@@ -275,7 +290,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	if resp.StatusCode == http.StatusForbidden {
+	for resp.StatusCode == http.StatusForbidden {
 		ch := challengeOf(resp)
 		if ch == nil || ch.Params["error"] != "insufficient_scope" {
 			return resp, nil
@@ -285,14 +300,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, refusal(http.StatusForbidden, resp.Header, err)
 		}
-		if resp, err = t.send(req, nt); err != nil {
+		tok = nt
+		if resp, err = t.send(req, tok); err != nil {
 			return nil, err
 		}
-		if resp.StatusCode < 400 {
-			t.mu.Lock()
-			st.stepUps = 0
-			t.mu.Unlock()
-		}
+	}
+	if resp.StatusCode < 400 && st.stepUps.Load() != 0 {
+		st.stepUps.Store(0)
 	}
 	return resp, nil
 }
@@ -425,18 +439,14 @@ func (t *Transport) stepUp(ctx context.Context, server string, st *resourceState
 	if cur != nil && failed != nil && cur.AccessToken != failed.AccessToken && covers(cur.Scopes, required) {
 		return cur, nil
 	}
-	t.mu.Lock()
-	n := st.stepUps
-	t.mu.Unlock()
+	n := int(st.stepUps.Load())
 	if t.maxSteps < 0 || n >= t.maxSteps {
 		return nil, fmt.Errorf("the server requires scope %q and %d authorizations in a row did not satisfy it", strings.Join(required, " "), n)
 	}
 	if failed != nil && len(required) > 0 && covers(failed.Scopes, required) {
 		return nil, fmt.Errorf("the server requires scope %q, which the token already holds: authorizing again would not help", strings.Join(required, " "))
 	}
-	t.mu.Lock()
-	st.stepUps++
-	t.mu.Unlock()
+	st.stepUps.Add(1)
 	var held []string
 	if failed != nil {
 		held = failed.Scopes
