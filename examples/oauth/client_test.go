@@ -156,3 +156,20 @@ func TestClientCredentials(t *testing.T) {
 		t.Fatalf("wrong secret: %v, want a 401 *mcpclient.AuthError naming invalid_client", err)
 	}
 }
+
+// TestClientMode runs the example's -connect mode against the example's server, the person
+// played by the test's browser.
+func TestClientMode(t *testing.T) {
+	base := start(t, config{})
+	b := &browser{t: t}
+	login := &oauth.LoopbackAuthorizer{Out: b}
+	defer login.Close()
+	var out strings.Builder
+	if err := runClient(context.Background(), base+"/mcp", login, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "whoami: you are user with scopes [notes:read]\nadd_note: noted (1 notes)\n"
+	if out.String() != want || len(b.visits()) != 2 {
+		t.Fatalf("printed %q after %d authorizations, want %q after 2 (read, then the step-up)", out.String(), len(b.visits()), want)
+	}
+}

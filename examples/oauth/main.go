@@ -6,12 +6,22 @@
 //	go run ./examples/oauth -http 127.0.0.1:9000              # another address
 //	go run ./examples/oauth -issuer https://as.example.com    # trust an external authorization server instead
 //	go run ./examples/oauth -resource https://mcp.example.com/mcp   # the canonical URI tokens must name
+//	go run ./examples/oauth -connect http://127.0.0.1:8090/mcp      # the client mode, in a second terminal
 //
 // Without -issuer, the example also runs a local test authorization server on the same address
 // (issuer http://ADDR): its metadata at /.well-known/oauth-authorization-server, its keys at
-// /jwks, and a token endpoint at /token that hands a token to anyone who asks (form fields
-// subject, resource, scope). It is for trying the endpoint out, nothing more. With -issuer, the
-// issuer's RFC 8414 metadata and JWKS are fetched when the first token arrives.
+// /jwks, an authorization endpoint at /authorize that approves every request at once for
+// subject "user", dynamic registration at /register, and a token endpoint at /token (the
+// authorization code grant with PKCE, refresh, client credentials; without grant_type it hands
+// a token to anyone who asks, form fields subject, resource, scope). It is for trying the
+// endpoint out, nothing more. With -issuer, the issuer's RFC 8414 metadata and JWKS are fetched
+// when the first token arrives.
+//
+// With -connect the program is a client instead: given only the MCP URL, it discovers the
+// authorization server, registers, prints the URL to authorize (add -open to open it in the
+// browser; the local test server approves at once), takes the redirect on 127.0.0.1, calls
+// whoami, then add_note, which needs notes:write: it authorizes once more for that scope and
+// prints both answers.
 //
 // The protected resource metadata is served at /.well-known/oauth-protected-resource/mcp (and
 // at the root well-known path). Sessions, listen ids and requestState belong to the token's
@@ -35,6 +45,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/client/oauth"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -54,8 +65,23 @@ func main() {
 	addr := flag.String("http", "127.0.0.1:8090", "serve Streamable HTTP on this address (endpoint /mcp)")
 	issuer := flag.String("issuer", "", "trust this external authorization server (its RFC 8414 metadata and JWKS are fetched lazily) instead of running the local test one")
 	resource := flag.String("resource", "", "the canonical resource URI tokens must name as audience (default: the served /mcp URL)")
+	connect := flag.String("connect", "", "run as a client of the MCP server at this URL instead of serving: print the URL to authorize (the redirect comes back to 127.0.0.1), then call whoami and add_note")
+	open := flag.Bool("open", false, "with -connect, also open the authorization URL in the browser")
 	conformance := flag.Bool("conformance", false, "also serve the entries and accept the two fixed opaque tokens of the conformance suite's scope-challenge scenario (local test runs only)")
 	flag.Parse()
+
+	if *connect != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		login := &oauth.LoopbackAuthorizer{OpenBrowser: *open}
+		err := runClient(ctx, *connect, login, os.Stdout)
+		_ = login.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "oauth:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
