@@ -56,10 +56,29 @@ func (e *TokenError) Error() string {
 type tokenResponse struct {
 	AccessToken     string  `json:"access_token"`
 	TokenType       string  `json:"token_type"`
-	ExpiresIn       float64 `json:"expires_in"`
+	ExpiresIn       seconds `json:"expires_in"`
 	RefreshToken    string  `json:"refresh_token"`
 	Scope           string  `json:"scope"`
 	IssuedTokenType string  `json:"issued_token_type"`
+}
+
+// seconds is expires_in: a JSON number, or a string holding one as some servers send it.
+type seconds float64
+
+func (s *seconds) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		b = []byte(str)
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("expires_in: %w", err)
+	}
+	*s = seconds(f)
+	return nil
 }
 
 // obtain gets a new token for key from the server described by meta, by the grant the options
@@ -303,7 +322,7 @@ func (t *Transport) token(ctx context.Context, meta *serverMetadata, key Key, c 
 		tok.Scopes = strings.Fields(tr.Scope)
 	}
 	if tr.ExpiresIn > 0 {
-		tok.Expiry = t.now().Add(time.Duration(tr.ExpiresIn * float64(time.Second)))
+		tok.Expiry = t.now().Add(time.Duration(float64(tr.ExpiresIn) * float64(time.Second)))
 	}
 	return tok, nil
 }

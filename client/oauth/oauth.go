@@ -270,7 +270,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	server := canonicalURL(req.URL)
 	tok, st := t.current(server)
 	if tok != nil && t.expiring(tok) && tok.RefreshToken != "" {
-		if nt, err := t.renew(ctx, server, tok, nil); err == nil {
+		if nt, err := t.renew(ctx, server, tok, nil, false); err == nil {
 			tok = nt
 		}
 	}
@@ -280,8 +280,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		ch := challengeOf(resp)
+		if ch == nil { // a 401 without a challenge: discover from the server's URL
+			ch = &client.Challenge{Scheme: "Bearer"}
+		}
 		discard(resp)
-		nt, err := t.renew(ctx, server, tok, ch)
+		nt, err := t.renew(ctx, server, tok, ch, true)
 		if err != nil {
 			return nil, refusal(http.StatusUnauthorized, resp.Header, err)
 		}
@@ -402,10 +405,10 @@ func challengeOf(resp *http.Response) *client.Challenge {
 
 func canonicalURL(u *url.URL) string { return canonical(u) }
 
-// renew gets a token after failed (nil: none was held) was refused or is expiring: the token
-// another request got meanwhile, a refresh, else a new authorization. ch is the refusal's
-// challenge (nil when renewing ahead of expiry).
-func (t *Transport) renew(ctx context.Context, server string, failed *Token, ch *client.Challenge) (*Token, error) {
+// renew gets a token after failed (nil: none was held) was refused (with challenge ch) or is
+// expiring (refused false): the token another request got meanwhile, a refresh, else, after a
+// refusal, a new authorization.
+func (t *Transport) renew(ctx context.Context, server string, failed *Token, ch *client.Challenge, refused bool) (*Token, error) {
 	t.flow.Lock()
 	defer t.flow.Unlock()
 	cur, st := t.current(server)
@@ -415,18 +418,14 @@ func (t *Transport) renew(ctx context.Context, server string, failed *Token, ch 
 	if failed != nil && failed.RefreshToken != "" && st.meta != nil {
 		if nt, err := t.refresh(ctx, st, failed); err == nil {
 			return nt, nil
-		} else if ch == nil {
+		} else if !refused {
 			return nil, err
 		}
 	}
-	if ch == nil {
-		return nil, errors.New("the token expired and cannot be refreshed")
+	if !refused {
+		return nil, errors.New("the token expires and cannot be refreshed")
 	}
-	var scopes []string
-	if failed != nil && ch.Params["error"] == "insufficient_scope" {
-		scopes = failed.Scopes
-	}
-	return t.authorize(ctx, server, st, ch, scopes, failed)
+	return t.authorize(ctx, server, st, ch, nil, failed)
 }
 
 // stepUp authorizes again after 403 insufficient_scope, asking for the union of the scopes

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -59,5 +60,18 @@ func TestOptionsDefaults(t *testing.T) {
 	})
 	if New(Options{DisableDPoP: true}).dpop != nil {
 		t.Error("DisableDPoP set: the transport still has a DPoP key")
+	}
+}
+
+func TestExpiresIn(t *testing.T) {
+	for in, want := range map[string]seconds{`{"expires_in":3600}`: 3600, `{"expires_in":"60"}`: 60, `{}`: 0} {
+		var tr tokenResponse
+		if err := json.Unmarshal([]byte(in), &tr); err != nil || tr.ExpiresIn != want {
+			t.Errorf("%s: %v %v, want %v", in, tr.ExpiresIn, err, want)
+		}
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal([]byte(`{"expires_in":"soon"}`), &tr); err == nil {
+		t.Error(`expires_in "soon" accepted`)
 	}
 }
