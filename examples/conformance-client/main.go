@@ -3,7 +3,10 @@
 // plays the scenario named by MCP_CONFORMANCE_SCENARIO, in the protocol version named by
 // MCP_CONFORMANCE_PROTOCOL_VERSION (2026-07-28 selects the stateless lifecycle, a dated version
 // the initialize handshake). MCP_CONFORMANCE_CONTEXT may carry scenario data (the tool calls of
-// http-custom-headers). It exits non-zero when the scenario could not be played.
+// http-custom-headers; the credentials, keys and tokens of the auth/* scenarios). The auth/*
+// scenarios go through package client/oauth: the suite's authorization endpoint approves at
+// once, so following its redirect plays the person. It exits non-zero when the scenario could
+// not be played.
 package main
 
 import (
@@ -63,17 +66,9 @@ func options(version string) *client.Options {
 }
 
 func run(ctx context.Context, url, scenario, version, scenarioContext string) error {
-	t := &client.HTTPTransport{URL: url}
-	if strings.HasPrefix(scenario, "auth/") {
-		a, err := authTransport(scenario, scenarioContext)
-		if err != nil {
-			return err
-		}
-		t.HTTPClient = a.Client()
-	}
-	c, err := client.Connect(ctx, t, *options(version))
+	c, err := connect(ctx, url, scenario, version, scenarioContext)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer c.Close()
 	tools, err := listTools(ctx, c)
@@ -118,12 +113,7 @@ func run(ctx context.Context, url, scenario, version, scenarioContext string) er
 		}
 		return nil
 	case "http-invalid-tool-headers":
-		for _, t := range tools {
-			if _, err := c.CallTool(ctx, t.Name, sampleArguments(t.InputSchema)); err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-		}
-		return nil
+		return callAll(ctx, c, tools)
 	case "json-schema-2020-12-preservation":
 		for _, t := range tools {
 			if t.Name == "json_schema_2020_12_tool" {
@@ -134,10 +124,33 @@ func run(ctx context.Context, url, scenario, version, scenarioContext string) er
 		return errors.New("the server did not list json_schema_2020_12_tool")
 	}
 	if strings.HasPrefix(scenario, "auth/") {
-		for _, t := range tools { // a call may need more scopes (step-up)
-			if _, err := c.CallTool(ctx, t.Name, sampleArguments(t.InputSchema)); err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
+		return callAll(ctx, c, tools) // a call may need more scopes (step-up)
+	}
+	return nil
+}
+
+// connect connects to url, through the OAuth layer for the auth/* scenarios.
+func connect(ctx context.Context, url, scenario, version, scenarioContext string) (*client.Client, error) {
+	t := &client.HTTPTransport{URL: url}
+	if strings.HasPrefix(scenario, "auth/") {
+		a, err := authTransport(scenario, scenarioContext)
+		if err != nil {
+			return nil, err
+		}
+		t.HTTPClient = a.Client()
+	}
+	c, err := client.Connect(ctx, t, *options(version))
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return c, nil
+}
+
+// callAll calls every tool with made-up arguments.
+func callAll(ctx context.Context, c *client.Client, tools []*core.Tool) error {
+	for _, t := range tools {
+		if _, err := c.CallTool(ctx, t.Name, sampleArguments(t.InputSchema)); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
 	return nil
