@@ -21,6 +21,7 @@ import (
 // dpopKey signs DPoP proofs (RFC 9449).
 type dpopKey struct {
 	signer jose.Signer
+	alg    string
 }
 
 func newDPoPKey(k crypto.Signer) (*dpopKey, error) {
@@ -38,7 +39,7 @@ func newDPoPKey(k crypto.Signer) (*dpopKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dpopKey{signer: s}, nil
+	return &dpopKey{signer: s, alg: string(alg)}, nil
 }
 
 // algorithmOf is the JWS algorithm for a key.

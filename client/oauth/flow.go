@@ -310,7 +310,7 @@ func (t *Transport) token(ctx context.Context, meta *serverMetadata, key Key, c 
 		return nil, err
 	}
 	var tr tokenResponse
-	useDPoP := t.dpop != nil && len(meta.DPoPSigningAlgValuesSupported) > 0
+	useDPoP := t.dpop != nil && slices.Contains(meta.DPoPSigningAlgValuesSupported, t.dpop.alg)
 	if err := t.postForm(ctx, meta.TokenEndpoint, form, meta, c, useDPoP, &tr); err != nil {
 		return nil, fmt.Errorf("token request (%s): %w", form.Get("grant_type"), err)
 	}

@@ -86,6 +86,10 @@ func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url
 	if _, err := a.RedirectURL(ctx); err != nil {
 		return nil, err
 	}
+	select { // an answer to an earlier, abandoned authorization is not this one's
+	case <-a.got:
+	default:
+	}
 	out := a.Out
 	if out == nil {
 		out = os.Stderr

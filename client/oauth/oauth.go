@@ -95,7 +95,8 @@ type Options struct {
 	Enterprise *Enterprise
 	// DisableDPoP sends plain bearer tokens even to authorization servers that support DPoP
 	// (RFC 9449). By default a DPoP key (DPoPKey, or a fresh P-256 key) binds every token
-	// such a server issues, with a proof on every request.
+	// such a server issues (one listing the key's algorithm in
+	// dpop_signing_alg_values_supported), with a proof on every request.
 	DisableDPoP bool
 	DPoPKey     crypto.Signer
 	// Store keeps tokens and registrations. Nil means a MemoryStore of the transport's own.
