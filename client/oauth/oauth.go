@@ -416,17 +416,24 @@ func (t *Transport) renew(ctx context.Context, server string, failed *Token, ch 
 	if cur != nil && (failed == nil || cur.AccessToken != failed.AccessToken) {
 		return cur, nil // another request already renewed it
 	}
-	if failed != nil && failed.RefreshToken != "" && st.meta != nil {
+	if !refused {
+		if failed == nil || failed.RefreshToken == "" || st.meta == nil {
+			return nil, errors.New("the token expires and cannot be refreshed")
+		}
+		return t.refresh(ctx, st, failed)
+	}
+	// Discovery first: a server that moved to another authorization server gets a
+	// registration and a token there, never a refresh at the old one.
+	d, err := t.discover(ctx, server, st, ch)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil && failed.RefreshToken != "" && failed.Issuer == d.key.Issuer {
 		if nt, err := t.refresh(ctx, st, failed); err == nil {
 			return nt, nil
-		} else if !refused {
-			return nil, err
 		}
 	}
-	if !refused {
-		return nil, errors.New("the token expires and cannot be refreshed")
-	}
-	return t.authorize(ctx, server, st, ch, nil, failed)
+	return t.grant(ctx, st, ch, d, nil, failed)
 }
 
 // stepUp authorizes again after 403 insufficient_scope, asking for the union of the scopes
@@ -477,6 +484,23 @@ func union(a, b []string) []string {
 // registered there and obtains a new token with the scopes the challenge (or the metadata)
 // names, plus held.
 func (t *Transport) authorize(ctx context.Context, server string, st *resourceState, ch *client.Challenge, held []string, failed *Token) (*Token, error) {
+	d, err := t.discover(ctx, server, st, ch)
+	if err != nil {
+		return nil, err
+	}
+	return t.grant(ctx, st, ch, d, held, failed)
+}
+
+// discovered is what discovery found for a server.
+type discovered struct {
+	key       Key
+	meta      *serverMetadata
+	prmScopes []string
+}
+
+// discover finds the protected resource metadata and the authorization server of server from
+// the challenge ch, and records them in st.
+func (t *Transport) discover(ctx context.Context, server string, st *resourceState, ch *client.Challenge) (*discovered, error) {
 	su, err := url.Parse(server)
 	if err != nil {
 		return nil, err
@@ -485,21 +509,25 @@ func (t *Transport) authorize(ctx context.Context, server string, st *resourceSt
 	if err != nil {
 		return nil, err
 	}
-	key := Key{Resource: server}
-	var prmScopes []string
+	d := &discovered{key: Key{Resource: server}}
 	if prm == nil { // a 2025-03-26 server: the authorization server is at its origin
-		key.Issuer = su.Scheme + "://" + su.Host
+		d.key.Issuer = su.Scheme + "://" + su.Host
 	} else {
-		key.Issuer, key.Resource, prmScopes = prm.AuthorizationServers[0], prm.Resource, prm.ScopesSupported
+		d.key.Issuer, d.key.Resource, d.prmScopes = prm.AuthorizationServers[0], prm.Resource, prm.ScopesSupported
 	}
-	meta, err := t.discoverServer(ctx, key.Issuer, prm == nil)
-	if err != nil {
+	if d.meta, err = t.discoverServer(ctx, d.key.Issuer, prm == nil); err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
-	st.key, st.meta = key, meta
+	st.key, st.meta = d.key, d.meta
 	t.mu.Unlock()
+	return d, nil
+}
 
+// grant obtains a token from the authorization server d found, with the scopes the challenge
+// (or the metadata) names plus held: a stored one when it fits, else a new grant.
+func (t *Transport) grant(ctx context.Context, st *resourceState, ch *client.Challenge, d *discovered, held []string, failed *Token) (*Token, error) {
+	key, meta, prmScopes := d.key, d.meta, d.prmScopes
 	scopes := strings.Fields(ch.Params["scope"])
 	if len(scopes) == 0 {
 		if scopes = t.opts.Scopes; scopes == nil {

@@ -353,3 +353,79 @@ func TestStepUpLimit(t *testing.T) {
 		t.Fatalf("%v after %d authorizations, want a refusal after the first", ae, as.Count("authorize"))
 	}
 }
+
+// startAS starts a test authorization server on its own loopback origin.
+func startAS(t *testing.T) *testutil.AuthServer {
+	t.Helper()
+	var as *testutil.AuthServer
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { as.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	as = testutil.NewAuthServer(srv.URL, testutil.NewECKey(t, "k1"))
+	return as
+}
+
+// TestAuthorizationServerMigration: the server's metadata names another authorization server
+// and refuses the old one's tokens; the client registers there and gets a token there, never
+// refreshing at the old one or presenting its registration.
+func TestAuthorizationServerMigration(t *testing.T) {
+	as1, as2 := startAS(t), startAS(t)
+	var current atomic.Pointer[testutil.AuthServer]
+	current.Store(as1)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	resource := srv.URL + "/mcp"
+	prm := srv.URL + "/.well-known/oauth-protected-resource/mcp"
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, resource, current.Load().Issuer)
+	})
+	verifiers := map[*testutil.AuthServer]auth.Verifier{
+		as1: auth.NewJWTVerifier(auth.JWTOptions{Issuer: as1.Issuer, Audience: resource}),
+		as2: auth.NewJWTVerifier(auth.JWTOptions{Issuer: as2.Issuer, Audience: resource}),
+	}
+	s := core.NewServer(core.Implementation{Name: "moving", Version: "1"}, core.Options{})
+	s.AddTool(&core.Tool{Name: "whoami", Description: "whoami"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+		return core.TextResult("ok"), nil
+	})
+	ep := mcphttp.New(s, mcphttp.Options{})
+	t.Cleanup(func() { _ = ep.Shutdown(context.Background()) })
+	v := auth.VerifierFunc(func(ctx context.Context, tok string) (*auth.TokenInfo, error) {
+		return verifiers[current.Load()].Verify(ctx, tok)
+	})
+	mux.Handle("/mcp", auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: prm})(ep))
+
+	tr := oauth.New(oauth.Options{Authorizer: &follower{}})
+	c := connect(t, resource, tr)
+	call(t, c, "whoami")
+	current.Store(as2)
+	call(t, c, "whoami")
+	if tok := tr.Token(resource); tok.Issuer != as2.Issuer {
+		t.Fatalf("token of %s after the move, want %s", tok.Issuer, as2.Issuer)
+	}
+	if as1.Count("refresh_token") != 0 || as2.Count("register") != 1 || as2.Count("authorization_code") != 1 {
+		t.Fatalf("after the move: %d refreshes at the old server, %d registrations and %d grants at the new one: want 0, 1, 1",
+			as1.Count("refresh_token"), as2.Count("register"), as2.Count("authorization_code"))
+	}
+}
+
+// TestConcurrentRefusals: calls refused at the same time share one refresh.
+func TestConcurrentRefusals(t *testing.T) {
+	st := newSite(t, nil)
+	f := &follower{}
+	tr := oauth.New(oauth.Options{Authorizer: f})
+	c := connect(t, st.url, tr)
+	call(t, c, "whoami")
+	st.revoked.Store(tr.Token(st.url).AccessToken, true)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := c.CallTool(context.Background(), "whoami", nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := st.as.Count("refresh_token"); n != 1 || f.calls.Load() != 1 {
+		t.Fatalf("%d refreshes, %d authorizations for 8 refused calls, want 1 and 1", n, f.calls.Load())
+	}
+}
