@@ -84,9 +84,10 @@ type Options struct {
 	// ClientSecret or PrivateKey.
 	ClientCredentials bool
 	// PrivateKey, when set, authenticates the client at the token endpoint with a signed JWT
-	// (private_key_jwt, RFC 7523) instead of a secret; KeyID is its kid header (may be empty).
+	// (private_key_jwt, RFC 7523) instead of a secret: ECDSA, RSA (RS256) or Ed25519.
 	PrivateKey crypto.Signer
-	KeyID      string
+	// KeyID is the kid header of those JWTs. Empty means none.
+	KeyID string
 	// Assertion, when set, selects the JWT-bearer grant (RFC 7523, workload identity): it
 	// returns the assertion to present. Errors from the token endpoint end the attempt; no
 	// other grant is tried.
@@ -98,7 +99,9 @@ type Options struct {
 	// such a server issues (one listing the key's algorithm in
 	// dpop_signing_alg_values_supported), with a proof on every request.
 	DisableDPoP bool
-	DPoPKey     crypto.Signer
+	// DPoPKey is the key DPoP proofs are signed with. Nil means a fresh P-256 key of the
+	// transport's own (tokens bound to it then end with the process).
+	DPoPKey crypto.Signer
 	// Store keeps tokens and registrations. Nil means a MemoryStore of the transport's own.
 	Store TokenStore
 	// HTTPClient sends the requests to authorization servers and metadata locations. Nil means

@@ -40,7 +40,9 @@ type ClientInfo struct {
 
 // Key names a token in a TokenStore: the authorization server and the resource.
 type Key struct {
-	Issuer   string
+	// Issuer is the authorization server's issuer identifier.
+	Issuer string
+	// Resource is the protected resource's identifier, as its metadata publishes it.
 	Resource string
 }
 
