@@ -29,6 +29,8 @@ const (
 	DefaultMaxStepUps = 3
 	// DefaultRefreshBefore is how long before its expiry a token is refreshed.
 	DefaultRefreshBefore = time.Minute
+	// DefaultAuthorizeTimeout bounds one authorization, the person's part included.
+	DefaultAuthorizeTimeout = 5 * time.Minute
 	// DefaultClientName is the client_name sent in dynamic client registration.
 	DefaultClientName = "mcpkit client"
 )
@@ -109,6 +111,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// Base sends the MCP requests. Nil means http.DefaultTransport.
 	Base http.RoundTripper
+	// AuthorizeTimeout bounds one authorization (discovery, registration, the person's part,
+	// the token request). It replaces the deadline of the request that needed it, which a
+	// person could not meet; cancelling that request still cancels it. Zero means
+	// DefaultAuthorizeTimeout.
+	AuthorizeTimeout time.Duration
 	// MaxDocumentBytes bounds one metadata document or token response. Zero means
 	// DefaultMaxDocumentBytes.
 	MaxDocumentBytes int64
@@ -128,15 +135,16 @@ type Options struct {
 // into client.HTTPTransport with Client. When it cannot authorize, the request fails with a
 // *client.AuthError saying why. It is safe for concurrent use.
 type Transport struct {
-	opts     Options
-	base     http.RoundTripper
-	hc       *http.Client
-	store    TokenStore
-	maxBytes int64
-	maxSteps int
-	before   time.Duration
-	now      func() time.Time
-	dpop     *dpopKey
+	opts        Options
+	base        http.RoundTripper
+	hc          *http.Client
+	store       TokenStore
+	maxBytes    int64
+	maxSteps    int
+	before      time.Duration
+	authTimeout time.Duration
+	now         func() time.Time
+	dpop        *dpopKey
 
 	flow sync.Mutex // one authorization at a time
 
@@ -157,6 +165,9 @@ type resourceState struct {
 func New(opts Options) *Transport {
 	if opts.MaxDocumentBytes < 0 {
 		panic("oauth: Options.MaxDocumentBytes must not be negative")
+	}
+	if opts.AuthorizeTimeout < 0 {
+		panic("oauth: Options.AuthorizeTimeout must not be negative")
 	}
 	if opts.ClientCredentials && opts.ClientID == "" {
 		panic("oauth: Options.ClientCredentials needs Options.ClientID")
@@ -205,6 +216,9 @@ func New(opts Options) *Transport {
 	}
 	if t.before == 0 {
 		t.before = DefaultRefreshBefore
+	}
+	if t.authTimeout = opts.AuthorizeTimeout; t.authTimeout == 0 {
+		t.authTimeout = DefaultAuthorizeTimeout
 	}
 	if t.now == nil {
 		t.now = time.Now
@@ -288,7 +302,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			ch = &client.Challenge{Scheme: "Bearer"}
 		}
 		discard(resp)
-		nt, err := t.renew(ctx, server, tok, ch, true)
+		actx, cancel := t.flowContext(ctx)
+		nt, err := t.renew(actx, server, tok, ch, true)
+		cancel()
 		if err != nil {
 			return nil, refusal(http.StatusUnauthorized, resp.Header, err)
 		}
@@ -303,7 +319,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		discard(resp)
-		nt, err := t.stepUp(ctx, server, st, tok, ch)
+		actx, cancel := t.flowContext(ctx)
+		nt, err := t.stepUp(actx, server, st, tok, ch)
+		cancel()
 		if err != nil {
 			return nil, refusal(http.StatusForbidden, resp.Header, err)
 		}
@@ -316,6 +334,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		st.stepUps.Store(0)
 	}
 	return resp, nil
+}
+
+// flowContext is the context of an authorization the request ctx started: cancelling ctx
+// cancels it, but ctx's deadline does not apply (a probe such as Auto's server/discover has a
+// short one, and a person takes longer): Options.AuthorizeTimeout does.
+func (t *Transport) flowContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel(context.Cause(ctx))
+		}
+	})
+	tctx, tcancel := context.WithTimeout(actx, t.authTimeout)
+	return tctx, func() {
+		tcancel()
+		stop()
+		cancel(nil)
+	}
 }
 
 func refusal(status int, h http.Header, err error) error {

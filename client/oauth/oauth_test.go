@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/client"
@@ -427,5 +428,73 @@ func TestConcurrentRefusals(t *testing.T) {
 	wg.Wait()
 	if n := st.as.Count("refresh_token"); n != 1 || f.calls.Load() != 1 {
 		t.Fatalf("%d refreshes, %d authorizations for 8 refused calls, want 1 and 1", n, f.calls.Load())
+	}
+}
+
+// slowPerson answers only once wait is closed, and reports whether its own context was still
+// live then.
+type slowPerson struct {
+	follower
+	wait    <-chan struct{}
+	live    chan bool
+	started chan struct{}
+}
+
+func (p *slowPerson) Authorize(ctx context.Context, authURL string) (url.Values, error) {
+	if p.started != nil {
+		close(p.started)
+	}
+	select {
+	case <-p.wait:
+	case <-ctx.Done():
+		p.live <- false
+		return nil, ctx.Err()
+	}
+	p.live <- ctx.Err() == nil
+	return p.follower.Authorize(ctx, authURL)
+}
+
+// TestPersonSlowerThanTheRequest: the authorization outlives the deadline of the request that
+// started it (a probe's, say), but not its cancellation.
+func TestPersonSlowerThanTheRequest(t *testing.T) {
+	st := newSite(t, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	post := func(ctx context.Context, hc *http.Client) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, st.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	p := &slowPerson{wait: ctx.Done(), live: make(chan bool, 1)} // answers once the request's deadline passed
+	tr := oauth.New(oauth.Options{Authorizer: p})
+	err := post(ctx, tr.Client())
+	select {
+	case live := <-p.live: // Authorize ran within the request, so it has answered by now
+		if !errors.Is(err, context.DeadlineExceeded) || !live {
+			t.Fatalf("request: %v; the person's context live after the deadline: %v; want the request timed out but not the authorization", err, live)
+		}
+	default:
+		t.Fatalf("the request (%v) never reached the authorization within its 500 ms", err)
+	}
+	if tr.Token(st.url) == nil {
+		t.Fatal("the authorization completed after the deadline left no token")
+	}
+
+	// Cancelling the request cancels the authorization.
+	cctx, ccancel := context.WithCancel(context.Background())
+	never := make(chan struct{})
+	p2 := &slowPerson{wait: never, live: make(chan bool, 1), started: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- post(cctx, oauth.New(oauth.Options{Authorizer: p2}).Client()) }()
+	<-p2.started
+	ccancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || <-p2.live {
+		t.Fatalf("cancelled request: %v, want the authorization cancelled with it", err)
 	}
 }

@@ -30,6 +30,7 @@ func TestOptionsInvalid(t *testing.T) {
 		opts Options
 	}{
 		{"Options.MaxDocumentBytes", Options{MaxDocumentBytes: -1}},
+		{"Options.AuthorizeTimeout", Options{AuthorizeTimeout: -1}},
 		{"Options.ClientCredentials needs Options.ClientID", Options{ClientCredentials: true, ClientSecret: "s"}},
 		{"Options.ClientCredentials needs Options.ClientSecret", Options{ClientCredentials: true, ClientID: "c"}},
 		{"select different grants", Options{ClientCredentials: true, ClientID: "c", ClientSecret: "s", Assertion: id}},
@@ -53,6 +54,7 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "MaxDocumentBytes", Given: tr.opts.MaxDocumentBytes, Got: tr.maxBytes, Doc: int64(1 << 20)},
 		{Option: "MaxStepUps", Given: tr.opts.MaxStepUps, Got: tr.maxSteps, Doc: 3},
 		{Option: "RefreshBefore", Given: tr.opts.RefreshBefore, Got: tr.before, Doc: time.Minute},
+		{Option: "AuthorizeTimeout", Given: tr.opts.AuthorizeTimeout, Got: tr.authTimeout, Doc: 5 * time.Minute},
 		{Option: "HTTPClient.Timeout", Given: tr.opts.HTTPClient, Got: tr.hc.Timeout, Doc: 10 * time.Second},
 		{Option: "Base", Given: tr.opts.Base, Got: tr.base, Doc: http.DefaultTransport},
 		{Option: "Store", Given: tr.opts.Store, Got: tr.store != nil, Doc: true},
