@@ -163,40 +163,7 @@ type resourceState struct {
 
 // New returns a Transport; it panics on invalid options.
 func New(opts Options) *Transport {
-	if opts.MaxDocumentBytes < 0 {
-		panic("oauth: Options.MaxDocumentBytes must not be negative")
-	}
-	if opts.AuthorizeTimeout < 0 {
-		panic("oauth: Options.AuthorizeTimeout must not be negative")
-	}
-	if opts.ClientCredentials && opts.ClientID == "" {
-		panic("oauth: Options.ClientCredentials needs Options.ClientID")
-	}
-	if opts.ClientCredentials && opts.ClientSecret == "" && opts.PrivateKey == nil {
-		panic("oauth: Options.ClientCredentials needs Options.ClientSecret or Options.PrivateKey")
-	}
-	grants := 0
-	for _, set := range []bool{opts.ClientCredentials, opts.Assertion != nil, opts.Enterprise != nil} {
-		if set {
-			grants++
-		}
-	}
-	if grants > 1 {
-		panic("oauth: Options.ClientCredentials, Options.Assertion and Options.Enterprise select different grants: set one")
-	}
-	if opts.PrivateKey != nil {
-		if _, err := algorithmOf(opts.PrivateKey); err != nil {
-			panic("oauth: Options.PrivateKey: " + err.Error())
-		}
-	}
-	if e := opts.Enterprise; e != nil && (e.TokenEndpoint == "" || e.IDToken == nil) {
-		panic("oauth: Options.Enterprise needs TokenEndpoint and IDToken")
-	}
-	if opts.ClientMetadataURL != "" {
-		if u, err := url.Parse(opts.ClientMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHost(u.Hostname())) {
-			panic("oauth: Options.ClientMetadataURL must be an https URL")
-		}
-	}
+	opts.check()
 	t := &Transport{opts: opts, base: opts.Base, hc: opts.HTTPClient, store: opts.Store, maxBytes: opts.MaxDocumentBytes,
 		maxSteps: opts.MaxStepUps, before: opts.RefreshBefore, now: opts.Now, res: map[string]*resourceState{}, nonces: map[string]string{}}
 	if t.base == nil {
@@ -231,6 +198,44 @@ func New(opts Options) *Transport {
 		t.dpop = k
 	}
 	return t
+}
+
+// check panics on invalid options, naming the option.
+func (opts *Options) check() {
+	if opts.MaxDocumentBytes < 0 {
+		panic("oauth: Options.MaxDocumentBytes must not be negative")
+	}
+	if opts.AuthorizeTimeout < 0 {
+		panic("oauth: Options.AuthorizeTimeout must not be negative")
+	}
+	if opts.ClientCredentials && opts.ClientID == "" {
+		panic("oauth: Options.ClientCredentials needs Options.ClientID")
+	}
+	if opts.ClientCredentials && opts.ClientSecret == "" && opts.PrivateKey == nil {
+		panic("oauth: Options.ClientCredentials needs Options.ClientSecret or Options.PrivateKey")
+	}
+	grants := 0
+	for _, set := range []bool{opts.ClientCredentials, opts.Assertion != nil, opts.Enterprise != nil} {
+		if set {
+			grants++
+		}
+	}
+	if grants > 1 {
+		panic("oauth: Options.ClientCredentials, Options.Assertion and Options.Enterprise select different grants: set one")
+	}
+	if opts.PrivateKey != nil {
+		if _, err := algorithmOf(opts.PrivateKey); err != nil {
+			panic("oauth: Options.PrivateKey: " + err.Error())
+		}
+	}
+	if e := opts.Enterprise; e != nil && (e.TokenEndpoint == "" || e.IDToken == nil) {
+		panic("oauth: Options.Enterprise needs TokenEndpoint and IDToken")
+	}
+	if opts.ClientMetadataURL != "" {
+		if u, err := url.Parse(opts.ClientMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHost(u.Hostname())) {
+			panic("oauth: Options.ClientMetadataURL must be an https URL")
+		}
+	}
 }
 
 // sameOrigin is the redirect policy of metadata and token requests: at most 3, never to
