@@ -44,9 +44,7 @@ func newDPoPServer(t *testing.T) *dpopServer {
 	d.url = srv.URL + "/mcp"
 	d.as = testutil.NewAuthServer(srv.URL, testutil.NewECKey(t, "k1"))
 	d.as.DPoP = true
-	for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/authorize", "/register"} {
-		mux.Handle(p, d.as)
-	}
+	d.as.Mount(mux)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, d.url, d.as.Issuer)

@@ -43,9 +43,7 @@ func newSite(t *testing.T, setup func(*testutil.AuthServer)) *site {
 	if setup != nil {
 		setup(st.as)
 	}
-	for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/authorize", "/register"} {
-		st.mux.Handle(p, st.as)
-	}
+	st.as.Mount(st.mux)
 	meta := auth.NewMetadataHandler(auth.Metadata{Resource: st.url, AuthorizationServers: []string{st.as.Issuer}, ScopesSupported: []string{"files:read"}})
 	meta.Mount(st.mux)
 	s := core.NewServer(core.Implementation{Name: "site", Version: "1"}, core.Options{})
@@ -313,9 +311,7 @@ func stubborn(t *testing.T, fresh bool) (string, *testutil.AuthServer) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	as := testutil.NewAuthServer(srv.URL, testutil.NewECKey(t, "k1"))
-	for _, p := range []string{"/.well-known/oauth-authorization-server", "/token", "/authorize", "/register"} {
-		mux.Handle(p, as)
-	}
+	as.Mount(mux)
 	prm := srv.URL + "/.well-known/oauth-protected-resource/mcp"
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, srv.URL+"/mcp", as.Issuer)

@@ -140,9 +140,7 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 		if cfg.setup != nil {
 			cfg.setup(as)
 		}
-		for _, p := range []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/introspect", "/authorize", "/register"} {
-			mux.Handle(p, as)
-		}
+		as.Mount(mux)
 	}
 	meta := auth.NewMetadataHandler(auth.Metadata{
 		Resource:             resource,

@@ -71,6 +71,17 @@ func (f *flowState) count(event string) {
 	f.counters[event]++
 }
 
+// authServerPaths are the paths the AuthServer serves, relative to its issuer's origin.
+var authServerPaths = []string{"/.well-known/oauth-authorization-server", "/jwks", "/token", "/introspect", "/authorize", "/register"}
+
+// Mount serves the AuthServer's endpoints on mux, for an issuer at the mux's origin (sharing
+// it with an MCP endpoint, as examples/oauth does).
+func (as *AuthServer) Mount(mux *http.ServeMux) {
+	for _, p := range authServerPaths {
+		mux.Handle(p, as)
+	}
+}
+
 // AddClient registers a confidential client (client_secret_basic or client_secret_post) for
 // the client credentials grant.
 func (as *AuthServer) AddClient(id, secret string) {
