@@ -63,10 +63,10 @@ func (e *AuthError) Error() string {
 // Unwrap returns the cause.
 func (e *AuthError) Unwrap() error { return e.Err }
 
-// NewAuthError builds the AuthError of an answer with status and WWW-Authenticate values h,
-// wrapping cause. Its parameters come from the first Bearer or DPoP challenge (the first
-// challenge when neither is there).
-func NewAuthError(status int, h http.Header, cause error) *AuthError {
+// NewAuthError returns the *AuthError of an answer with status and the WWW-Authenticate
+// values of h, wrapping cause. Its parameters come from the first Bearer or DPoP challenge
+// (the first challenge when neither is there).
+func NewAuthError(status int, h http.Header, cause error) error {
 	e := &AuthError{StatusCode: status, Err: cause}
 	if h != nil {
 		e.Challenges = ParseChallenges(h.Values("WWW-Authenticate"))
