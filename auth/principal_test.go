@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -23,14 +24,14 @@ func newOwnedStack(t *testing.T) (as *testutil.AuthServer, url string) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	url = ts.URL + "/mcp"
-	s := core.NewServer(core.Implementation{Name: "owned", Version: "1"}, core.Options{})
+	s := core.NewServer(core.Implementation{Name: "owned", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
 	s.AddTool(&core.Tool{Name: "confirm"}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		if state, ok := req.RequestState(); ok {
 			return core.TextResult("confirmed " + state), nil
 		}
 		return nil, core.NeedInput(nil, "order-42")
 	})
-	s.AddTool(&core.Tool{Name: "slow", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+	s.AddTool(&core.Tool{Name: "slow", Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
 		func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
 			<-ctx.Done() // runs until the task is cancelled or the server closes
 			return nil, ctx.Err()
@@ -133,7 +134,7 @@ func TestPrincipalScopesListenIDs(t *testing.T) {
 
 func TestPrincipalOwnsTasks(t *testing.T) {
 	as, url := newOwnedStack(t)
-	caps := map[string]any{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+	caps := map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 	meta := map[string]any{"io.modelcontextprotocol/clientCapabilities": caps}
 	alice := testutil.NewClient(url, nil)
 	alice.Header.Set("Authorization", "Bearer "+as.Token(t, "alice", url))

@@ -13,6 +13,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
 // Lifecycle chooses how a client talks to a server.
@@ -318,8 +319,8 @@ func (c *Client) capabilities() core.ClientCapabilities {
 		if ext == nil {
 			ext = map[string]any{}
 		}
-		if _, ok := ext[TasksExtension]; !ok {
-			ext[TasksExtension] = map[string]any{}
+		if _, ok := ext[tasks.ExtensionID]; !ok {
+			ext[tasks.ExtensionID] = map[string]any{}
 		}
 		caps["extensions"] = ext
 	}

@@ -11,10 +11,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 )
-
-// TasksExtension is the identifier of the tasks extension (SEP-2663).
-const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // Bounds on the polling interval of a task.
 const (
@@ -24,27 +22,18 @@ const (
 	MinPollInterval = 10 * time.Millisecond
 )
 
-// Task statuses.
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
-)
-
 // ErrTaskCancelled is returned when a task ended in the cancelled status.
 var ErrTaskCancelled = errors.New("mcpkit/client: the task was cancelled")
 
 // TaskState is the state of a task as the server last reported it.
 type TaskState struct {
-	TaskID         string `json:"taskId"`
-	Status         string `json:"status"`
-	StatusMessage  string `json:"statusMessage,omitzero"`
-	CreatedAt      string `json:"createdAt,omitzero"`
-	LastUpdatedAt  string `json:"lastUpdatedAt,omitzero"`
-	TTLMs          *int64 `json:"ttlMs"`
-	PollIntervalMs *int64 `json:"pollIntervalMs,omitzero"`
+	TaskID         string       `json:"taskId"`
+	Status         tasks.Status `json:"status"`
+	StatusMessage  string       `json:"statusMessage,omitzero"`
+	CreatedAt      string       `json:"createdAt,omitzero"`
+	LastUpdatedAt  string       `json:"lastUpdatedAt,omitzero"`
+	TTLMs          *int64       `json:"ttlMs"`
+	PollIntervalMs *int64       `json:"pollIntervalMs,omitzero"`
 	// Result is the final result (completed).
 	Result json.RawMessage `json:"result,omitzero"`
 	// Error is the JSON-RPC error (failed).
@@ -86,7 +75,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 
 // tasksDeclared reports whether both sides declared the tasks extension.
 func (c *Client) tasksDeclared() bool {
-	_, ok := c.serverCaps.Extensions[TasksExtension]
+	_, ok := c.serverCaps.Extensions[tasks.ExtensionID]
 	return ok
 }
 
@@ -146,7 +135,7 @@ func (t *Task) Get(ctx context.Context) (TaskState, error) {
 	t.mu.Lock()
 	t.state = st
 	t.mu.Unlock()
-	if st.Status == TaskInputRequired {
+	if st.Status == tasks.InputRequired {
 		if err := t.answer(ctx, st); err != nil {
 			return st, err
 		}
@@ -190,19 +179,19 @@ func (t *Task) Wait(ctx context.Context) (json.RawMessage, error) {
 	st := t.State()
 	for {
 		switch st.Status {
-		case TaskCompleted:
+		case tasks.Completed:
 			if len(st.Result) == 0 {
 				return nil, fmt.Errorf("mcpkit/client: task %s completed without a result", st.TaskID)
 			}
 			return st.Result, nil
-		case TaskFailed:
+		case tasks.Failed:
 			if st.Error != nil {
 				return nil, st.Error
 			}
 			return nil, fmt.Errorf("mcpkit/client: task %s failed: %s", st.TaskID, st.StatusMessage)
-		case TaskCancelled:
+		case tasks.Cancelled:
 			return nil, ErrTaskCancelled
-		case TaskInputRequired:
+		case tasks.InputRequired:
 			if err := t.answer(ctx, st); err != nil {
 				return nil, err
 			}

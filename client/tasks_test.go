@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -18,20 +19,20 @@ import (
 // waits until cancelled.
 func taskServer(cancelled chan<- struct{}) *core.Server {
 	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{
-		Tasks: core.TaskOptions{PollInterval: 10 * time.Millisecond},
+		Extensions: []core.Extension{tasks.New(tasks.Options{PollInterval: 10 * time.Millisecond})},
 	})
 	s.AddTool(&core.Tool{Name: "job", Description: "A task.", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+		Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			res, err := req.Elicit(ctx, &core.ElicitParams{Message: "Name?",
 				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer"}}}`)})
 			if err != nil {
 				return nil, err
 			}
-			return core.TextResult(fmt.Sprintf("job done for %v (task %v)", res.Content["name"], req.TaskID() != "")), nil
+			return core.TextResult(fmt.Sprintf("job done for %v (task %v)", res.Content["name"], tasks.ID(ctx) != "")), nil
 		})
 	s.AddTool(&core.Tool{Name: "slow", Description: "Waits.", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+		Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			<-ctx.Done()
 			cancelled <- struct{}{}
@@ -78,7 +79,7 @@ func TestTasks(t *testing.T) {
 			if err != nil || res.Content[0].Text != "job done for Ada (task true)" {
 				t.Fatalf("Task.Result: %+v, %v", res, err)
 			}
-			if st := task.State(); st.Status != client.TaskCompleted {
+			if st := task.State(); st.Status != tasks.Completed {
 				t.Errorf("final status %q", st.Status)
 			}
 
@@ -116,7 +117,7 @@ func TestTasksNotDeclaredWithoutServerOffer(t *testing.T) {
 	if _, err := c.CallTool(context.Background(), "caps", nil); err != nil {
 		t.Fatal(err)
 	}
-	if caps.Has("extensions", client.TasksExtension) {
+	if caps.Has("extensions", tasks.ExtensionID) {
 		t.Errorf("tasks declared to a server without them: %v", caps)
 	}
 }

@@ -8,14 +8,16 @@ import (
 )
 
 // Change is a change notification the server publishes: a list changed
-// (notifications/tools/list_changed, .../prompts/..., .../resources/...) or a resource was
-// updated (notifications/resources/updated, with URI).
+// (notifications/tools/list_changed, .../prompts/..., .../resources/...), a resource was
+// updated (notifications/resources/updated, with URI), or an extension's notification for
+// subscriptions/listen streams (see ListenMember).
 type Change struct {
 	Method string `json:"method"`
 	URI    string `json:"uri,omitzero"`
-	// TaskID and Params are set on notifications/tasks (TaskStatusChanged): the task and its
-	// complete state (the DetailedTask), sent as the notification's params.
-	TaskID string          `json:"taskId,omitzero"`
+	// Key and Params are set on an extension's notification: the id a listen filter names it by
+	// (a task id) and the notification's params, an object without _meta. Only the
+	// subscriptions/listen streams whose filter names Key receive it, never legacy sessions.
+	Key    string          `json:"key,omitzero"`
 	Params json.RawMessage `json:"params,omitzero"`
 }
 
@@ -25,9 +27,6 @@ const (
 	PromptsListChanged   = "notifications/prompts/list_changed"
 	ResourcesListChanged = "notifications/resources/list_changed"
 	ResourceUpdated      = "notifications/resources/updated"
-	// TaskStatusChanged is the status notification of the tasks extension; only
-	// subscriptions/listen streams that asked for the task receive it.
-	TaskStatusChanged = "notifications/tasks"
 )
 
 // Broadcaster carries change notifications from whoever publishes them to every subscriber: the
@@ -113,8 +112,8 @@ func (s *Server) publish(ctx context.Context, c Change) error {
 // on their session-level path. Each session's path queues the message: nothing here waits on a
 // client.
 func (s *Server) deliverToSessions(c Change) {
-	if c.Method == TaskStatusChanged {
-		return // tasks are 2026-07-28 only: legacy sessions never get their notifications
+	if c.Key != "" {
+		return // an extension's notification goes to the listen streams that name it only
 	}
 	var params any
 	if c.Method == ResourceUpdated {

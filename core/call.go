@@ -65,8 +65,8 @@ type Call struct {
 	// toolReq is what a tools/call handler gets (its storage: no allocation of its own).
 	toolReq ToolRequest
 
-	// task is set on the call a task's handler sees (and on a deferred call that may become one).
-	task *taskRun
+	// asker, on a call Detach made, takes its server-to-client requests while it is asking.
+	asker InputAsker
 }
 
 // observedCall holds a call and the operation core starts for it in one allocation: a call on

@@ -107,11 +107,11 @@ func (ss *Session) answer(msg *Message) bool {
 // WithTimeout, or an earlier ctx deadline), which returns a *RequestTimeoutError. On a
 // 2026-07-28 request it fails at once with a *NeedInputError.
 func (c *Call) Request(ctx context.Context, method string, params, result any, opts ...RequestOption) error {
-	if c.inTask() {
+	if c.asking() {
 		if c.ctx.Err() != nil {
 			return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(c.ctx))
 		}
-		return c.task.ask(ctx, method, params, result)
+		return c.askOne(ctx, method, params, result)
 	}
 	if err := c.requestsAllowed(method); err != nil {
 		return err
@@ -124,8 +124,8 @@ func (c *Call) Request(ctx context.Context, method string, params, result any, o
 }
 
 func (c *Call) requestsAllowed(method string) error {
-	if c.inTask() {
-		return nil // a task's requests become its input requests
+	if c.asking() {
+		return nil // a detached call's requests go to its InputAsker
 	}
 	if c.modern != nil {
 		return &NeedInputError{Method: method}

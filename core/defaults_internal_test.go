@@ -30,13 +30,6 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "RequestState.TTL", Given: zero.RequestState.TTL, Got: s.sealer.ttl, Doc: 5 * time.Minute},
 		{Option: "Broadcaster", Given: zero.Broadcaster, Got: fmt.Sprintf("%T", s.Broadcaster()), Doc: "*core.LocalBroadcaster"},
 		{Option: "Logger", Given: zero.Logger, Got: s.logger(), Doc: (*zerolog.Logger)(&log.Logger)},
-		{Option: "Skills.MaxFiles", Given: zero.Skills.MaxFiles, Got: s.opts.Skills.MaxFiles, Doc: 512},
-		{Option: "Skills.MaxBytes", Given: zero.Skills.MaxBytes, Got: s.opts.Skills.MaxBytes, Doc: int64(16 << 20)},
-		{Option: "Tasks.Store", Given: zero.Tasks.Store, Got: fmt.Sprintf("%T", s.Tasks()), Doc: "*core.MemoryTaskStore"},
-		{Option: "Tasks.TTL", Given: zero.Tasks.TTL, Got: s.tasks.opts.TTL, Doc: time.Hour},
-		{Option: "Tasks.PollInterval", Given: zero.Tasks.PollInterval, Got: s.tasks.opts.PollInterval, Doc: time.Second},
-		{Option: "Tasks.MaxTasks", Given: zero.Tasks.MaxTasks, Got: s.tasks.opts.MaxTasks, Doc: 10000},
-		{Option: "Tasks.MaxTasksPerPrincipal", Given: zero.Tasks.MaxTasksPerPrincipal, Got: s.tasks.opts.MaxTasksPerPrincipal, Doc: 100},
 		{Option: "NewListenRegistry max", Given: 0, Got: reg.Max(), Doc: 1000},
 	})
 }

@@ -38,13 +38,7 @@ func init() {
 		"resources/unsubscribe":    {handle: handleUnsubscribe, capability: "resources.subscribe"},
 		"completion/complete":      {handle: handleComplete, capability: "completions"},
 		"server/discover":          {handle: handleDiscover},
-		"skills/list":              {handle: handleListSkills, capability: "skills"},
-		"skills/get":               {handle: handleGetSkill, capability: "skills"},
-		"resources/directory/read": {handle: handleReadDirectory, capability: "skills"},
 		methodListen:               {handle: handleListen},
-		"tasks/get":                {handle: handleGetTask, capability: "tasks"},
-		"tasks/update":             {handle: handleUpdateTask, capability: "tasks"},
-		"tasks/cancel":             {handle: handleCancelTask, capability: "tasks"},
 	}
 	for name := range builtinMethods {
 		knownMethods[name] = name
@@ -68,12 +62,6 @@ func hasCapability(caps ServerCapabilities, name string) bool {
 		return caps.Resources != nil && caps.Resources.Subscribe
 	case "completions":
 		return caps.Completions != nil
-	case "tasks":
-		_, ok := caps.Extensions[TasksExtension]
-		return ok
-	case "skills":
-		_, ok := caps.Extensions[SkillsExtension]
-		return ok
 	}
 	return false
 }
@@ -103,11 +91,7 @@ func (s *Server) supports(name string) bool {
 	case "prompts":
 		return s.prompts.len() > 0
 	case "resources":
-		return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil
-	case "tasks":
-		return s.taskTools > 0
-	case "skills":
-		return s.skills.len() > 0
+		return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil || s.offersSources()
 	}
 	return false
 }
@@ -133,6 +117,10 @@ func (c *Call) resolve() {
 		c.early = typedError(CodeMethodNotFound, c.method)
 		return
 	}
+	if m := s.extMethods[c.method]; m != nil {
+		c.resolveExtension(m)
+		return
+	}
 	s.mu.RLock()
 	custom := s.methods[c.method]
 	s.mu.RUnlock()
@@ -144,6 +132,28 @@ func (c *Call) resolve() {
 		return
 	}
 	c.handler = func(c *Call) (any, error) { return custom(c.ctx, c) }
+}
+
+// resolveExtension resolves a method an extension serves: the lifecycle first, then the
+// extension's capability and the core capability the method needs.
+func (c *Call) resolveExtension(m *extMethod) {
+	s := c.session.server
+	if c.early = c.classify(); c.early != nil {
+		return
+	}
+	need := ""
+	switch {
+	case !s.extensionSupported(m.ext):
+		need = m.ext.name()
+	case !s.supports(m.spec.Capability):
+		need = m.spec.Capability
+	}
+	if need != "" {
+		c.early = InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.method))
+		return
+	}
+	h := m.spec.Handle
+	c.handler = func(c *Call) (any, error) { return h(c.ctx, c) }
 }
 
 // Run serves the call and returns the response to send, or nil when the client cancelled it.
@@ -232,7 +242,7 @@ func (c *Call) appendResult(dst []byte, result any, stamp bool) (out []byte, sta
 	}
 	var info []byte
 	if stamp {
-		if cacheableMethods[c.method] {
+		if c.session.server.cacheable(c.method) {
 			out, err = appendJSON(dst, result)
 			return out, false, err
 		}

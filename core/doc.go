@@ -12,6 +12,18 @@
 // capability is not offered is answered with -32603 "Server does not support <cap> (required for
 // <method>)".
 //
+// # Extensions
+//
+// Core serves the protocol's own methods and nothing else. A protocol extension (the packages
+// under ext/: tasks, skills) is an Extension given to NewServer in Options.Extensions: through
+// its ExtensionSpec it declares the request methods it serves, its entry in
+// capabilities.extensions (initialize, server/discover) and the hooks it needs: Tools and
+// CallTool around the tool registry and tools/call (a ToolCall, run later on a Call that Detach
+// made, whose server-to-client requests go to an InputAsker), Listen for a member of the
+// subscriptions/listen filter and the notifications it selects (published as a Change with a
+// Key), Resources for the resources of a URI scheme. A method core or another extension serves
+// panics at NewServer, naming it; a server without extensions pays nothing for the seam.
+//
 // # Driving the core from a transport
 //
 // A transport decodes each inbound frame with DecodeMessage (or DecodeBatch for a JSON array).

@@ -75,7 +75,7 @@ func handleInitialize(c *Call) (any, error) {
 
 	return InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    legacyCapabilities(s.Capabilities()),
+		Capabilities:    s.legacyCapabilities(s.Capabilities()),
 		ServerInfo:      implementationFor(s.impl, version),
 		Instructions:    instructionsFor(s.opts.Instructions, version),
 	}, nil

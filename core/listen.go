@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // ParseEnvelope validates the 2026-07-28 envelope of a message outside of dispatch (a transport
 // serving subscriptions/listen itself): -32602 naming the missing or invalid keys, -32022 for a
@@ -20,15 +23,28 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
-	// TaskIDs are the tasks whose notifications/tasks the stream receives (SEP-2663). Honor
-	// keeps them only from a filter HonorListen checked (the caller's own tasks).
-	TaskIDs []string `json:"taskIds,omitzero"`
+	// Extensions are the members the server's extensions add to the filter (ListenMember), by
+	// member name: the ids of what the stream receives of that extension's notifications
+	// (taskIds of the tasks extension). ParseListenFilter keeps every other member that is an
+	// array of strings here; Honor keeps only the ids HonorListen admitted.
+	Extensions map[string][]string `json:"-"`
 
-	tasksChecked bool // set by HonorListen
+	// unknown are the members ParseListenFilter found that are neither core's nor arrays of
+	// strings (refused by HonorListen when an extension claims one).
+	unknown []string
+	// admitted are the extension members HonorListen checked, in extension order.
+	admitted []admittedMember
+}
+
+// admittedMember is an extension's filter member as HonorListen admitted it.
+type admittedMember struct {
+	member *ListenMember
+	ids    []string
 }
 
 // Honor returns the part of f the server can deliver: a type is kept only when the server's
-// capability flag promises it (listChanged for the lists, subscribe for resource updates).
+// capability flag promises it (listChanged for the lists, subscribe for resource updates), and
+// the members of extensions only as HonorListen admitted them.
 func (s *Server) Honor(f SubscriptionFilter) SubscriptionFilter {
 	caps := s.Capabilities()
 	var out SubscriptionFilter
@@ -38,8 +54,14 @@ func (s *Server) Honor(f SubscriptionFilter) SubscriptionFilter {
 	if len(f.ResourceSubscriptions) > 0 && caps.Resources != nil && caps.Resources.Subscribe {
 		out.ResourceSubscriptions = append([]string(nil), f.ResourceSubscriptions...)
 	}
-	if f.tasksChecked {
-		out.TaskIDs, out.tasksChecked = append([]string(nil), f.TaskIDs...), true
+	for _, a := range f.admitted {
+		out.admitted = append(out.admitted, admittedMember{member: a.member, ids: append([]string(nil), a.ids...)})
+		if len(a.ids) > 0 {
+			if out.Extensions == nil {
+				out.Extensions = map[string][]string{}
+			}
+			out.Extensions[a.member.Name] = append([]string(nil), a.ids...)
+		}
 	}
 	return out
 }
@@ -59,9 +81,17 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 				return true
 			}
 		}
-	case TaskStatusChanged:
-		for _, id := range f.TaskIDs {
-			if id == c.TaskID {
+		return false
+	}
+	if c.Key == "" {
+		return false
+	}
+	for _, a := range f.admitted {
+		if a.member.Method != c.Method {
+			continue
+		}
+		for _, id := range a.ids {
+			if id == c.Key {
 				return true
 			}
 		}
@@ -70,34 +100,29 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 }
 
 // HonorListen returns the part of a subscriptions/listen filter the server delivers to this
-// request: Honor's subset, plus the requested taskIds that name tasks of the request's principal
-// (unknown, expired and other principals' ids are left out, as if they did not exist). Asking
-// for taskIds without declaring the tasks extension in env is -32021. Transports serving
+// request: Honor's subset, plus the ids of each extension's member that the extension admits
+// (ListenMember.Admit; the tasks extension admits the caller's own tasks). A member that is not
+// an array of strings is -32602; an extension's refusal is its error. Transports serving
 // subscriptions/listen call it with the request's context and envelope.
 func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
-	f.tasksChecked = false
-	out := s.Honor(f)
-	out.tasksChecked = true
-	if len(f.TaskIDs) == 0 {
-		return out, nil
-	}
-	if env == nil || !env.ClientCapabilities.Has("extensions", TasksExtension) {
-		return out, MissingCapabilities(map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}})
-	}
-	if !s.offersTasks() {
-		return out, nil
-	}
-	owner, _ := PrincipalFrom(ctx)
-	seen := map[string]bool{}
-	for _, id := range f.TaskIDs {
-		if seen[id] {
+	f.admitted = nil
+	for _, x := range s.exts {
+		m := x.spec.Listen
+		if m == nil {
 			continue
 		}
-		seen[id] = true
-		t, err := s.tasks.opts.Store.Get(ctx, id)
-		if err == nil && t.Owner == owner {
-			out.TaskIDs = append(out.TaskIDs, id)
+		if slices.Contains(f.unknown, m.Name) {
+			return s.Honor(SubscriptionFilter{}), badListenFilter()
 		}
+		a := admittedMember{member: m}
+		if ids := f.Extensions[m.Name]; len(ids) > 0 {
+			admitted, err := m.Admit(ctx, env, ids)
+			if err != nil {
+				return s.Honor(SubscriptionFilter{}), err
+			}
+			a.ids = admitted
+		}
+		f.admitted = append(f.admitted, a)
 	}
-	return out, nil
+	return s.Honor(f), nil
 }

@@ -261,16 +261,38 @@ func (sub *Listener) Take(spare []EncodedChange) ([]EncodedChange, bool) {
 }
 
 // ParseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
-// when it is missing or not a filter object.
+// when it is missing or not a filter object. Members core does not know that are arrays of
+// strings go to SubscriptionFilter.Extensions, for HonorListen to give to the extensions.
 func ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
 	var p struct {
 		Notifications jsontext.Value `json:"notifications"`
 	}
 	var filter SubscriptionFilter
-	if json.Unmarshal(params, &p) != nil || p.Notifications.Kind() != '{' || json.Unmarshal(p.Notifications, &filter) != nil {
-		return filter, NewError(CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
+	var members map[string]jsontext.Value
+	if json.Unmarshal(params, &p) != nil || p.Notifications.Kind() != '{' ||
+		json.Unmarshal(p.Notifications, &filter) != nil || json.Unmarshal(p.Notifications, &members) != nil {
+		return SubscriptionFilter{}, badListenFilter()
+	}
+	for name, v := range members {
+		switch name {
+		case "toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions":
+			continue
+		}
+		var ids []string
+		if v.Kind() != '[' || json.Unmarshal(v, &ids) != nil {
+			filter.unknown = append(filter.unknown, name)
+			continue
+		}
+		if filter.Extensions == nil {
+			filter.Extensions = map[string][]string{}
+		}
+		filter.Extensions[name] = ids
 	}
 	return filter, nil
+}
+
+func badListenFilter() *Error {
+	return NewError(CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
 }
 
 // AppendListenAck appends notifications/subscriptions/acknowledged for the subscription: the
@@ -306,22 +328,23 @@ func appendFilter(b []byte, f *SubscriptionFilter) []byte {
 			b = append(b, "true"...)
 		}
 	}
-	for _, list := range [...]struct {
-		name string
-		v    []string
-	}{{"resourceSubscriptions", f.ResourceSubscriptions}, {"taskIds", f.TaskIDs}} {
-		if len(list.v) == 0 {
-			continue
+	list := func(name string, v []string) {
+		if len(v) == 0 {
+			return
 		}
-		member(list.name)
+		member(name)
 		b = append(b, '[')
-		for i, v := range list.v {
+		for i, id := range v {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, v)
+			b = appendString(b, id)
 		}
 		b = append(b, ']')
+	}
+	list("resourceSubscriptions", f.ResourceSubscriptions)
+	for _, a := range f.admitted {
+		list(a.member.Name, a.ids)
 	}
 	return append(b, '}')
 }
@@ -334,15 +357,14 @@ func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
 	return append(b, "}}}"...)
 }
 
-// appendChangeHead appends a change notification up to the subscription id in its _meta. Wants
-// admits only the four change methods and notifications/tasks, so the method needs no escaping.
-// The result has no line break (a server-sent event carries it on one data line).
+// appendChangeHead appends a change notification up to the subscription id in its _meta. The
+// result has no line break (a server-sent event carries it on one data line).
 func appendChangeHead(b []byte, c Change) []byte {
-	b = append(b, `{"jsonrpc":"2.0","method":"`...)
-	b = append(b, c.Method...)
-	b = append(b, `","params":{`...)
-	if c.Method == TaskStatusChanged {
-		// The task's state as the core encoded it once (an object without _meta).
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendString(b, c.Method)
+	b = append(b, `,"params":{`...)
+	if len(c.Params) > 0 {
+		// An extension's notification: its params as encoded once (an object without _meta).
 		if p := bytes.TrimSpace(c.Params); len(p) > 2 && p[0] == '{' && p[len(p)-1] == '}' {
 			if bytes.ContainsAny(p, "\r\n") {
 				if v := jsontext.Value(bytes.Clone(p)); v.Compact() == nil {

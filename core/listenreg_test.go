@@ -76,7 +76,7 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 		{Method: ResourcesListChanged},
 		{Method: ResourceUpdated, URI: "file:///a \"quoted\"\n\u2028name"},
 		{Method: ResourceUpdated, URI: "file:///bad\xffutf8"},
-		{Method: TaskStatusChanged, TaskID: "t1", Params: json.RawMessage("{\n  \"taskId\": \"t1\",\n  \"status\": \"working\"\n}")},
+		{Method: "notifications/ext", Key: "t1", Params: json.RawMessage("{\n  \"taskId\": \"t1\",\n  \"status\": \"working\"\n}")},
 	} {
 		shared := string(EncodeChange(c).AppendTo([]byte("prefix:"), id))
 		if !strings.HasPrefix(shared, "prefix:") {
@@ -106,7 +106,7 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 			if err := json.Unmarshal(w.Params["uri"], &uri); err != nil || (uri != c.URI && !strings.ContainsRune(uri, '\uFFFD')) {
 				t.Fatalf("uri %s for %q", w.Params["uri"], c.URI)
 			}
-		case TaskStatusChanged:
+		case "notifications/ext":
 			if string(w.Params["status"]) != `"working"` || string(w.Params["taskId"]) != `"t1"` {
 				t.Fatalf("task params %s", shared)
 			}
@@ -182,8 +182,9 @@ func TestListenAckFilter(t *testing.T) {
 		{ToolsListChanged: true},
 		{PromptsListChanged: true, ResourcesListChanged: true},
 		{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///a", "file:///\"b\"\n"}},
-		{ResourceSubscriptions: []string{"x"}, TaskIDs: []string{"t1", "t2"}},
-		{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: []string{"u"}, TaskIDs: []string{"t"}},
+		{ResourceSubscriptions: []string{"x"}, admitted: []admittedMember{{member: &ListenMember{Name: "taskIds"}, ids: []string{"t1", "t2"}}}},
+		{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: []string{"u"},
+			admitted: []admittedMember{{member: &ListenMember{Name: "empty"}}, {member: &ListenMember{Name: "taskIds"}, ids: []string{"t"}}}},
 	} {
 		sub := &Listener{Filter: f, IDJSON: []byte(`"a"`)}
 		var got struct {
@@ -195,11 +196,26 @@ func TestListenAckFilter(t *testing.T) {
 		if err := json.Unmarshal(ack, &got); err != nil {
 			t.Fatalf("%+v: %v in %s", f, err, ack)
 		}
-		want, err := json.Marshal(f)
+		// The extensions' members come last, as an object member each.
+		var all map[string]any
+		b, err := json.Marshal(f)
+		if err == nil {
+			err = json.Unmarshal(b, &all)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(got.Params.Notifications) != string(want) {
+		for _, a := range f.admitted {
+			if len(a.ids) > 0 {
+				all[a.member.Name] = a.ids
+			}
+		}
+		want, _ := json.Marshal(all)
+		var gotAll map[string]any
+		if err := json.Unmarshal(got.Params.Notifications, &gotAll); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := json.Marshal(gotAll); string(again) != string(want) {
 			t.Fatalf("filter in the acknowledgement %s, want %s", got.Params.Notifications, want)
 		}
 	}

@@ -10,10 +10,13 @@ func (s *Server) MatchResource(uri string) (uriTemplate string, vars map[string]
 	return uriTemplate, vars, ok
 }
 
-// lookupResource resolves uri: an exact resource first, then the templates in registration
-// order. It returns the handler, the matching template ("" for an exact resource) and the
+// lookupResource resolves uri: the source of an extension serving its scheme, else an exact
+// resource, then the templates in registration order. It returns the handler, the matching template ("" for an exact resource) and the
 // template's variables.
 func (s *Server) lookupResource(uri string) (ResourceHandler, string, map[string]string, bool) {
+	if src := s.sourceFor(uri); src != nil {
+		return src.Read, "", nil, true
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if e, ok := s.resources.get(uri); ok {

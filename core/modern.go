@@ -48,8 +48,6 @@ var cacheableMethods = map[string]bool{
 	"resources/list":           true,
 	"resources/templates/list": true,
 	"resources/read":           true,
-	"skills/list":              true,
-	"skills/get":               true,
 }
 
 // ClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
@@ -249,7 +247,7 @@ func (c *Call) appendStamped(dst, result []byte) []byte {
 	if !st.hasType {
 		dst = append(dst, `"resultType":"complete",`...)
 	}
-	if cacheableMethods[c.method] && !st.inputRequired {
+	if s.cacheable(c.method) && !st.inputRequired {
 		if !st.hasTTL {
 			dst = append(dst, `"ttlMs":`...)
 			dst = strconv.AppendInt(dst, s.opts.CacheTTLMs, 10)

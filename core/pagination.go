@@ -83,3 +83,15 @@ func listPage[E, T any](c *Call, reg *registry[E], item func(E) T) ([]T, string,
 	}
 	return items, next, nil
 }
+
+// Page returns the page of items a list request asks for (the cursor of its params) at the
+// server's page size (Options.PageSize), and the cursor of the next page ("" on the last one):
+// the pagination of core's list methods, for an extension's. Params that are not an object and a
+// cursor the server did not make are -32602.
+func Page[T any](c *Call, items []T) (page []T, next string, err error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return paginate(items, cursor, c.session.server.opts.PageSize)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -115,11 +116,63 @@ type listTemplatesResult struct {
 }
 
 func handleListResources(c *Call) (any, error) {
-	items, next, err := listPage(c, &c.session.server.resources, func(e *resourceEntry) Resource { return e.resource })
+	s := c.session.server
+	if len(s.resourceSources) > 0 {
+		return listWithSources(c)
+	}
+	items, next, err := listPage(c, &s.resources, func(e *resourceEntry) Resource { return e.resource })
 	if err != nil {
 		return nil, err
 	}
 	return &listResourcesResult{Resources: items, NextCursor: next}, nil
+}
+
+// listWithSources lists the server's resources, then those of its extensions' sources.
+func listWithSources(c *Call) (any, error) {
+	cursor, err := listParams(c)
+	if err != nil {
+		return nil, err
+	}
+	s := c.session.server
+	s.mu.RLock()
+	entries := s.resources.values()
+	s.mu.RUnlock()
+	items := make([]Resource, 0, len(entries))
+	for _, e := range entries {
+		items = append(items, e.resource)
+	}
+	for _, x := range s.exts {
+		if src := x.spec.Resources; src != nil && x.offered() {
+			items = append(items, src.Resources()...)
+		}
+	}
+	page, next, err := paginate(items, cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &listResourcesResult{Resources: page, NextCursor: next}, nil
+}
+
+// sourceFor returns the extension's source serving uri's scheme, or nil.
+func (s *Server) sourceFor(uri string) ResourceSource {
+	if len(s.resourceSources) == 0 {
+		return nil
+	}
+	scheme, _, ok := strings.Cut(uri, "://")
+	if !ok {
+		return nil
+	}
+	return s.resourceSources[scheme]
+}
+
+// offersSources reports whether an offered extension serves resources.
+func (s *Server) offersSources() bool {
+	for _, x := range s.exts {
+		if x.spec.Resources != nil && x.offered() {
+			return true
+		}
+	}
+	return false
 }
 
 func handleListTemplates(c *Call) (any, error) {

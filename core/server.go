@@ -111,12 +111,11 @@ type Options struct {
 	// type, exists in mcphttp.Options and stdio.Options for what those packages log.
 	Logger *zerolog.Logger
 
-	// Skills bound the skills AddSkill registers (SEP-2640).
-	Skills SkillOptions
-
-	// Tasks configure the tasks extension (SEP-2663), offered once a tool declares task support
-	// (Tool.Execution). The zero value keeps tasks in memory with the documented limits.
-	Tasks TaskOptions
+	// Extensions are the protocol extensions the server serves (the packages under ext/:
+	// tasks, skills), bound by NewServer in this order. NewServer panics, naming it, on an
+	// extension without an id, an id given twice, and a method core or another extension
+	// serves. Nil serves the core protocol only, at no cost.
+	Extensions []Extension
 }
 
 // DefaultMaxSubscriptions is the per-session cap on resource subscriptions when
@@ -146,11 +145,13 @@ type Server struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 	methods   map[string]MethodHandler
-	taskTools int // tools that may run as tasks
-	skills    registry[*skillEntry]
-	skillDirs map[string]map[string]Resource // directory URI -> its children, by URI
 
-	tasks *taskManager
+	// The bound extensions and what they serve; set by NewServer, read only afterwards.
+	exts            []*extension
+	extMethods      map[string]*extMethod
+	toolHooks       []func(t *Tool, removed bool) error
+	callHooks       []func(tc *ToolCall) (any, bool, error)
+	resourceSources map[string]ResourceSource
 
 	sessMu   sync.Mutex
 	sessions map[*Session]struct{}
@@ -197,13 +198,6 @@ func NewServer(impl Implementation, opts Options) *Server {
 	if s.sealer, err = newSealer(s.opts.RequestState); err != nil {
 		panic("mcpkit: Options." + err.Error())
 	}
-	s.tasks = newTaskManager(s, s.opts.Tasks)
-	if s.opts.Skills.MaxFiles == 0 {
-		s.opts.Skills.MaxFiles = DefaultMaxSkillFiles
-	}
-	if s.opts.Skills.MaxBytes == 0 {
-		s.opts.Skills.MaxBytes = DefaultMaxSkillBytes
-	}
 	s.broadcaster = s.opts.Broadcaster
 	if s.broadcaster == nil {
 		s.broadcaster = NewLocalBroadcaster()
@@ -214,6 +208,7 @@ func NewServer(impl Implementation, opts Options) *Server {
 	} else if !s.opts.LogLevel.Valid() {
 		panic(fmt.Sprintf("mcpkit: Options.LogLevel %q is not a logging level", s.opts.LogLevel))
 	}
+	s.bindExtensions()
 	return s
 }
 
@@ -236,29 +231,25 @@ func (s *Server) Capabilities() ServerCapabilities {
 	if s.prompts.len() > 0 {
 		caps.Prompts = &ListChangedCapability{ListChanged: true}
 	}
-	if s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil {
+	if s.resources.len() > 0 || s.templates.len() > 0 || s.opts.SubscribeHandler != nil || s.offersSources() {
 		caps.Resources = &ResourcesCapability{ListChanged: true, Subscribe: s.opts.SubscribeHandler != nil}
 	}
 	if s.opts.CompletionHandler != nil {
 		caps.Completions = &struct{}{}
 	}
-	if s.taskTools > 0 || s.skills.len() > 0 {
-		caps.Extensions = map[string]any{}
-	}
-	if s.taskTools > 0 {
-		caps.Extensions[TasksExtension] = map[string]any{}
-	}
-	if s.skills.len() > 0 {
-		caps.Extensions[SkillsExtension] = map[string]any{"directoryRead": true}
-	}
+	s.addExtensionCapabilities(&caps)
 	return caps
 }
 
 // HandleMethod registers a handler for a custom method, replacing any earlier one. Methods the
-// protocol defines cannot be replaced this way (it panics).
+// protocol defines, and those of the server's extensions, cannot be replaced this way (it
+// panics).
 func (s *Server) HandleMethod(method string, h MethodHandler) {
 	if _, ok := builtinMethods[method]; ok || method == "" {
 		panic(fmt.Sprintf("mcpkit: HandleMethod: %q is a protocol method", method))
+	}
+	if m := s.extMethods[method]; m != nil {
+		panic(fmt.Sprintf("mcpkit: HandleMethod: %q is a method of extension %q", method, m.ext.spec.ID))
 	}
 	s.mu.Lock()
 	s.methods[method] = h

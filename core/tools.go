@@ -56,12 +56,6 @@ type toolEntry struct {
 	quickIn, quickOut, quickRequired *quickSchema
 }
 
-// tasks reports whether the tool may run as a task.
-func (e *toolEntry) tasks() bool {
-	x := e.tool.Execution
-	return x != nil && (x.TaskSupport == TaskSupportOptional || x.TaskSupport == TaskSupportRequired)
-}
-
 // ValidToolName reports whether name follows the tool name rules: 1 to 128 characters of
 // A-Z, a-z, 0-9, '_', '-' and '.'.
 func ValidToolName(name string) bool {
@@ -89,13 +83,11 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 		panic(err)
 	}
 	s.mu.Lock()
-	if old, ok := s.tools.get(t.Name); ok && old.tasks() {
-		s.taskTools--
+	if err := s.toolChanging(&e.tool); err != nil {
+		s.mu.Unlock()
+		panic(fmt.Sprintf("mcpkit: AddTool %q: %v", t.Name, err))
 	}
 	s.tools.set(t.Name, e)
-	if e.tasks() {
-		s.taskTools++
-	}
 	s.mu.Unlock()
 	_ = s.notifyListChanged(context.Background(), "notifications/tools/list_changed")
 }
@@ -197,8 +189,8 @@ func (s *Server) RemoveTools(names ...string) {
 	changed := false
 	s.mu.Lock()
 	for _, n := range names {
-		if old, ok := s.tools.get(n); ok && old.tasks() {
-			s.taskTools--
+		if old, ok := s.tools.get(n); ok {
+			s.toolLeaving(&old.tool)
 		}
 		changed = s.tools.remove(n) || changed
 	}
@@ -251,11 +243,6 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		return nil, fmt.Errorf("mcpkit: tool %q: input schema: %w", t.Name, err)
 	}
 	if x := t.Execution; x != nil {
-		switch x.TaskSupport {
-		case "", TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired:
-		default:
-			return nil, fmt.Errorf("mcpkit: tool %q: Execution.TaskSupport %q must be %q, %q or %q", t.Name, x.TaskSupport, TaskSupportForbidden, TaskSupportOptional, TaskSupportRequired)
-		}
 		copied := *x // the caller's value is not shared
 		t.Execution = &copied
 	}
@@ -366,27 +353,103 @@ func handleCallTool(c *Call) (any, error) {
 	if !ok {
 		return nil, InvalidParams("Tool not found: " + name)
 	}
-	asTask, terr := c.taskEligible(e)
-	if terr != nil {
-		return nil, terr
-	}
 	if args == nil || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
-	if !rawObject(args) {
-		return ErrorResult("Invalid arguments: arguments must be an object"), nil
+	if len(s.callHooks) > 0 {
+		tc := &ToolCall{Call: c, Tool: &e.tool, entry: e, args: args}
+		for _, hook := range s.callHooks {
+			if res, handled, err := hook(tc); handled || err != nil {
+				return res, err
+			}
+		}
 	}
-	if bad := e.checkArguments(args, !s.opts.SkipArgumentValidation); bad != nil {
+	if bad := e.checkCall(args, !s.opts.SkipArgumentValidation); bad != nil {
 		return bad, nil
-	}
-	if asTask {
-		return c.callAsTask(e, name, json.RawMessage(args))
 	}
 	res, err := runTool(c, e, name, json.RawMessage(args))
 	if err != nil {
 		return nil, err
 	}
 	return finishToolResult(s, e, name, res)
+}
+
+// checkCall checks the arguments of a call: an object, then as checkArguments does.
+func (e *toolEntry) checkCall(args jsontext.Value, validate bool) *CallToolResult {
+	if !rawObject(args) {
+		return ErrorResult("Invalid arguments: arguments must be an object")
+	}
+	return e.checkArguments(args, validate)
+}
+
+// toolChanging tells the extensions watching the tool registry that t is about to be
+// registered, after telling them that the tool it replaces leaves; when one refuses it, the
+// others are told t leaves and the replaced tool stays. s.mu is held.
+func (s *Server) toolChanging(t *Tool) error {
+	if len(s.toolHooks) == 0 {
+		return nil
+	}
+	old, had := s.tools.get(t.Name)
+	if had {
+		s.toolLeaving(&old.tool)
+	}
+	for i, hook := range s.toolHooks {
+		if err := hook(t, false); err != nil {
+			for _, h := range s.toolHooks[:i] {
+				_ = h(t, true)
+			}
+			if had {
+				for _, h := range s.toolHooks {
+					_ = h(&old.tool, false)
+				}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// toolLeaving tells the extensions watching the tool registry that t leaves it; s.mu is held.
+func (s *Server) toolLeaving(t *Tool) {
+	for _, hook := range s.toolHooks {
+		_ = hook(t, true)
+	}
+}
+
+// ToolCall is a tools/call of a registered tool as an extension's CallTool hook sees it, before
+// core checks the arguments and runs the tool. A hook that answers the call itself checks the
+// arguments with Check and runs the tool with Run (on the request's own Call or on one Detach
+// made, to go on after the request is answered).
+type ToolCall struct {
+	// Call is the request.
+	Call *Call
+	// Tool is the registered tool; it must not be changed.
+	Tool *Tool
+
+	entry *toolEntry
+	args  jsontext.Value
+}
+
+// Arguments returns the call's arguments as sent ({} when absent or null), not yet checked.
+func (tc *ToolCall) Arguments() json.RawMessage { return json.RawMessage(tc.args) }
+
+// Check checks the arguments as core does before running a tool (an object; the required
+// members; the input schema unless Options.SkipArgumentValidation): it returns the isError
+// result that answers a call with bad arguments, or nil.
+func (tc *ToolCall) Check() *CallToolResult {
+	return tc.entry.checkCall(tc.args, !tc.Call.session.server.opts.SkipArgumentValidation)
+}
+
+// Run runs the tool's handler on call (tc.Call, or a call Detach made from it) and checks its
+// result as core does (structured content against the output schema): it returns what answers
+// the call. A plain error of the handler is already an isError result; a protocol error, an
+// InputRequiredError and the -32603 of a panic are returned as errors.
+func (tc *ToolCall) Run(call *Call) (any, error) {
+	res, err := runTool(call, tc.entry, tc.Tool.Name, json.RawMessage(tc.args))
+	if err != nil {
+		return nil, err
+	}
+	return finishToolResult(call.session.server, tc.entry, tc.Tool.Name, res)
 }
 
 // callToolParams returns the tool name and the raw arguments of a tools/call: from what the

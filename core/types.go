@@ -199,9 +199,19 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
-	// Execution declares how the tool runs (its task support); nil means a plain call.
+	// Execution declares how the tool runs (its task support, which the tasks extension,
+	// ext/tasks, reads and checks); nil means a plain call.
 	Execution *ToolExecution `json:"execution,omitzero"`
 	Meta      Meta           `json:"_meta,omitzero"`
+}
+
+// ToolExecution describes how a tool runs: the execution member of a tool (2025-11-25 schema).
+// Its zero value, like a nil Tool.Execution, is a plain call.
+type ToolExecution struct {
+	// TaskSupport says whether the tool may run as a task: "forbidden" (the default when empty),
+	// "optional" or "required". Core sends it as it is; the tasks extension (ext/tasks) checks it
+	// when the tool is registered and acts on it.
+	TaskSupport string `json:"taskSupport,omitzero"`
 }
 
 // CallToolResult is the result of tools/call. IsError marks a tool-level failure the model should

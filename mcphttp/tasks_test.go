@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -17,9 +18,9 @@ import (
 // until released or cancelled) and "must" (required: a tool error).
 func taskEndpoint(t *testing.T) (*testutil.Client, chan struct{}) {
 	t.Helper()
-	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
 	release := make(chan struct{})
-	s.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+	s.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			select {
 			case <-release:
@@ -28,7 +29,7 @@ func taskEndpoint(t *testing.T) (*testutil.Client, chan struct{}) {
 				return nil, ctx.Err()
 			}
 		})
-	s.AddTool(&core.Tool{Name: "must", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+	s.AddTool(&core.Tool{Name: "must", Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
 		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.ErrorResult("no"), nil
 		})
@@ -42,7 +43,7 @@ func taskEndpoint(t *testing.T) (*testutil.Client, chan struct{}) {
 // taskRequest is a 2026-07-28 request that declares the tasks extension.
 func taskRequest(id any, method string, params map[string]any) string {
 	p := map[string]any{"_meta": testutil.Envelope(testutil.ModernVersion, map[string]any{
-		"extensions": map[string]any{core.TasksExtension: map[string]any{}}})}
+		"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}})}
 	for k, v := range params {
 		p[k] = v
 	}

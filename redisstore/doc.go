@@ -10,7 +10,8 @@
 //	router := redisstore.NewRouter(rdb, redisstore.Options{})
 //	server := core.NewServer(impl, core.Options{
 //		Broadcaster:  redisstore.NewBroadcaster(router),
-//		Tasks:        core.TaskOptions{Store: redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{})},
+//		Extensions: []core.Extension{tasks.New(tasks.Options{
+//			Store: redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{})})},
 //		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica
 //	})
 //	h := mcphttp.New(server, mcphttp.Options{
@@ -42,7 +43,7 @@
 //     bounds), a list read per resumption. A GET with Last-Event-ID that lands on a replica that
 //     does not run the stream replays what is stored and ends, so the client polls again after
 //     the retry interval, wherever its next GET lands.
-//   - TaskStore (core.TaskStore, core.TaskSignaler): a key per task holding its JSON record,
+//   - TaskStore (tasks.Store, tasks.Signaler): a key per task holding its JSON record,
 //     expiring with the task's TTL, and sorted sets that enforce the task limits in the script
 //     that creates a task; an update is one optimistic transaction on the task's key (retried
 //     when another replica changed it). The replica running a task's handler joins the task's

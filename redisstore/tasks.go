@@ -12,16 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
-// TaskStore is the core.TaskStore of the tasks extension on Redis: a task created on one replica
+// TaskStore is the tasks.Store of the tasks extension on Redis: a task created on one replica
 // is readable, updatable and cancellable from every replica. Each task is one key holding its
 // JSON record, expiring with the task's TTL; a sorted set of every task (by expiry) and one per
 // owner of its unfinished tasks enforce the limits in the same script that creates the task.
 // Updates are optimistic transactions on the task's key (WATCH, then MULTI/EXEC, retried on a
 // conflict), so two replicas never interleave a read-modify-write of one task.
 //
-// It is also a core.TaskSignaler: the replica running a task's handler joins the task's channel
+// It is also a tasks.Signaler: the replica running a task's handler joins the task's channel
 // on the router, and a tasks/update or tasks/cancel served elsewhere reaches it there (at most
 // once, like every message of the router).
 type TaskStore struct {
@@ -29,14 +30,14 @@ type TaskStore struct {
 	now func() time.Time
 
 	mu       sync.Mutex
-	watchers map[string]map[int]func(core.TaskSignal)
+	watchers map[string]map[int]func(tasks.Signal)
 	next     int
 }
 
 // TaskStoreOptions configure a TaskStore. The zero value is the default.
 type TaskStoreOptions struct {
 	// Now, when set, replaces time.Now for expiry (tests); it must agree with
-	// core.TaskOptions.Now.
+	// tasks.Options.Now.
 	Now func() time.Time
 }
 
@@ -51,7 +52,7 @@ func NewTaskStore(r *Router, opts TaskStoreOptions) *TaskStore {
 	if r == nil {
 		panic("redisstore: NewTaskStore needs a Router")
 	}
-	s := &TaskStore{r: r, now: opts.Now, watchers: map[string]map[int]func(core.TaskSignal){}}
+	s := &TaskStore{r: r, now: opts.Now, watchers: map[string]map[int]func(tasks.Signal){}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -65,11 +66,11 @@ func (s *TaskStore) open(owner string) string       { return s.r.Key("to:", owne
 func (s *TaskStore) channel(id string) string       { return "task:" + id }
 func taskFromChannel(session string) (string, bool) { return strings.CutPrefix(session, "task:") }
 
-// taskRecord is the stored form of a core.Task.
+// taskRecord is the stored form of a tasks.Task.
 type taskRecord struct {
 	ID            string                     `json:"id"`
 	Owner         string                     `json:"owner"`
-	Status        core.TaskStatus            `json:"status"`
+	Status        tasks.Status               `json:"status"`
 	StatusMessage string                     `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time                  `json:"createdAt"`
 	LastUpdatedAt time.Time                  `json:"lastUpdatedAt"`
@@ -80,21 +81,21 @@ type taskRecord struct {
 	Error         *core.Error                `json:"error,omitempty"`
 }
 
-func recordOf(t *core.Task) taskRecord {
+func recordOf(t *tasks.Task) taskRecord {
 	return taskRecord{ID: t.ID, Owner: t.Owner, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
 }
 
-func (rec taskRecord) task() *core.Task {
-	return &core.Task{ID: rec.ID, Owner: rec.Owner, Status: rec.Status, StatusMessage: rec.StatusMessage,
+func (rec taskRecord) task() *tasks.Task {
+	return &tasks.Task{ID: rec.ID, Owner: rec.Owner, Status: rec.Status, StatusMessage: rec.StatusMessage,
 		CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt, TTL: time.Duration(rec.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(rec.PollMs) * time.Millisecond, InputRequests: rec.InputRequests,
 		Result: rec.Result, Error: rec.Error}
 }
 
 // expiry is the unix-millisecond expiry of a task; a task without TTL gets the far future.
-func expiry(t *core.Task) int64 {
+func expiry(t *tasks.Task) int64 {
 	if t.TTL <= 0 {
 		return 1 << 62
 	}
@@ -120,8 +121,8 @@ end
 return 'ok'
 `)
 
-// Create implements core.TaskStore.
-func (s *TaskStore) Create(ctx context.Context, t *core.Task, limits core.TaskLimits) error {
+// Create implements tasks.Store.
+func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limits) error {
 	b, err := json.Marshal(recordOf(t))
 	if err != nil {
 		return err
@@ -138,20 +139,20 @@ func (s *TaskStore) Create(ctx context.Context, t *core.Task, limits core.TaskLi
 	case err != nil:
 		return fmt.Errorf("redisstore: creating task: %w", err)
 	case res == "limit":
-		return core.ErrTaskLimit
+		return tasks.ErrLimit
 	case res == "exists":
 		return errors.New("redisstore: task id already in use")
 	}
 	return nil
 }
 
-// Get implements core.TaskStore.
-func (s *TaskStore) Get(ctx context.Context, id string) (*core.Task, error) {
+// Get implements tasks.Store.
+func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	b, err := s.r.rdb.Get(ctx, s.key(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, core.ErrTaskNotFound
+		return nil, tasks.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: reading task: %w", err)
@@ -159,30 +160,30 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*core.Task, error) {
 	return s.decode(b)
 }
 
-func (s *TaskStore) decode(b []byte) (*core.Task, error) {
+func (s *TaskStore) decode(b []byte) (*tasks.Task, error) {
 	var rec taskRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("redisstore: undecodable task record: %w", err)
 	}
 	t := rec.task()
 	if t.Expired(s.now()) {
-		return nil, core.ErrTaskNotFound
+		return nil, tasks.ErrNotFound
 	}
 	return t, nil
 }
 
-// Update implements core.TaskStore.
-func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *core.Task) error) (*core.Task, error) {
+// Update implements tasks.Store.
+func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task) error) (*tasks.Task, error) {
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	key := s.key(id)
-	var out *core.Task
+	var out *tasks.Task
 	for range maxTaskRetries {
 		var fnErr error
 		err := s.r.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			b, err := tx.Get(ctx, key).Bytes()
 			if errors.Is(err, redis.Nil) {
-				return core.ErrTaskNotFound
+				return tasks.ErrNotFound
 			}
 			if err != nil {
 				return err
@@ -222,7 +223,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *core.Task)
 			continue // another replica changed the task meanwhile: read it again
 		case fnErr != nil && errors.Is(err, fnErr):
 			return nil, fnErr
-		case errors.Is(err, core.ErrTaskNotFound):
+		case errors.Is(err, tasks.ErrNotFound):
 			return nil, err
 		default:
 			return nil, fmt.Errorf("redisstore: updating task: %w", err)
@@ -231,13 +232,13 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *core.Task)
 	return nil, errors.New("redisstore: updating task: too much contention")
 }
 
-// Watch implements core.TaskSignaler: this replica joins the task's channel.
-func (s *TaskStore) Watch(ctx context.Context, id string, f func(core.TaskSignal)) (func(), error) {
+// Watch implements tasks.Signaler: this replica joins the task's channel.
+func (s *TaskStore) Watch(ctx context.Context, id string, f func(tasks.Signal)) (func(), error) {
 	s.mu.Lock()
 	s.next++
 	n := s.next
 	if s.watchers[id] == nil {
-		s.watchers[id] = map[int]func(core.TaskSignal){}
+		s.watchers[id] = map[int]func(tasks.Signal){}
 	}
 	s.watchers[id][n] = f
 	s.mu.Unlock()
@@ -266,8 +267,8 @@ func (s *TaskStore) Watch(ctx context.Context, id string, f func(core.TaskSignal
 	}, nil
 }
 
-// Signal implements core.TaskSignaler.
-func (s *TaskStore) Signal(ctx context.Context, id string, sig core.TaskSignal) error {
+// Signal implements tasks.Signaler.
+func (s *TaskStore) Signal(ctx context.Context, id string, sig tasks.Signal) error {
 	b, err := json.Marshal(sig)
 	if err != nil {
 		return err
@@ -285,13 +286,13 @@ func (s *TaskStore) receive(e Envelope) {
 	if !ok {
 		return
 	}
-	var sig core.TaskSignal
+	var sig tasks.Signal
 	if err := json.Unmarshal(e.Payload, &sig); err != nil {
 		s.r.log.Warn().Err(err).Msg("redisstore: undecodable task signal")
 		return
 	}
 	s.mu.Lock()
-	fs := make([]func(core.TaskSignal), 0, len(s.watchers[id]))
+	fs := make([]func(tasks.Signal), 0, len(s.watchers[id]))
 	for _, f := range s.watchers[id] {
 		fs = append(fs, f)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -33,10 +34,10 @@ func newTaskReplica(t *testing.T, rs *testutil.RedisServer, prefix, name string,
 	r := newRouter(t, rs, prefix)
 	nop := quietLogger()
 	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{
-		Logger: &nop,
-		Tasks:  core.TaskOptions{Store: redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{})},
+		Logger:     &nop,
+		Extensions: []core.Extension{tasks.New(tasks.Options{Store: redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{})})},
 	})
-	s.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+	s.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			ev.started <- name
 			res, err := req.Elicit(ctx, &core.ElicitParams{Message: "sure?",
@@ -59,7 +60,7 @@ func newTaskReplica(t *testing.T, rs *testutil.RedisServer, prefix, name string,
 func (r *taskReplica) call(t *testing.T, method string, params map[string]any) (map[string]any, *testutil.WireError) {
 	t.Helper()
 	params["_meta"] = testutil.Envelope(testutil.ModernVersion, map[string]any{
-		"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}})
+		"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}})
 	req := r.client.NewModernPost(context.Background(), testutil.ModernRequest(1, method, params))
 	w := r.client.Do(t, req).Message(t)
 	if w.Error != nil {
@@ -137,7 +138,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	await(t, ev.started, "the second handler to start")
 	b.until(t, id2, "input_required")
 	b.ok(t, "tasks/cancel", map[string]any{"taskId": id2})
-	if err := await(t, ev.ended, "the handler to be cancelled"); !errors.Is(err, core.ErrTaskCancelled) {
+	if err := await(t, ev.ended, "the handler to be cancelled"); !errors.Is(err, tasks.ErrCancelled) {
 		t.Errorf("handler context cause = %v, want ErrTaskCancelled", err)
 	}
 	if g := a.ok(t, "tasks/get", map[string]any{"taskId": id2}); g["status"] != "cancelled" {
@@ -158,8 +159,8 @@ func TestTaskStoreOnRedis(t *testing.T) {
 	clock.Advance(time.Since(clock.Now())) // the real time, so the keys live for their real TTL
 	st := redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{Now: clock.Now})
 	ctx := context.Background()
-	task := func(id, owner string) *core.Task {
-		return &core.Task{ID: id, Owner: owner, Status: core.TaskWorking, CreatedAt: clock.Now(), LastUpdatedAt: clock.Now(), TTL: time.Hour}
+	task := func(id, owner string) *tasks.Task {
+		return &tasks.Task{ID: id, Owner: owner, Status: tasks.Working, CreatedAt: clock.Now(), LastUpdatedAt: clock.Now(), TTL: time.Hour}
 	}
 	// Ten concurrent creates against a cap of four per owner: exactly four succeed.
 	var wg sync.WaitGroup
@@ -168,7 +169,7 @@ func TestTaskStoreOnRedis(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = st.Create(ctx, task("p"+string(rune('a'+i)), "alice"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4})
+			errs[i] = st.Create(ctx, task("p"+string(rune('a'+i)), "alice"), tasks.Limits{MaxTasks: -1, MaxPerOwner: 4})
 		}()
 	}
 	wg.Wait()
@@ -177,7 +178,7 @@ func TestTaskStoreOnRedis(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, core.ErrTaskLimit):
+		case errors.Is(err, tasks.ErrLimit):
 			limited++
 		default:
 			t.Fatal(err)
@@ -186,10 +187,10 @@ func TestTaskStoreOnRedis(t *testing.T) {
 	if ok != 4 || limited != 6 {
 		t.Errorf("created %d, limited %d; want 4 and 6", ok, limited)
 	}
-	if err := st.Create(ctx, task("x", "alice"), core.TaskLimits{MaxTasks: 4, MaxPerOwner: -1}); !errors.Is(err, core.ErrTaskLimit) {
+	if err := st.Create(ctx, task("x", "alice"), tasks.Limits{MaxTasks: 4, MaxPerOwner: -1}); !errors.Is(err, tasks.ErrLimit) {
 		t.Errorf("total cap: %v", err)
 	}
-	if err := st.Create(ctx, task("q", "bob"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
+	if err := st.Create(ctx, task("q", "bob"), tasks.Limits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
 		t.Fatal(err)
 	}
 	// Concurrent updates never lose one another.
@@ -197,7 +198,7 @@ func TestTaskStoreOnRedis(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := st.Update(ctx, "q", func(t *core.Task) error {
+			_, err := st.Update(ctx, "q", func(t *tasks.Task) error {
 				if t.InputRequests == nil {
 					t.InputRequests = map[string]json.RawMessage{}
 				}
@@ -215,27 +216,27 @@ func TestTaskStoreOnRedis(t *testing.T) {
 		t.Fatalf("after 20 updates: %+v, %v", got, err)
 	}
 	boom := errors.New("boom")
-	if _, err := st.Update(ctx, "q", func(*core.Task) error { return boom }); !errors.Is(err, boom) {
+	if _, err := st.Update(ctx, "q", func(*tasks.Task) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("Update = %v, want the callback's error", err)
 	}
 	// A terminal status is final and frees the owner's room.
-	if _, err := st.Update(ctx, "q", func(t *core.Task) error { t.Status = core.TaskCompleted; return nil }); err != nil {
+	if _, err := st.Update(ctx, "q", func(t *tasks.Task) error { t.Status = tasks.Completed; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.Update(ctx, "q", func(t *core.Task) error { t.Status = core.TaskWorking; return nil }); got.Status != core.TaskCompleted {
+	if got, _ := st.Update(ctx, "q", func(t *tasks.Task) error { t.Status = tasks.Working; return nil }); got.Status != tasks.Completed {
 		t.Errorf("a terminal status changed to %s", got.Status)
 	}
 	for i := range 4 {
-		if err := st.Create(ctx, task("b"+string(rune('a'+i)), "bob"), core.TaskLimits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
+		if err := st.Create(ctx, task("b"+string(rune('a'+i)), "bob"), tasks.Limits{MaxTasks: -1, MaxPerOwner: 4}); err != nil {
 			t.Fatalf("bob's room after a finished task: %v", err)
 		}
 	}
 	// Past the TTL a task is gone.
 	clock.Advance(time.Hour)
-	if _, err := st.Get(ctx, "q"); !errors.Is(err, core.ErrTaskNotFound) {
+	if _, err := st.Get(ctx, "q"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("expired Get = %v", err)
 	}
-	if _, err := st.Update(ctx, "nope", func(*core.Task) error { return nil }); !errors.Is(err, core.ErrTaskNotFound) {
+	if _, err := st.Update(ctx, "nope", func(*tasks.Task) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("unknown Update = %v", err)
 	}
 }

@@ -10,13 +10,15 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/skills"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
 // TestTaskOverStdio: a 2026-07-28 client on real pipes gets a task handle, answers the task's
 // elicitation with tasks/update and reads the result with tasks/get.
 func TestTaskOverStdio(t *testing.T) {
-	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
-	srv.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
+	srv.AddTool(&core.Tool{Name: "confirm", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			r, err := req.Elicit(ctx, &core.ElicitParams{Message: "sure?"})
 			if err != nil {
@@ -26,7 +28,7 @@ func TestTaskOverStdio(t *testing.T) {
 		})
 	p := servePipes(t, srv)
 	meta := envelope(core.Version20260728)
-	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 	p.write(frame(t, 1, "tools/call", map[string]any{"name": "confirm"}, meta))
 	created := p.next()
 	var task struct {
@@ -83,12 +85,13 @@ func TestTaskOverStdio(t *testing.T) {
 
 // TestSkillsOverStdio: skills/list, skills/get and resources/directory/read on real pipes.
 func TestSkillsOverStdio(t *testing.T) {
-	srv := core.NewServer(core.Implementation{Name: "skills", Version: "1"}, core.Options{})
+	sk := skills.New(skills.Options{})
+	srv := core.NewServer(core.Implementation{Name: "skills", Version: "1"}, core.Options{Extensions: []core.Extension{sk}})
 	fsys := fstest.MapFS{
 		"SKILL.md":      {Data: []byte("---\nname: notes\ndescription: Take notes\n---\nBody\n")},
 		"refs/STYLE.md": {Data: []byte("style")},
 	}
-	if err := srv.AddSkill("notes", fsys); err != nil {
+	if err := sk.Add("notes", fsys); err != nil {
 		t.Fatal(err)
 	}
 	p := servePipes(t, srv)
@@ -122,9 +125,9 @@ func TestSkillsOverStdio(t *testing.T) {
 // TestTaskNotificationsOverStdio: a listen request naming a task gets notifications/tasks on
 // its own path when the task completes.
 func TestTaskNotificationsOverStdio(t *testing.T) {
-	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{})
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
 	release := make(chan struct{})
-	srv.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+	srv.AddTool(&core.Tool{Name: "wait", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			select {
 			case <-release:
@@ -135,7 +138,7 @@ func TestTaskNotificationsOverStdio(t *testing.T) {
 		})
 	p := servePipes(t, srv)
 	meta := envelope(core.Version20260728)
-	meta[core.MetaClientCapabilities] = map[string]any{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+	meta[core.MetaClientCapabilities] = map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 	p.write(frame(t, 1, "tools/call", map[string]any{"name": "wait"}, meta))
 	var created struct {
 		TaskID string `json:"taskId"`

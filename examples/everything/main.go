@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/skills"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/stdio"
@@ -49,26 +51,30 @@ func newServer() *core.Server { return newServerWith(shared{}) }
 // shared is what replicas share; the zero value keeps everything in process.
 type shared struct {
 	broadcaster core.Broadcaster
-	tasks       core.TaskStore
+	tasks       tasks.Store
 	stateKey    []byte
 }
 
 // newServerWith is newServer with shared pieces.
 func newServerWith(sh shared) *core.Server {
 	roots := &rootsChanges{}
+	sk := skills.New(skills.Options{})
 	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
 		SubscribeHandler:   core.AcceptSubscription,
 		CompletionHandler:  complete,
 		OnRootsListChanged: roots.seen,
 		Broadcaster:        sh.broadcaster,
 		RequestState:       core.RequestStateOptions{Key: sh.stateKey},
-		Tasks:              core.TaskOptions{Store: sh.tasks},
+		Extensions: []core.Extension{
+			tasks.New(tasks.Options{Store: sh.tasks, Deferred: []string{"test_tool_with_task"}}),
+			sk,
+		},
 	})
 	addTools(s)
 	addResources(s)
 	addPrompts(s)
 	addTaskTools(s)
-	addSkills(s)
+	addSkills(sk)
 	addInteropTools(s, roots)
 	return s
 }

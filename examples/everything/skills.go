@@ -4,7 +4,7 @@ import (
 	"embed"
 	"io/fs"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/skills"
 )
 
 // The fixture serves one skill (SEP-2640), with a nested reference file, so the sep-2640-*
@@ -13,12 +13,12 @@ import (
 //go:embed skills
 var skillFiles embed.FS
 
-func addSkills(s *core.Server) {
+func addSkills(sk *skills.Extension) {
 	dir, err := fs.Sub(skillFiles, "skills/greeting-style")
 	if err != nil {
 		panic(err)
 	}
-	if err := s.AddSkill("greeting-style", dir); err != nil {
+	if err := sk.Add("greeting-style", dir); err != nil {
 		panic(err)
 	}
 }

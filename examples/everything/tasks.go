@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
 // The tools of this file serve the tasks extension scenarios (SEP-2663): greet is a plain call;
@@ -18,8 +19,8 @@ import (
 var failingJobDelay = 500 * time.Millisecond
 
 var (
-	optionalTask = &core.ToolExecution{TaskSupport: core.TaskSupportOptional}
-	requiredTask = &core.ToolExecution{TaskSupport: core.TaskSupportRequired}
+	optionalTask = &core.ToolExecution{TaskSupport: tasks.SupportOptional}
+	requiredTask = &core.ToolExecution{TaskSupport: tasks.SupportRequired}
 )
 
 type greetIn struct {
@@ -108,16 +109,17 @@ func addTaskTools(s *core.Server) {
 		})
 
 	// test_tool_with_task asks for the user's name through input_required first (before any
-	// task exists) and becomes a task once it has it (SEP-2322 composed with SEP-2663).
+	// task exists) and becomes a task once it has it (SEP-2322 composed with SEP-2663): it is
+	// one of the extension's Deferred tools (see newServerWith).
 	core.AddTool(s, &core.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets in a task.",
-		Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional, Deferred: true}},
+		Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest, _ noIn) (*core.CallToolResult, any, error) {
 			r, ok := req.ElicitResponse("user_name")
 			if !ok {
 				return nil, nil, core.NeedInput(map[string]core.InputRequest{"user_name": askName("What is your name?")}, "")
 			}
 			name, _ := field(r, "name")
-			req.RunAsTask()
+			tasks.RunAsTask(ctx)
 			if err := pause(ctx, 100*time.Millisecond); err != nil {
 				return nil, nil, err
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -36,7 +37,7 @@ func (p *taskPeer) send(method string, params map[string]any) (map[string]any, *
 	p.t.Helper()
 	caps := map[string]any{"elicitation": map[string]any{}}
 	if p.ext {
-		caps["extensions"] = map[string]any{core.TasksExtension: map[string]any{}}
+		caps["extensions"] = map[string]any{tasks.ExtensionID: map[string]any{}}
 	}
 	if params == nil {
 		params = map[string]any{}

@@ -1,4 +1,4 @@
-package core_test
+package skills_test
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,8 @@ import (
 	"testing/fstest"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/skills"
+	"github.com/mcpkit/mcpkit/internal/coretest"
 )
 
 const refundsMD = "---\nname: refunds\ndescription: Process refunds per policy\nlicense: Apache-2.0\nmetadata:\n  version: \"2.1\"\n  since: 2026-01-02\n  count: 3\n  tags: [a, b]\n  nothing: ~\n---\n\n# Refunds\nSee references/POLICY.md.\n"
@@ -29,19 +31,42 @@ func digest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
-func skillServer(t *testing.T, opts core.Options) (*core.Server, *taskClient) {
+// client sends 2026-07-28 requests to one server.
+type client struct {
+	t   *testing.T
+	srv *core.Server
+}
+
+func (c *client) send(method string, params map[string]any) *coretest.Wire {
+	c.t.Helper()
+	return coretest.Send(c.t, c.srv, "", nil, method, params)
+}
+
+func (c *client) ok(method string, params map[string]any) map[string]any {
+	c.t.Helper()
+	return coretest.OK(c.t, c.srv, "", nil, method, params)
+}
+
+// newSkills returns a server with opts and the skills extension configured by sopts.
+func newSkills(opts core.Options, sopts skills.Options) (*skills.Extension, *core.Server) {
+	sk := skills.New(sopts)
+	opts.Extensions = append(opts.Extensions, sk)
+	return sk, core.NewServer(core.Implementation{Name: "skills", Version: "1"}, opts)
+}
+
+func skillServer(t *testing.T, opts core.Options) (*skills.Extension, *client) {
 	t.Helper()
-	s := core.NewServer(core.Implementation{Name: "skills", Version: "1"}, opts)
-	if err := s.AddSkill("acme/billing/refunds", refundsFS()); err != nil {
+	sk, s := newSkills(opts, skills.Options{})
+	if err := sk.Add("acme/billing/refunds", refundsFS()); err != nil {
 		t.Fatal(err)
 	}
-	return s, &taskClient{t: t, srv: s, plain: true}
+	return sk, &client{t: t, srv: s}
 }
 
 func TestSkillsListAndGet(t *testing.T) {
 	s, c := skillServer(t, core.Options{})
 	caps := c.ok("server/discover", nil)["capabilities"].(map[string]any)
-	if ext, _ := caps["extensions"].(map[string]any)[core.SkillsExtension].(map[string]any); ext["directoryRead"] != true {
+	if ext, _ := caps["extensions"].(map[string]any)[skills.ExtensionID].(map[string]any); ext["directoryRead"] != true {
 		t.Errorf("capabilities = %v", caps)
 	}
 	if caps["resources"] == nil {
@@ -90,17 +115,17 @@ func TestSkillsListAndGet(t *testing.T) {
 	}
 	for _, uri := range []string{"skill://acme/billing/refunds", "skill://nope/SKILL.md", "skill://acme/billing/refunds/references/POLICY.md"} {
 		w := c.send("skills/get", map[string]any{"uri": uri})
-		wantError(t, w, core.CodeInvalidParams, "Skill not found: "+uri, map[string]any{"uri": uri})
+		coretest.WantError(t, w, core.CodeInvalidParams, "Skill not found: "+uri, map[string]any{"uri": uri})
 	}
-	if sk := s.Skills(); len(sk) != 1 || sk[0].Name != "refunds" || len(sk[0].Files) != 5 {
-		t.Errorf("Skills() = %+v", sk)
+	if got := s.Skills(); len(got) != 1 || got[0].Name != "refunds" || len(got[0].Files) != 5 {
+		t.Errorf("Skills() = %+v", got)
 	}
 }
 
 func TestSkillsPagination(t *testing.T) {
 	s, c := skillServer(t, core.Options{PageSize: 1})
 	other := fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: second\ndescription: d\n---\n")}}
-	if err := s.AddSkill("second", other); err != nil {
+	if err := s.Add("second", other); err != nil {
 		t.Fatal(err)
 	}
 	p1 := c.ok("skills/list", nil)
@@ -113,7 +138,7 @@ func TestSkillsPagination(t *testing.T) {
 		t.Errorf("page 2 = %v", p2)
 	}
 	w := c.send("skills/list", map[string]any{"cursor": "bogus"})
-	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Invalid cursor")
+	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Invalid cursor")
 	// Directory pages: the skill root holds SKILL.md and three directories.
 	var uris []string
 	var next any = nil
@@ -145,7 +170,7 @@ func TestSkillsDirectoryAndRead(t *testing.T) {
 	if d := kids[0].(map[string]any); d["uri"] != "skill://acme/billing/refunds/templates/email.txt" || d["mimeType"] != "text/plain" || d["size"] != float64(13) || d["name"] != "email.txt" {
 		t.Errorf("file child = %v", d)
 	}
-	if d := kids[1].(map[string]any); d["uri"] != "skill://acme/billing/refunds/templates/eu" || d["mimeType"] != core.DirectoryMimeType || d["name"] != "eu" {
+	if d := kids[1].(map[string]any); d["uri"] != "skill://acme/billing/refunds/templates/eu" || d["mimeType"] != skills.DirectoryMimeType || d["name"] != "eu" {
 		t.Errorf("directory child = %v", d)
 	}
 	// The organizational prefix is a directory too.
@@ -155,10 +180,10 @@ func TestSkillsDirectoryAndRead(t *testing.T) {
 	}
 	for _, uri := range []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/templates/", "skill://other"} {
 		w := c.send("resources/directory/read", map[string]any{"uri": uri})
-		wantError(t, w, core.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
+		coretest.WantError(t, w, core.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
 	}
 	w := c.send("resources/directory/read", map[string]any{})
-	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid uri")
+	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid uri")
 
 	// resources/read serves every file: text as is, anything else in base64.
 	md := c.ok("resources/read", map[string]any{"uri": "skill://acme/billing/refunds/SKILL.md"})
@@ -185,50 +210,50 @@ func TestAddSkillRules(t *testing.T) {
 	cases := []struct {
 		name, path string
 		fsys       fstest.MapFS
-		opts       core.SkillOptions
+		opts       skills.Options
 		want       string
 	}{
-		{"no SKILL.md", "x", fstest.MapFS{"README.md": {Data: []byte("hi")}}, core.SkillOptions{}, "has no SKILL.md"},
-		{"no frontmatter", "x", md("# x\n"), core.SkillOptions{}, "must begin with YAML frontmatter"},
-		{"unclosed", "x", md("---\nname: x\n"), core.SkillOptions{}, "no closing ---"},
-		{"no description", "x", md("---\nname: x\n---\n"), core.SkillOptions{}, "needs a name and a description"},
-		{"not a mapping", "x", md("---\n- a\n---\n"), core.SkillOptions{}, "must be a YAML mapping"},
-		{"bad yaml", "x", md("---\nname: [\n---\n"), core.SkillOptions{}, "not valid YAML"},
-		{"name mismatch", "a/x", md("---\nname: y\ndescription: d\n---\n"), core.SkillOptions{}, `names the skill "y"`},
-		{"bad name", "X_y", md("---\nname: X_y\ndescription: d\n---\n"), core.SkillOptions{}, "skill name"},
-		{"doubled hyphen", "a--b", md("---\nname: a--b\ndescription: d\n---\n"), core.SkillOptions{}, "skill name"},
-		{"bad segment", "a b/x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{}, "segment 1"},
-		{"dot segment", "../x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{}, "segment 1"},
-		{"too many files", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a": {Data: []byte("a")}}, core.SkillOptions{MaxFiles: 1}, "more than 1 files"},
-		{"too big", "x", md("---\nname: x\ndescription: d\n---\n"), core.SkillOptions{MaxBytes: 10}, "more than 10 bytes"},
-		{"bad file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a?b": {Data: []byte("a")}}, core.SkillOptions{}, "cannot be part of a resource URI"},
+		{"no SKILL.md", "x", fstest.MapFS{"README.md": {Data: []byte("hi")}}, skills.Options{}, "has no SKILL.md"},
+		{"no frontmatter", "x", md("# x\n"), skills.Options{}, "must begin with YAML frontmatter"},
+		{"unclosed", "x", md("---\nname: x\n"), skills.Options{}, "no closing ---"},
+		{"no description", "x", md("---\nname: x\n---\n"), skills.Options{}, "needs a name and a description"},
+		{"not a mapping", "x", md("---\n- a\n---\n"), skills.Options{}, "must be a YAML mapping"},
+		{"bad yaml", "x", md("---\nname: [\n---\n"), skills.Options{}, "not valid YAML"},
+		{"name mismatch", "a/x", md("---\nname: y\ndescription: d\n---\n"), skills.Options{}, `names the skill "y"`},
+		{"bad name", "X_y", md("---\nname: X_y\ndescription: d\n---\n"), skills.Options{}, "skill name"},
+		{"doubled hyphen", "a--b", md("---\nname: a--b\ndescription: d\n---\n"), skills.Options{}, "skill name"},
+		{"bad segment", "a b/x", md("---\nname: x\ndescription: d\n---\n"), skills.Options{}, "segment 1"},
+		{"dot segment", "../x", md("---\nname: x\ndescription: d\n---\n"), skills.Options{}, "segment 1"},
+		{"too many files", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a": {Data: []byte("a")}}, skills.Options{MaxFiles: 1}, "more than 1 files"},
+		{"too big", "x", md("---\nname: x\ndescription: d\n---\n"), skills.Options{MaxBytes: 10}, "more than 10 bytes"},
+		{"bad file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a?b": {Data: []byte("a")}}, skills.Options{}, "cannot be part of a resource URI"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := core.NewServer(core.Implementation{Name: "s", Version: "1"}, core.Options{Skills: tc.opts})
-			err := s.AddSkill(tc.path, tc.fsys)
+			sk, s := newSkills(core.Options{}, tc.opts)
+			err := sk.Add(tc.path, tc.fsys)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("AddSkill = %v, want an error containing %q", err, tc.want)
 			}
-			if len(s.Skills()) != 0 || s.Capabilities().Extensions != nil {
+			if len(sk.Skills()) != 0 || s.Capabilities().Extensions != nil {
 				t.Errorf("a refused skill was registered")
 			}
 		})
 	}
 	// Unlimited when negative; a BOM and CRLF line ends are fine; replacing a skill drops its old files.
-	s := core.NewServer(core.Implementation{Name: "s", Version: "1"}, core.Options{Skills: core.SkillOptions{MaxFiles: -1, MaxBytes: -1}})
-	if err := s.AddSkill("x", fstest.MapFS{"SKILL.md": {Data: []byte("\ufeff---\r\nname: x\r\ndescription: d\r\n---\r\n")}, "old.txt": {Data: []byte("o")}}); err != nil {
+	sk, s := newSkills(core.Options{}, skills.Options{MaxFiles: -1, MaxBytes: -1})
+	if err := sk.Add("x", fstest.MapFS{"SKILL.md": {Data: []byte("\ufeff---\r\nname: x\r\ndescription: d\r\n---\r\n")}, "old.txt": {Data: []byte("o")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddSkill("x", md("---\nname: x\ndescription: new\n---\n")); err != nil {
+	if err := sk.Add("x", md("---\nname: x\ndescription: new\n---\n")); err != nil {
 		t.Fatal(err)
 	}
-	c := &taskClient{t: t, srv: s, plain: true}
+	c := &client{t: t, srv: s}
 	w := c.send("resources/read", map[string]any{"uri": "skill://x/old.txt"})
 	if w.Error == nil {
 		t.Errorf("the replaced skill's file is still served: %s", w)
 	}
-	if sk := s.Skills(); len(sk) != 1 || sk[0].Description != "new" {
+	if got := sk.Skills(); len(got) != 1 || got[0].Description != "new" {
 		t.Errorf("Skills() = %+v", sk)
 	}
 }

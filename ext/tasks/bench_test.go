@@ -1,22 +1,23 @@
-package core_test
+package tasks_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
+	"github.com/mcpkit/mcpkit/internal/coretest"
 )
 
 // BenchmarkTaskCreate: a tools/call that becomes a task (stored in memory, its handler started in
 // the background), answered with the task handle.
 func BenchmarkTaskCreate(b *testing.B) {
-	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Tasks: core.TaskOptions{MaxTasks: -1, MaxTasksPerPrincipal: -1}})
-	s.AddTool(&core.Tool{Name: "quick", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional}},
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{MaxTasks: -1, MaxTasksPerPrincipal: -1})}})
+	s.AddTool(&core.Tool{Name: "quick", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.TextResult("ok"), nil
 		})
-	meta := modernMeta(map[string]any{metaCaps: taskCaps})
-	call := []byte(body(b, 1, "tools/call", withMeta(map[string]any{"name": "quick"}, meta)))
+	call := []byte(coretest.Request(1, "tools/call", map[string]any{"name": "quick"}, taskCaps))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

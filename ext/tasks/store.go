@@ -1,4 +1,4 @@
-package core
+package tasks
 
 import (
 	"context"
@@ -7,35 +7,37 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/core"
 )
 
-// TaskStatus is the status of a task (SEP-2663).
-type TaskStatus string
+// Status is the status of a task (SEP-2663).
+type Status string
 
 // The task statuses. Completed, failed and cancelled are terminal: a task never leaves them.
 const (
-	TaskWorking       TaskStatus = "working"
-	TaskInputRequired TaskStatus = "input_required"
-	TaskCompleted     TaskStatus = "completed"
-	TaskFailed        TaskStatus = "failed"
-	TaskCancelled     TaskStatus = "cancelled"
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
 )
 
 // Terminal reports whether the status is completed, failed or cancelled.
-func (s TaskStatus) Terminal() bool {
-	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+func (s Status) Terminal() bool {
+	return s == Completed || s == Failed || s == Cancelled
 }
 
-// Task is a task as a TaskStore keeps it: what tasks/get and notifications/tasks report, plus its
+// Task is a task as a Store keeps it: what tasks/get and notifications/tasks report, plus its
 // owner and the state of its input requests.
 type Task struct {
 	// ID is the task id: random, unguessable, minted by the server.
 	ID string
-	// Owner is the principal that created it (PrincipalFrom of the creating request; empty for
+	// Owner is the principal that created it (core.PrincipalFrom of the creating request; empty for
 	// a caller without one). Only a request of the same principal may see or change the task.
 	Owner string
 	// Status is the current status.
-	Status TaskStatus
+	Status Status
 	// StatusMessage optionally describes the status.
 	StatusMessage string
 	// CreatedAt and LastUpdatedAt are the creation time and the time of the last change.
@@ -50,7 +52,7 @@ type Task struct {
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage
 	// Error is the JSON-RPC error of a failed task.
-	Error *Error
+	Error *core.Error
 }
 
 // ExpiresAt returns when the task expires (the zero time when it never does).
@@ -82,41 +84,41 @@ func (t *Task) Clone() *Task {
 	return &c
 }
 
-// TaskLimits bound how many tasks a store keeps. A negative value removes that bound.
-type TaskLimits struct {
+// Limits bound how many tasks a store keeps. A negative value removes that bound.
+type Limits struct {
 	// MaxTasks caps the tasks stored at once (any status, until they expire).
 	MaxTasks int
 	// MaxPerOwner caps the tasks of one owner that are not yet terminal.
 	MaxPerOwner int
 }
 
-// ErrTaskNotFound is returned by a TaskStore for an id it does not hold (never created,
+// ErrNotFound is returned by a Store for an id it does not hold (never created,
 // expired, or removed).
-var ErrTaskNotFound = errors.New("mcpkit: task not found")
+var ErrNotFound = errors.New("mcpkit: task not found")
 
-// ErrTaskLimit is returned by TaskStore.Create when a TaskLimits bound is reached.
-var ErrTaskLimit = errors.New("mcpkit: too many tasks")
+// ErrLimit is returned by Store.Create when a Limits bound is reached.
+var ErrLimit = errors.New("mcpkit: too many tasks")
 
-// TaskStore keeps tasks where every replica of a server can reach them. The default is an
-// in-memory store (NewMemoryTaskStore); a shared one (Redis) lets a task created on one replica be
+// Store keeps tasks where every replica of a server can reach them. The default is an
+// in-memory store (NewMemoryStore); a shared one (Redis) lets a task created on one replica be
 // read, updated and cancelled from any other. Implementations must be safe for concurrent use.
-type TaskStore interface {
+type Store interface {
 	// Create stores a new task, atomically checking limits. It returns only once a Get of
-	// t.ID would find it (on every replica), and ErrTaskLimit when a bound is reached.
-	Create(ctx context.Context, t *Task, limits TaskLimits) error
-	// Get returns a copy of the task, or ErrTaskNotFound (an expired task is not found).
+	// t.ID would find it (on every replica), and ErrLimit when a bound is reached.
+	Create(ctx context.Context, t *Task, limits Limits) error
+	// Get returns a copy of the task, or ErrNotFound (an expired task is not found).
 	Get(ctx context.Context, id string) (*Task, error)
 	// Update applies fn to a copy of the task and stores the result atomically: no other
 	// update interleaves between the read fn sees and the write. When fn returns an error
 	// nothing is stored and Update returns that error. It returns the stored task, or
-	// ErrTaskNotFound.
+	// ErrNotFound.
 	Update(ctx context.Context, id string, fn func(t *Task) error) (*Task, error)
 }
 
-// MemoryTaskStore is the in-memory TaskStore: tasks live in this process until their TTL passes.
+// MemoryStore is the in-memory Store: tasks live in this process until their TTL passes.
 // Expired tasks are dropped when they are looked up and by a sweep that runs, at most once a
 // minute, as new tasks are created.
-type MemoryTaskStore struct {
+type MemoryStore struct {
 	now func() time.Time
 
 	mu        sync.Mutex
@@ -125,17 +127,17 @@ type MemoryTaskStore struct {
 	nextSweep time.Time
 }
 
-// NewMemoryTaskStore returns an empty in-memory store. now, when not nil, replaces time.Now (for
+// NewMemoryStore returns an empty in-memory store. now, when not nil, replaces time.Now (for
 // tests).
-func NewMemoryTaskStore(now func() time.Time) *MemoryTaskStore {
+func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryTaskStore{now: now, tasks: map[string]*Task{}, open: map[string]int{}}
+	return &MemoryStore{now: now, tasks: map[string]*Task{}, open: map[string]int{}}
 }
 
-// Create implements TaskStore.
-func (m *MemoryTaskStore) Create(_ context.Context, t *Task, limits TaskLimits) error {
+// Create implements Store.
+func (m *MemoryStore) Create(_ context.Context, t *Task, limits Limits) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -143,10 +145,10 @@ func (m *MemoryTaskStore) Create(_ context.Context, t *Task, limits TaskLimits) 
 		m.sweep(now)
 	}
 	if limits.MaxTasks >= 0 && len(m.tasks) >= limits.MaxTasks {
-		return ErrTaskLimit
+		return ErrLimit
 	}
 	if limits.MaxPerOwner >= 0 && !t.Status.Terminal() && m.open[t.Owner] >= limits.MaxPerOwner {
-		return ErrTaskLimit
+		return ErrLimit
 	}
 	if _, dup := m.tasks[t.ID]; dup {
 		return errors.New("mcpkit: task id already in use")
@@ -159,7 +161,7 @@ func (m *MemoryTaskStore) Create(_ context.Context, t *Task, limits TaskLimits) 
 }
 
 // sweep drops expired tasks; m.mu is held.
-func (m *MemoryTaskStore) sweep(now time.Time) {
+func (m *MemoryStore) sweep(now time.Time) {
 	m.nextSweep = now.Add(time.Minute)
 	for id, t := range m.tasks {
 		if t.Expired(now) {
@@ -168,21 +170,21 @@ func (m *MemoryTaskStore) sweep(now time.Time) {
 	}
 }
 
-func (m *MemoryTaskStore) drop(id string, t *Task) {
+func (m *MemoryStore) drop(id string, t *Task) {
 	delete(m.tasks, id)
 	if !t.Status.Terminal() {
 		m.close(t.Owner)
 	}
 }
 
-func (m *MemoryTaskStore) close(owner string) {
+func (m *MemoryStore) close(owner string) {
 	if m.open[owner]--; m.open[owner] <= 0 {
 		delete(m.open, owner)
 	}
 }
 
 // lookup returns the live task with id; m.mu is held.
-func (m *MemoryTaskStore) lookup(id string) (*Task, bool) {
+func (m *MemoryStore) lookup(id string) (*Task, bool) {
 	t, ok := m.tasks[id]
 	if !ok {
 		return nil, false
@@ -194,24 +196,24 @@ func (m *MemoryTaskStore) lookup(id string) (*Task, bool) {
 	return t, true
 }
 
-// Get implements TaskStore.
-func (m *MemoryTaskStore) Get(_ context.Context, id string) (*Task, error) {
+// Get implements Store.
+func (m *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.lookup(id)
 	if !ok {
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	return t.Clone(), nil
 }
 
-// Update implements TaskStore.
-func (m *MemoryTaskStore) Update(_ context.Context, id string, fn func(t *Task) error) (*Task, error) {
+// Update implements Store.
+func (m *MemoryStore) Update(_ context.Context, id string, fn func(t *Task) error) (*Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.lookup(id)
 	if !ok {
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	next := t.Clone()
 	if err := fn(next); err != nil {
@@ -229,7 +231,7 @@ func (m *MemoryTaskStore) Update(_ context.Context, id string, fn func(t *Task) 
 }
 
 // Len returns how many tasks the store holds (expired ones not yet swept included).
-func (m *MemoryTaskStore) Len() int {
+func (m *MemoryStore) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.tasks)

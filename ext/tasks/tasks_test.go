@@ -1,4 +1,4 @@
-package core_test
+package tasks_test
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
+	"github.com/mcpkit/mcpkit/internal/coretest"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -34,13 +35,13 @@ type taskTools struct {
 
 func addTaskTools(s *core.Server) *taskTools {
 	tt := &taskTools{release: make(chan struct{}), causes: make(chan error, 16), started: make(chan string, 16)}
-	optional := &core.ToolExecution{TaskSupport: core.TaskSupportOptional}
+	optional := &core.ToolExecution{TaskSupport: tasks.SupportOptional}
 	s.AddTool(&core.Tool{Name: "plain"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 		return core.TextResult("plain"), nil
 	})
 	s.AddTool(&core.Tool{Name: "work", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		_ = req.Progress(1, 2, "ignored inside a task")
-		tt.started <- req.TaskID()
+		tt.started <- tasks.ID(ctx)
 		select {
 		case <-tt.release:
 			return core.TextResult("worked"), nil
@@ -49,7 +50,7 @@ func addTaskTools(s *core.Server) *taskTools {
 			return nil, ctx.Err()
 		}
 	})
-	s.AddTool(&core.Tool{Name: "must", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportRequired}},
+	s.AddTool(&core.Tool{Name: "must", Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
 		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 			return core.ErrorResult("tool failed"), nil
 		})
@@ -89,16 +90,16 @@ func addTaskTools(s *core.Server) *taskTools {
 		st, _ := req.RequestState()
 		return core.TextResult(fmt.Sprintf("%v/%s", r.Content["color"], st)), nil
 	})
-	s.AddTool(&core.Tool{Name: "later", Execution: &core.ToolExecution{TaskSupport: core.TaskSupportOptional, Deferred: true}},
+	s.AddTool(&core.Tool{Name: "later", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
 		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 			r, ok := req.ElicitResponse("name")
 			if !ok {
-				if req.TaskID() != "" {
+				if tasks.ID(ctx) != "" {
 					return nil, errors.New("a deferred call is a task before it asked to be one")
 				}
 				return nil, core.NeedInput(map[string]core.InputRequest{"name": core.ElicitInput(core.ElicitParams{Message: "name?", RequestedSchema: nameForm})}, "")
 			}
-			if req.RunAsTask() != (req.TaskID() != "") {
+			if tasks.RunAsTask(ctx) != (tasks.ID(ctx) != "") {
 				return nil, errors.New("RunAsTask and TaskID disagree")
 			}
 			return core.TextResult(fmt.Sprintf("hello %v", r.Content["name"])), nil
@@ -122,31 +123,17 @@ type taskClient struct {
 	srv       *core.Server
 	principal string
 	plain     bool
-	ids       atomic.Int64
 }
 
-var taskCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{core.TasksExtension: map[string]any{}}}
+var taskCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 
-func (c *taskClient) send(method string, params map[string]any) *wire {
+func (c *taskClient) send(method string, params map[string]any) *coretest.Wire {
 	c.t.Helper()
 	caps := taskCaps
 	if c.plain {
 		caps = map[string]any{"elicitation": map[string]any{}}
 	}
-	id := c.ids.Add(1)
-	b := body(c.t, id, method, withMeta(params, modernMeta(map[string]any{metaCaps: caps})))
-	msg, derr := core.DecodeMessage([]byte(b))
-	if derr != nil {
-		c.t.Fatalf("decoding %s: %v", b, derr)
-	}
-	ss := c.srv.NewSession(core.SessionOptions{Ephemeral: true})
-	defer ss.Close()
-	ctx := core.WithPrincipal(context.Background(), c.principal)
-	resp := ss.Handle(ctx, msg, nil)
-	if resp == nil {
-		c.t.Fatalf("no answer to %s", b)
-	}
-	return parseWire(c.t, resp.Encode())
+	return coretest.Send(c.t, c.srv, c.principal, caps, method, params)
 }
 
 // ok sends a request that must succeed and decodes its result.
@@ -195,17 +182,17 @@ func (c *taskClient) waitStatus(id, status string) map[string]any {
 	}
 }
 
-func newTaskServer(t *testing.T, opts *core.Options) (*core.Server, *taskTools) {
+// newTaskServer serves the task tools with the tasks extension configured by opts ("later" is
+// its deferred tool).
+func newTaskServer(t *testing.T, opts tasks.Options) (*core.Server, *taskTools) {
 	t.Helper()
-	if opts == nil {
-		opts = &core.Options{}
-	}
-	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, *opts)
+	opts.Deferred = append(opts.Deferred, "later")
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(opts)}})
 	return s, addTaskTools(s)
 }
 
 func TestTaskCreateAndComplete(t *testing.T) {
-	s, tt := newTaskServer(t, nil)
+	s, tt := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	created := c.ok("tools/call", map[string]any{"name": "work", "arguments": map[string]any{}, "task": map[string]any{"ttl": 5}})
 	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
@@ -248,7 +235,7 @@ func TestTaskCreateAndComplete(t *testing.T) {
 }
 
 func TestTaskDispatchRules(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	with := &taskClient{t: t, srv: s}
 	without := &taskClient{t: t, srv: s, plain: true}
 
@@ -259,11 +246,11 @@ func TestTaskDispatchRules(t *testing.T) {
 	}
 	// Without the extension an optional tool runs as an ordinary call.
 	w := without.send("tools/call", map[string]any{"name": "fail"})
-	wantError(t, w, core.CodeInvalidParams, "bad input", "bad input")
+	coretest.WantError(t, w, core.CodeInvalidParams, "bad input", "bad input")
 	// A required tool is refused with -32021 naming the extension.
 	w = without.send("tools/call", map[string]any{"name": "must"})
-	wantError(t, w, core.CodeMissingRequiredClientCapability, "Missing required client capability",
-		map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}})
+	coretest.WantError(t, w, core.CodeMissingRequiredClientCapability, "Missing required client capability",
+		map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}})
 
 	// tasks/* without the extension: -32021 before the id is even looked at.
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
@@ -272,10 +259,10 @@ func TestTaskDispatchRules(t *testing.T) {
 			t.Errorf("%s without the extension = %s, want -32021", m, w)
 		}
 		w = with.send(m, map[string]any{"taskId": "nope", "inputResponses": map[string]any{}})
-		wantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+		coretest.WantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
 	}
 	w = with.send("tasks/get", map[string]any{"taskId": 7})
-	wantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid taskId")
+	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid taskId")
 	for _, m := range []string{"tasks/result", "tasks/list"} {
 		w := with.send(m, map[string]any{"taskId": "x"})
 		if w.Error == nil || w.Error.Code != core.CodeMethodNotFound {
@@ -288,7 +275,7 @@ func TestTaskDispatchRules(t *testing.T) {
 	if _, ok := caps["tasks"]; ok {
 		t.Errorf("capabilities.tasks advertised: %v", caps)
 	}
-	if _, ok := caps["extensions"].(map[string]any)[core.TasksExtension]; !ok {
+	if _, ok := caps["extensions"].(map[string]any)[tasks.ExtensionID]; !ok {
 		t.Errorf("capabilities.extensions lacks tasks: %v", caps)
 	}
 	// tools/list shows the task support of each tool.
@@ -311,10 +298,13 @@ func TestTaskDispatchRules(t *testing.T) {
 }
 
 func TestTaskNotOfferedWithoutTaskTools(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{})
+	bare := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{})
+	w := (&taskClient{t: t, srv: bare}).send("tasks/get", map[string]any{"taskId": "x"})
+	coretest.WantError(t, w, core.CodeMethodNotFound, "Method not found", "tasks/get")
+	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
 	s.AddTool(&core.Tool{Name: "plain"}, okTool)
 	c := &taskClient{t: t, srv: s}
-	w := c.send("tasks/get", map[string]any{"taskId": "x"})
+	w = c.send("tasks/get", map[string]any{"taskId": "x"})
 	if w.Error == nil || w.Error.Code != core.CodeInternalError {
 		t.Errorf("tasks/get on a server without task tools = %s, want the capability refusal", w)
 	}
@@ -332,7 +322,7 @@ func TestTaskNotOfferedWithoutTaskTools(t *testing.T) {
 }
 
 func TestTaskOutcomes(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	// A tool error is a completed task with isError.
 	g := c.waitStatus(c.create("must"), "completed")
@@ -350,7 +340,7 @@ func TestTaskOutcomes(t *testing.T) {
 }
 
 func TestTaskCancel(t *testing.T) {
-	s, tt := newTaskServer(t, nil)
+	s, tt := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	id := c.create("work")
 	<-tt.started
@@ -358,7 +348,7 @@ func TestTaskCancel(t *testing.T) {
 	if len(ack) != 2 || ack["resultType"] != "complete" || ack["_meta"] == nil {
 		t.Errorf("cancel ack = %v, want only resultType and _meta", ack)
 	}
-	if cause := <-tt.causes; !errors.Is(cause, core.ErrTaskCancelled) {
+	if cause := <-tt.causes; !errors.Is(cause, tasks.ErrCancelled) {
 		t.Errorf("handler context cause = %v, want ErrTaskCancelled", cause)
 	}
 	if g := c.get(id); g["status"] != "cancelled" {
@@ -377,7 +367,7 @@ func TestTaskCancel(t *testing.T) {
 }
 
 func TestTaskElicitationInput(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	id := c.create("ask")
 	var g map[string]any
@@ -421,7 +411,7 @@ func TestTaskElicitationInput(t *testing.T) {
 }
 
 func TestTaskInputRequiredInside(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	id := c.create("need")
 	g := c.waitStatus(id, "input_required")
@@ -441,7 +431,7 @@ func TestTaskInputRequiredInside(t *testing.T) {
 }
 
 func TestTaskDeferredAfterRoundTrip(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	c := &taskClient{t: t, srv: s}
 	r1 := c.ok("tools/call", map[string]any{"name": "later"})
 	if r1["resultType"] != "input_required" || r1["taskId"] != nil {
@@ -466,7 +456,7 @@ func TestTaskDeferredAfterRoundTrip(t *testing.T) {
 }
 
 func TestTaskOwnership(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	alice := &taskClient{t: t, srv: s, principal: "alice"}
 	bob := &taskClient{t: t, srv: s, principal: "bob"}
 	anon := &taskClient{t: t, srv: s}
@@ -489,7 +479,7 @@ func TestTaskOwnership(t *testing.T) {
 
 func TestTaskExpiryAndLimits(t *testing.T) {
 	clock := testutil.NewClock()
-	s, tt := newTaskServer(t, &core.Options{Tasks: core.TaskOptions{Now: clock.Now, TTL: time.Minute, MaxTasksPerPrincipal: 1, MaxTasks: 2, PollInterval: -1}})
+	s, tt := newTaskServer(t, tasks.Options{Now: clock.Now, TTL: time.Minute, MaxTasksPerPrincipal: 1, MaxTasks: 2, PollInterval: -1})
 	c := &taskClient{t: t, srv: s, principal: "p"}
 	created := c.ok("tools/call", map[string]any{"name": "work"})
 	if _, ok := created["pollIntervalMs"]; ok || created["ttlMs"] != float64(60000) {
@@ -512,35 +502,35 @@ func TestTaskExpiryAndLimits(t *testing.T) {
 	// Past the TTL the tasks are gone, and their room is free again.
 	clock.Advance(time.Minute)
 	w = c.send("tasks/get", map[string]any{"taskId": id})
-	wantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+	coretest.WantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
 	other.waitStatus(other.create("must"), "completed")
 	close(tt.release)
 }
 
 func TestMemoryTaskStore(t *testing.T) {
 	clock := testutil.NewClock()
-	st := core.NewMemoryTaskStore(clock.Now)
+	st := tasks.NewMemoryStore(clock.Now)
 	ctx := context.Background()
-	limits := core.TaskLimits{MaxTasks: -1, MaxPerOwner: -1}
-	if err := st.Create(ctx, &core.Task{ID: "a", Owner: "o", Status: core.TaskWorking, CreatedAt: clock.Now(), TTL: time.Second}, limits); err != nil {
+	limits := tasks.Limits{MaxTasks: -1, MaxPerOwner: -1}
+	if err := st.Create(ctx, &tasks.Task{ID: "a", Owner: "o", Status: tasks.Working, CreatedAt: clock.Now(), TTL: time.Second}, limits); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Create(ctx, &core.Task{ID: "a"}, limits); err == nil {
+	if err := st.Create(ctx, &tasks.Task{ID: "a"}, limits); err == nil {
 		t.Error("a duplicate id was stored")
 	}
 	boom := errors.New("boom")
-	if _, err := st.Update(ctx, "a", func(t *core.Task) error { t.Status = core.TaskFailed; return boom }); !errors.Is(err, boom) {
+	if _, err := st.Update(ctx, "a", func(t *tasks.Task) error { t.Status = tasks.Failed; return boom }); !errors.Is(err, boom) {
 		t.Errorf("Update = %v, want the callback's error", err)
 	}
-	if got, _ := st.Get(ctx, "a"); got.Status != core.TaskWorking {
+	if got, _ := st.Get(ctx, "a"); got.Status != tasks.Working {
 		t.Errorf("a failed Update changed the task: %v", got.Status)
 	}
-	got, err := st.Update(ctx, "a", func(t *core.Task) error { t.Status, t.ID, t.Owner = core.TaskCompleted, "b", "x"; return nil })
-	if err != nil || got.ID != "a" || got.Owner != "o" || got.Status != core.TaskCompleted {
+	got, err := st.Update(ctx, "a", func(t *tasks.Task) error { t.Status, t.ID, t.Owner = tasks.Completed, "b", "x"; return nil })
+	if err != nil || got.ID != "a" || got.Owner != "o" || got.Status != tasks.Completed {
 		t.Errorf("Update = %+v, %v", got, err)
 	}
-	got, _ = st.Update(ctx, "a", func(t *core.Task) error { t.Status = core.TaskWorking; return nil })
-	if got.Status != core.TaskCompleted {
+	got, _ = st.Update(ctx, "a", func(t *tasks.Task) error { t.Status = tasks.Working; return nil })
+	if got.Status != tasks.Completed {
 		t.Errorf("a terminal status changed to %s", got.Status)
 	}
 	got.InputRequests = map[string]json.RawMessage{"k": nil} // a copy: the store is not affected
@@ -548,10 +538,10 @@ func TestMemoryTaskStore(t *testing.T) {
 		t.Error("Get returned the stored task itself")
 	}
 	clock.Advance(time.Second)
-	if _, err := st.Get(ctx, "a"); !errors.Is(err, core.ErrTaskNotFound) {
+	if _, err := st.Get(ctx, "a"); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("expired Get = %v", err)
 	}
-	if _, err := st.Update(ctx, "a", func(*core.Task) error { return nil }); !errors.Is(err, core.ErrTaskNotFound) {
+	if _, err := st.Update(ctx, "a", func(*tasks.Task) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("expired Update = %v", err)
 	}
 	if st.Len() != 0 {
@@ -560,26 +550,45 @@ func TestMemoryTaskStore(t *testing.T) {
 }
 
 func TestHonorListenTasks(t *testing.T) {
-	s, _ := newTaskServer(t, nil)
+	s, _ := newTaskServer(t, tasks.Options{})
 	alice := &taskClient{t: t, srv: s, principal: "alice"}
 	id := alice.create("must")
-	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{core.TasksExtension: map[string]any{}}}}
-	f := core.SubscriptionFilter{TaskIDs: []string{id, id, "nope"}}
+	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}}
+	f := core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id, id, "nope"}}}
 	got, err := s.HonorListen(core.WithPrincipal(context.Background(), "alice"), env, f)
-	if err != nil || len(got.TaskIDs) != 1 || got.TaskIDs[0] != id {
+	if ids := got.Extensions["taskIds"]; err != nil || len(ids) != 1 || ids[0] != id {
 		t.Errorf("alice's listen = %+v, %v", got, err)
 	}
-	got, err = s.HonorListen(core.WithPrincipal(context.Background(), "bob"), env, f)
-	if err != nil || len(got.TaskIDs) != 0 {
-		t.Errorf("bob's listen kept alice's task: %+v, %v", got, err)
+	if !got.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+		t.Error("Wants ignores the task ids")
+	}
+	if got.Wants(core.Change{Method: tasks.StatusNotification, Key: "other"}) {
+		t.Error("Wants took another task's notification")
+	}
+	if got.Wants(core.Change{Method: "notifications/other", Key: id}) {
+		t.Error("Wants took another extension's notification")
+	}
+	bob, err := s.HonorListen(core.WithPrincipal(context.Background(), "bob"), env, f)
+	if err != nil || len(bob.Extensions["taskIds"]) != 0 || bob.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+		t.Errorf("bob's listen kept alice's task: %+v, %v", bob, err)
 	}
 	if _, err := s.HonorListen(context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); err == nil {
 		t.Error("taskIds without the extension were accepted")
 	}
-	if !(core.SubscriptionFilter{TaskIDs: []string{id}}).Wants(core.Change{Method: core.TaskStatusChanged, TaskID: id}) {
-		t.Error("Wants ignores the task ids")
+	if (core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}).Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+		t.Error("Wants took ids HonorListen did not admit")
 	}
-	if (core.SubscriptionFilter{TaskIDs: []string{id}}).Wants(core.Change{Method: core.TaskStatusChanged, TaskID: "other"}) {
-		t.Error("Wants took another task's notification")
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return b
+}
+
+func okTool(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+	return core.TextResult("ok"), nil
 }
