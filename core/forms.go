@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
 // Form is the schema of an elicitation form, in the restricted subset of JSON Schema the
@@ -110,7 +112,7 @@ func (f *Form) Check(content map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, &ElicitAnswerError{Reason: err.Error()}
 	}
-	if msg := validateValue(f.validator, inst); msg != "" {
+	if msg := schema.ValidateValue(f.validator, inst); msg != "" {
 		return nil, &ElicitAnswerError{Reason: msg}
 	}
 	var checked map[string]any
@@ -284,7 +286,7 @@ const formMetaSchema = `{
 }`
 
 var formMeta = sync.OnceValue(func() *validator.Schema {
-	sch, err := compileSchema("elicitation-form", jsontext.Value(formMetaSchema), false)
+	sch, err := schema.Compile("elicitation-form", jsontext.Value(formMetaSchema), false)
 	if err != nil {
 		panic("mcpkit: the elicitation form meta-schema does not compile: " + err.Error())
 	}
@@ -297,7 +299,7 @@ func parseForm(raw []byte) (*Form, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
 	}
-	if msg := validateValue(formMeta(), inst); msg != "" {
+	if msg := schema.ValidateValue(formMeta(), inst); msg != "" {
 		return nil, fmt.Errorf("mcpkit: the form schema is not a flat object of primitive properties as elicitation allows: %s", msg)
 	}
 	var top struct {
@@ -327,7 +329,7 @@ func parseForm(raw []byte) (*Form, error) {
 	}
 	// Answers are checked against the schema as requested, formats asserted. Members it does not
 	// name are let through, as the schema lets them.
-	if f.validator, err = compileSchema("form", raw, true); err != nil {
+	if f.validator, err = schema.Compile("form", raw, true); err != nil {
 		return nil, fmt.Errorf("mcpkit: form schema: %w", err)
 	}
 	if len(f.defaults) > 0 {
@@ -338,13 +340,13 @@ func parseForm(raw []byte) (*Form, error) {
 		}
 		delete(optionalOnly, "required")
 		ob, _ := marshal(optionalOnly)
-		optional, err := compileSchema("form-defaults", jsontext.Value(ob), true)
+		optional, err := schema.Compile("form-defaults", jsontext.Value(ob), true)
 		if err != nil {
 			return nil, fmt.Errorf("mcpkit: form schema: %w", err)
 		}
 		db, _ := marshal(f.defaults)
 		inst, _ := validator.UnmarshalJSON(bytes.NewReader(db))
-		if msg := validateValue(optional, inst); msg != "" {
+		if msg := schema.ValidateValue(optional, inst); msg != "" {
 			return nil, fmt.Errorf("mcpkit: form schema: a default does not match its property: %s", msg)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
 // ResourceHandler serves resources/read for a resource or a template.
@@ -41,7 +43,7 @@ type resourceEntry struct {
 
 type templateEntry struct {
 	template ResourceTemplate
-	tpl      *uriTemplate
+	tpl      *uritemplate.Template
 	handler  ResourceHandler
 }
 
@@ -72,7 +74,7 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	if t == nil || h == nil || t.URITemplate == "" || t.Name == "" {
 		panic("mcpkit: AddResourceTemplate needs a template with a uriTemplate and a name, and a handler")
 	}
-	tpl, err := parseURITemplate(t.URITemplate)
+	tpl, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
 		panic(err)
 	}
@@ -97,7 +99,7 @@ func (s *Server) RemoveResources(uris ...string) {
 }
 
 // match matches uri against the template and returns its variables.
-func (t *templateEntry) match(uri string) (map[string]string, bool) { return t.tpl.match(uri) }
+func (t *templateEntry) match(uri string) (map[string]string, bool) { return t.tpl.Match(uri) }
 
 type listResourcesResult struct {
 	Resources  []Resource `json:"resources"`
@@ -300,4 +302,16 @@ func handleUnsubscribe(c *Call) (any, error) {
 		}
 	}
 	return emptyResult{}, nil
+}
+
+// Expand returns the URI the template names for vars, following RFC 6570 (levels 1 to 3):
+// reserved characters are kept in {+var} and {#var} and percent-encoded elsewhere, and an
+// absent variable expands to nothing (with its operator's prefix). It fails on a template that
+// AddResourceTemplate would refuse.
+func (t ResourceTemplate) Expand(vars map[string]string) (string, error) {
+	ut, err := uritemplate.Parse(t.URITemplate)
+	if err != nil {
+		return "", err
+	}
+	return ut.Expand(vars)
 }

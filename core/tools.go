@@ -13,8 +13,9 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/jsonschema-go/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
 // ToolHandler serves tools/call for one tool. A plain error it returns is a tool execution error:
@@ -53,7 +54,7 @@ type toolEntry struct {
 
 	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
 	// output schema and the required members alone (nil where the schema is beyond them).
-	quickIn, quickOut, quickRequired *quickSchema
+	quickIn, quickOut, quickRequired *schema.Quick
 }
 
 // ValidToolName reports whether name follows the tool name rules: 1 to 128 characters of
@@ -116,7 +117,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	}
 	tool := *t
 	if tool.InputSchema == nil {
-		schema, err := schemaFor[In]()
+		schema, err := schema.For[In]()
 		if err != nil {
 			panic(fmt.Sprintf("mcpkit: AddTool %q: input schema: %v", t.Name, err))
 		}
@@ -124,7 +125,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	}
 	isInterface := reflect.TypeFor[Out]().Kind() == reflect.Interface
 	if tool.OutputSchema == nil && !isInterface {
-		schema, err := schemaFor[Out]()
+		schema, err := schema.For[Out]()
 		if err != nil {
 			panic(fmt.Sprintf("mcpkit: AddTool %q: output schema: %v", t.Name, err))
 		}
@@ -200,30 +201,6 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 }
 
-// schemaFor derives a JSON Schema (2020-12) for T. A pointer type gets the schema of the type it
-// points to: the kit never sends or accepts null for it.
-func schemaFor[T any]() (json.RawMessage, error) {
-	t := reflect.TypeFor[T]()
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	sch, err := jsonschema.ForType(t, nil)
-	if err != nil {
-		return nil, err
-	}
-	if sch.Type == "" && len(sch.Types) == 0 {
-		sch.Type = "object"
-	}
-	if sch.Type == "object" && sch.Properties == nil {
-		sch.Properties = map[string]*jsonschema.Schema{}
-	}
-	b, err := marshal(sch)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
-}
-
 func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	if !ValidToolName(t.Name) {
 		return nil, fmt.Errorf("mcpkit: invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 and \"_-.\"", t.Name)
@@ -238,7 +215,7 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 	if !rawObject(t.InputSchema) || unmarshal(t.InputSchema, &top) != nil || string(top.Type) != `"object"` {
 		return nil, fmt.Errorf("mcpkit: tool %q: the input schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
 	}
-	input, err := compileSchema("input", t.InputSchema, false)
+	input, err := schema.Compile("input", t.InputSchema, false)
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: tool %q: input schema: %w", t.Name, err)
 	}
@@ -247,9 +224,9 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		t.Execution = &copied
 	}
 	e := &toolEntry{tool: t, handler: h, required: top.Required, input: input,
-		quickIn: compileQuick(t.InputSchema, false)}
+		quickIn: schema.CompileQuick(t.InputSchema, false)}
 	if req, err := marshal(map[string]any{"type": "object", "required": top.Required}); err == nil && len(top.Required) > 0 {
-		e.quickRequired = compileQuick(req, false)
+		e.quickRequired = schema.CompileQuick(req, false)
 	}
 	if e.headers, err = paramHeaders(t.InputSchema); err != nil {
 		return nil, fmt.Errorf("mcpkit: tool %q: %w", t.Name, err)
@@ -258,71 +235,12 @@ func newToolEntry(t Tool, h ToolHandler) (*toolEntry, error) {
 		if !objectSchema(t.OutputSchema) {
 			return nil, fmt.Errorf("mcpkit: tool %q: the output schema must be a JSON Schema object with \"type\": \"object\"", t.Name)
 		}
-		if e.output, err = compileSchema("output", t.OutputSchema, false); err != nil {
+		if e.output, err = schema.Compile("output", t.OutputSchema, false); err != nil {
 			return nil, fmt.Errorf("mcpkit: tool %q: output schema: %w", t.Name, err)
 		}
-		e.quickOut = compileQuick(t.OutputSchema, false)
+		e.quickOut = schema.CompileQuick(t.OutputSchema, false)
 	}
 	return e, nil
-}
-
-// refuseLoader keeps schemas self-contained: no reference is ever fetched from anywhere.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
-}
-
-// compileSchema compiles a self-contained schema; assertFormat makes "format" a check rather
-// than an annotation.
-func compileSchema(kind string, schema []byte, assertFormat bool) (*validator.Schema, error) {
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := validator.NewCompiler()
-	c.DefaultDraft(validator.Draft2020)
-	c.UseLoader(refuseLoader{})
-	if assertFormat {
-		c.AssertFormat()
-	}
-	url := "mem:///" + kind + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// validate checks data against a compiled schema and returns the violations as one line.
-func validate(sch *validator.Schema, data []byte) string {
-	inst, err := validator.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return err.Error()
-	}
-	return validateValue(sch, inst)
-}
-
-// validateValue checks a decoded instance against a compiled schema.
-func validateValue(sch *validator.Schema, inst any) string {
-	err := sch.Validate(inst)
-	if err == nil {
-		return ""
-	}
-	var ve *validator.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var msgs []string
-	for _, line := range strings.Split(ve.Error(), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "- ") {
-			msgs = append(msgs, strings.TrimPrefix(line, "- "))
-		}
-	}
-	if len(msgs) == 0 {
-		return ve.Error()
-	}
-	return strings.Join(msgs, ", ")
 }
 
 type listToolsResult struct {
@@ -481,9 +399,9 @@ func callToolParams(c *Call) (string, jsontext.Value, *Error) {
 // goes through the full validator, which words the problem.
 func (e *toolEntry) checkArguments(args jsontext.Value, validate bool) *CallToolResult {
 	switch {
-	case validate && e.quickIn.valid(args):
+	case validate && e.quickIn.Valid(args):
 		return nil
-	case !validate && (len(e.required) == 0 || e.quickRequired.valid(args)):
+	case !validate && (len(e.required) == 0 || e.quickRequired.Valid(args)):
 		return nil
 	}
 	// One decode serves both the required check and the schema validation.
@@ -496,7 +414,7 @@ func (e *toolEntry) checkArguments(args jsontext.Value, validate bool) *CallTool
 		return ErrorResult("Missing required arguments: " + strings.Join(missing, ", "))
 	}
 	if validate {
-		if msg := validateValue(e.input, inst); msg != "" {
+		if msg := schema.ValidateValue(e.input, inst); msg != "" {
 			return ErrorResult("Invalid arguments: " + msg)
 		}
 	}
@@ -645,10 +563,10 @@ func appendMeta(dst []byte, meta Meta, info []byte) ([]byte, error) {
 // checkOutput checks encoded structured content against the output schema: the quick check
 // first, the full validator (which words the problem) when it does not settle it.
 func (e *toolEntry) checkOutput(sc []byte) string {
-	if e.quickOut.valid(sc) {
+	if e.quickOut.Valid(sc) {
 		return ""
 	}
-	return validate(e.output, sc)
+	return schema.Validate(e.output, sc)
 }
 
 // runTool runs a tool handler and sorts out what it returned: a protocol error (a *Error, even

@@ -1,4 +1,6 @@
-package core
+// Package uritemplate compiles RFC 6570 resource templates (levels 1 to 3) for matching URIs
+// back to their variables and for expansion.
+package uritemplate
 
 import (
 	"fmt"
@@ -7,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yosida95/uritemplate/v3"
+	rfc6570 "github.com/yosida95/uritemplate/v3"
 )
 
-// uriTemplate is a resource template compiled for matching and expansion: RFC 6570 levels 1 to 3
+// Template is a resource template compiled for matching and expansion: RFC 6570 levels 1 to 3
 // (simple {var}, reserved {+var}, fragment {#var}, label {.var}, path {/var}, path-style
 // parameters {;var}, query {?var} and continuation {&var}, several variables per expression).
 // Parsing, expansion and the regular expression of everything before the query come from
@@ -18,8 +20,8 @@ import (
 // variables are read from the regular expression's groups here, one group per expression); the
 // query is matched here too, so that its parameters may come in any order and a reserved
 // expansion before it never swallows it.
-type uriTemplate struct {
-	full *uritemplate.Template
+type Template struct {
+	full *rfc6570.Template
 	// base matches the template without its trailing query expressions (all of it when there
 	// are none or the query is not separable); baseExprs are its expressions, one group each.
 	base      *regexp.Regexp
@@ -33,15 +35,15 @@ type uriTemplate struct {
 	names    []string
 }
 
-// parseURITemplate compiles a template, refusing what RFC 6570 forbids and what cannot be matched
+// Parse compiles a template, refusing what RFC 6570 forbids and what cannot be matched
 // back: level 4 modifiers (prefix :N, explode *) and two simple or reserved expressions in a row
 // (their boundary is anyone's guess).
-func parseURITemplate(raw string) (*uriTemplate, error) {
-	full, err := uritemplate.New(raw)
+func Parse(raw string) (*Template, error) {
+	full, err := rfc6570.New(raw)
 	if err != nil {
 		return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
 	}
-	t := &uriTemplate{full: full, base: full.Regexp(), names: full.Varnames()}
+	t := &Template{full: full, base: full.Regexp(), names: full.Varnames()}
 	exprs := templateExpressions(raw)
 	t.baseExprs = exprs
 	for i, e := range exprs {
@@ -75,7 +77,7 @@ func parseURITemplate(raw string) (*uriTemplate, error) {
 		}
 	}
 	if first < n && exprs[first].op == "?" && exprs[n-1].end == len(raw) && !strings.Contains(raw[:exprs[first].start], "?") {
-		base, err := uritemplate.New(raw[:exprs[first].start])
+		base, err := rfc6570.New(raw[:exprs[first].start])
 		if err != nil {
 			return nil, fmt.Errorf("mcpkit: resource template %q: %w", raw, err)
 		}
@@ -164,7 +166,7 @@ func templateExpressions(raw string) []templateExpr {
 
 // match reports whether uri is an expansion of the template and returns its variables,
 // percent-decoded. A query variable that is absent is absent from the map.
-func (t *uriTemplate) match(uri string) (map[string]string, bool) {
+func (t *Template) Match(uri string) (map[string]string, bool) {
 	head, query := uri, ""
 	if t.query != nil {
 		if i := strings.IndexByte(uri, '?'); i >= 0 {
@@ -210,16 +212,11 @@ func (t *uriTemplate) match(uri string) (map[string]string, bool) {
 
 // Expand returns the URI the template names for vars, following RFC 6570 (levels 1 to 3):
 // reserved characters are kept in {+var} and {#var} and percent-encoded elsewhere, and an
-// absent variable expands to nothing (with its operator's prefix). It fails on a template that
-// AddResourceTemplate would refuse.
-func (t ResourceTemplate) Expand(vars map[string]string) (string, error) {
-	ut, err := parseURITemplate(t.URITemplate)
-	if err != nil {
-		return "", err
-	}
-	vals := make(uritemplate.Values, len(vars))
+// absent variable expands to nothing (with its operator's prefix).
+func (t *Template) Expand(vars map[string]string) (string, error) {
+	vals := make(rfc6570.Values, len(vars))
 	for k, v := range vars {
-		vals.Set(k, uritemplate.String(v))
+		vals.Set(k, rfc6570.String(v))
 	}
-	return ut.full.Expand(vals)
+	return t.full.Expand(vals)
 }

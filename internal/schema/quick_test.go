@@ -1,9 +1,12 @@
-package core
+package schema
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // quickCases are schemas the quick check covers, each with instances it must settle itself
@@ -57,17 +60,17 @@ var quickCases = []struct {
 // validator does too; and the quick check settles the valid values it covers by itself.
 func TestQuickSchemaAgreesWithFullValidator(t *testing.T) {
 	for _, tc := range quickCases {
-		q := compileQuick([]byte(tc.schema), false)
+		q := CompileQuick([]byte(tc.schema), false)
 		if q == nil {
 			t.Fatalf("schema %s: no quick check", tc.schema)
 		}
-		full, err := compileSchema("input", []byte(tc.schema), false)
+		full, err := Compile("input", []byte(tc.schema), false)
 		if err != nil {
 			t.Fatalf("schema %s: %v", tc.schema, err)
 		}
 		for inst, wantQuick := range tc.instances {
-			got := q.valid([]byte(inst))
-			if got && validate(full, []byte(inst)) != "" {
+			got := q.Valid([]byte(inst))
+			if got && Validate(full, []byte(inst)) != "" {
 				t.Errorf("schema %s: quick check accepts %s, which the full validator refuses", tc.schema, inst)
 			}
 			if got != wantQuick {
@@ -100,11 +103,11 @@ func TestQuickSchemaLeavesOtherKeywords(t *testing.T) {
 		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`,
 		`{"type":"object","properties":{"a":{"$schema":"https://json-schema.org/draft/2020-12/schema"}}}`,
 	} {
-		if q := compileQuick([]byte(s), false); q != nil {
+		if q := CompileQuick([]byte(s), false); q != nil {
 			t.Errorf("schema %s has a quick check", s)
 		}
 	}
-	if q := compileQuick([]byte(`{"type":"object","properties":{"a":{"type":"string","format":"email"}}}`), true); q != nil {
+	if q := CompileQuick([]byte(`{"type":"object","properties":{"a":{"type":"string","format":"email"}}}`), true); q != nil {
 		t.Error("an asserted format has a quick check")
 	}
 }
@@ -132,24 +135,24 @@ type quickProbe struct {
 // TestQuickSchemaCoversDerivedSchemas: the schemas AddTool derives from Go types get a quick
 // check, and it settles a valid value of the type.
 func TestQuickSchemaCoversDerivedSchemas(t *testing.T) {
-	schema, err := schemaFor[quickProbe]()
+	schema, err := For[quickProbe]()
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := compileQuick(schema, false)
+	q := CompileQuick(schema, false)
 	if q == nil {
 		t.Fatalf("derived schema %s has no quick check", schema)
 	}
 	y := 3
-	v, err := marshal(quickProbe{A: 1, B: "b", C: []string{"x"}, D: map[string]int{"k": 1}, E: &quickProbeInner{X: 1.5, Y: &y},
+	v, err := jsonv2.Marshal(quickProbe{A: 1, B: "b", C: []string{"x"}, D: map[string]int{"k": 1}, E: &quickProbeInner{X: 1.5, Y: &y},
 		H: []any{1, "x"}, T: time.Unix(0, 0).UTC(), U: 255, Arr: [2]int{1, 2}, M: map[string][]int64{"z": {1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !q.valid(v) {
+	if !q.Valid(v) {
 		t.Fatalf("quick check refuses %s against %s", v, schema)
 	}
-	if bad := strings.Replace(string(v), `"u":255`, `"u":256`, 1); q.valid([]byte(bad)) {
+	if bad := strings.Replace(string(v), `"u":255`, `"u":256`, 1); q.Valid([]byte(bad)) {
 		t.Fatalf("quick check accepts %s", bad)
 	}
 }
@@ -158,7 +161,7 @@ func TestQuickSchemaCoversDerivedSchemas(t *testing.T) {
 // validator, for every schema of quickCases.
 func FuzzQuickSchema(f *testing.F) {
 	type pair struct {
-		quick *quickSchema
+		quick *Quick
 		full  string
 	}
 	var schemas []pair
@@ -166,21 +169,21 @@ func FuzzQuickSchema(f *testing.F) {
 		for inst := range tc.instances {
 			f.Add([]byte(inst))
 		}
-		schemas = append(schemas, pair{compileQuick([]byte(tc.schema), false), tc.schema})
+		schemas = append(schemas, pair{CompileQuick([]byte(tc.schema), false), tc.schema})
 	}
 	f.Fuzz(func(t *testing.T, inst []byte) {
-		if !CheckJSON(inst) {
+		if !jsontext.Value(inst).IsValid() {
 			return
 		}
 		for _, s := range schemas {
-			if !s.quick.valid(inst) {
+			if !s.quick.Valid(inst) {
 				continue
 			}
-			full, err := compileSchema("input", []byte(s.full), false)
+			full, err := Compile("input", []byte(s.full), false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if msg := validate(full, inst); msg != "" {
+			if msg := Validate(full, inst); msg != "" {
 				t.Fatalf("schema %s: quick check accepts %s; full validator: %s", s.full, inst, msg)
 			}
 		}
@@ -190,20 +193,20 @@ func FuzzQuickSchema(f *testing.F) {
 // BenchmarkArgumentsCheck compares the two ways tools/call checks valid arguments against the
 // schema derived from a struct: the one-pass check, and the full validator on a decoded tree.
 func BenchmarkArgumentsCheck(b *testing.B) {
-	schema, err := schemaFor[quickProbe]()
+	schema, err := For[quickProbe]()
 	if err != nil {
 		b.Fatal(err)
 	}
 	args := []byte(`{"a":1,"b":"b","c":["x"],"d":{"k":1},"e":{"x":1.5,"y":3},"f":{"x":0},"h":[1,"x"],"t":"1970-01-01T00:00:00Z","u":255,"arr":[1,2]}`)
-	q := compileQuick(schema, false)
-	full, err := compileSchema("input", schema, false)
+	q := CompileQuick(schema, false)
+	full, err := Compile("input", schema, false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("quick", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !q.valid(args) {
+			if !q.Valid(args) {
 				b.Fatal("refused")
 			}
 		}
@@ -211,7 +214,7 @@ func BenchmarkArgumentsCheck(b *testing.B) {
 	b.Run("full", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if msg := validate(full, args); msg != "" {
+			if msg := Validate(full, args); msg != "" {
 				b.Fatal(msg)
 			}
 		}

@@ -1,7 +1,11 @@
-package core
+// Package schema is the kit's JSON Schema (2020-12) machinery: schemas derived from Go types
+// (For), the full validator compiled self-contained (Compile, Validate), and the one-pass check
+// of the hot path (Quick) that settles the usual valid value without decoding it.
+package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -14,30 +18,34 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// quickSchema is a JSON Schema (2020-12) compiled for the hot path: it checks a JSON text in one
+// validatedJSON are the options of a decoder that reads again what a decoder has validated
+// already: the checks for duplicate names are not made twice.
+var validatedJSON = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+
+// Quick is a JSON Schema (2020-12) compiled for the hot path: it checks a JSON text in one
 // pass over its tokens, without building a tree of Go values, and allocates nothing. It covers
 // the keywords schemas derived from Go types use (type, properties, required,
 // additionalProperties, items, enum, const, the length, size and range bounds, pattern) and
 // treats the annotations as such; a schema with any other assertion or applicator ($ref, allOf,
-// anyOf, oneOf, not, if, patternProperties, ...) gets no quickSchema at all.
+// anyOf, oneOf, not, if, patternProperties, ...) gets no Quick at all.
 //
 // Its answer is one-sided by design: true means the full validator accepts the value too;
 // false means only "not decided here" (a violation, or a case it does not settle exactly, such
 // as 1.0 for an integer), and the caller then runs the full validator, which also words the
 // error. So what a client sees for an invalid value never depends on this code.
-type quickSchema struct {
+type Quick struct {
 	never bool  // the false schema
 	types uint8 // typeNull|...; 0 accepts every type
 
 	// objects
 	members    map[string]quickMember
-	required   int          // how many required names (each has a bit in quickMember.bit)
-	additional *quickSchema // schema of members outside properties; nil accepts any
+	required   int    // how many required names (each has a bit in quickMember.bit)
+	additional *Quick // schema of members outside properties; nil accepts any
 	minProps   int
 	maxProps   int // -1 unbounded
 
 	// arrays
-	items    *quickSchema // nil accepts any
+	items    *Quick // nil accepts any
 	minItems int
 	maxItems int // -1 unbounded
 
@@ -59,8 +67,8 @@ type quickSchema struct {
 }
 
 type quickMember struct {
-	schema *quickSchema // nil: not a declared property (additionalProperties applies)
-	bit    int          // index among the required names, -1 when not required
+	schema *Quick // nil: not a declared property (additionalProperties applies)
+	bit    int    // index among the required names, -1 when not required
 }
 
 // quickBound is a numeric bound of minimum, maximum and their exclusive forms.
@@ -107,10 +115,10 @@ var quickUnsupported = map[string]bool{
 	"multipleOf": true,
 }
 
-// compileQuick compiles schema for the quick check, or returns nil when it uses something the
+// CompileQuick compiles schema for the quick check, or returns nil when it uses something the
 // check does not cover. assertFormat says whether "format" is an assertion (then it is not
 // covered) or an annotation.
-func compileQuick(schema []byte, assertFormat bool) *quickSchema {
+func CompileQuick(schema []byte, assertFormat bool) *Quick {
 	q, ok := quickCompile(jsontext.Value(schema), assertFormat, true)
 	if !ok {
 		return nil
@@ -118,18 +126,18 @@ func compileQuick(schema []byte, assertFormat bool) *quickSchema {
 	return q
 }
 
-func quickCompile(v jsontext.Value, assertFormat, root bool) (*quickSchema, bool) {
+func quickCompile(v jsontext.Value, assertFormat, root bool) (*Quick, bool) {
 	switch string(v) {
 	case "true":
-		return &quickSchema{maxProps: -1, maxItems: -1, maxLen: -1}, true
+		return &Quick{maxProps: -1, maxItems: -1, maxLen: -1}, true
 	case "false":
-		return &quickSchema{never: true}, true
+		return &Quick{never: true}, true
 	}
 	var kw map[string]jsontext.Value
-	if v.Kind() != '{' || unmarshal(v, &kw) != nil {
+	if v.Kind() != '{' || json.Unmarshal(v, &kw) != nil {
 		return nil, false
 	}
-	q := &quickSchema{maxProps: -1, maxItems: -1, maxLen: -1}
+	q := &Quick{maxProps: -1, maxItems: -1, maxLen: -1}
 	for name, val := range kw {
 		var ok bool
 		switch {
@@ -165,7 +173,7 @@ func quickDialect(v jsontext.Value) bool {
 }
 
 // keyword compiles one keyword; unknown keywords are ignored, as the full validator does.
-func (q *quickSchema) keyword(name string, val jsontext.Value, assertFormat bool) bool {
+func (q *Quick) keyword(name string, val jsontext.Value, assertFormat bool) bool {
 	switch name {
 	case "type":
 		return q.compileType(val)
@@ -201,7 +209,7 @@ func (q *quickSchema) keyword(name string, val jsontext.Value, assertFormat bool
 		return string(val) == "false"
 	case "pattern":
 		var p string
-		if val.Kind() != '"' || unmarshal(val, &p) != nil {
+		if val.Kind() != '"' || json.Unmarshal(val, &p) != nil {
 			return false
 		}
 		re, err := regexp.Compile(p) // the engine the full validator uses
@@ -219,15 +227,15 @@ func (q *quickSchema) keyword(name string, val jsontext.Value, assertFormat bool
 	return true
 }
 
-func (q *quickSchema) compileType(val jsontext.Value) bool {
+func (q *Quick) compileType(val jsontext.Value) bool {
 	var names []string
 	if val.Kind() == '"' {
 		var one string
-		if unmarshal(val, &one) != nil {
+		if json.Unmarshal(val, &one) != nil {
 			return false
 		}
 		names = []string{one}
-	} else if val.Kind() != '[' || unmarshal(val, &names) != nil {
+	} else if val.Kind() != '[' || json.Unmarshal(val, &names) != nil {
 		return false
 	}
 	for _, n := range names {
@@ -240,9 +248,9 @@ func (q *quickSchema) compileType(val jsontext.Value) bool {
 	return true
 }
 
-func (q *quickSchema) compileProperties(val jsontext.Value, assertFormat bool) bool {
+func (q *Quick) compileProperties(val jsontext.Value, assertFormat bool) bool {
 	var props map[string]jsontext.Value
-	if val.Kind() != '{' || unmarshal(val, &props) != nil {
+	if val.Kind() != '{' || json.Unmarshal(val, &props) != nil {
 		return false
 	}
 	if q.members == nil {
@@ -259,12 +267,12 @@ func (q *quickSchema) compileProperties(val jsontext.Value, assertFormat bool) b
 }
 
 // linkRequired gives each required name its bit, adding the names properties does not declare.
-func (q *quickSchema) linkRequired(val jsontext.Value) bool {
+func (q *Quick) linkRequired(val jsontext.Value) bool {
 	if val == nil {
 		return true
 	}
 	var names []string
-	if unmarshal(val, &names) != nil || len(names) > maxQuickRequired {
+	if json.Unmarshal(val, &names) != nil || len(names) > maxQuickRequired {
 		return false
 	}
 	if q.members == nil && len(names) > 0 {
@@ -287,11 +295,11 @@ func (q *quickSchema) linkRequired(val jsontext.Value) bool {
 
 // compileEnum keeps enum (or const) values that are strings, true, false, null or integers; any
 // other value (an object, an array, a fraction) leaves the schema to the full validator.
-func (q *quickSchema) compileEnum(val jsontext.Value, single bool) bool {
+func (q *Quick) compileEnum(val jsontext.Value, single bool) bool {
 	var vals []jsontext.Value
 	if single {
 		vals = []jsontext.Value{val}
-	} else if val.Kind() != '[' || unmarshal(val, &vals) != nil {
+	} else if val.Kind() != '[' || json.Unmarshal(val, &vals) != nil {
 		return false
 	}
 	if q.enum {
@@ -302,7 +310,7 @@ func (q *quickSchema) compileEnum(val jsontext.Value, single bool) bool {
 		switch v.Kind() {
 		case '"':
 			var s string
-			if unmarshal(v, &s) != nil {
+			if json.Unmarshal(v, &s) != nil {
 				return false
 			}
 			q.enumStr = append(q.enumStr, s)
@@ -367,7 +375,7 @@ var quickCheckers = sync.Pool{New: func() any { return new(quickChecker) }}
 
 // valid reports whether data (one valid JSON value without duplicate names) certainly satisfies
 // the schema; false means the full validator must decide. A nil schema decides nothing.
-func (q *quickSchema) valid(data []byte) bool {
+func (q *Quick) Valid(data []byte) bool {
 	if q == nil {
 		return false
 	}
@@ -389,7 +397,7 @@ func (q *quickSchema) valid(data []byte) bool {
 }
 
 // check reads one value from the decoder and reports whether it certainly satisfies q.
-func (q *quickSchema) check(qc *quickChecker) bool {
+func (q *Quick) check(qc *quickChecker) bool {
 	d := &qc.dec
 	if q.never {
 		return false
@@ -415,9 +423,9 @@ func (q *quickSchema) check(qc *quickChecker) bool {
 }
 
 // allows reports whether the schema's type admits the JSON type bit (numbers are checked apart).
-func (q *quickSchema) allows(bit uint8) bool { return q.types == 0 || q.types&bit != 0 }
+func (q *Quick) allows(bit uint8) bool { return q.types == 0 || q.types&bit != 0 }
 
-func (q *quickSchema) checkLiteral(qc *quickChecker) bool {
+func (q *Quick) checkLiteral(qc *quickChecker) bool {
 	v, err := qc.dec.ReadValue()
 	if err != nil {
 		return false
@@ -435,7 +443,7 @@ func oneOf(list []string, b []byte) bool {
 	return false
 }
 
-func (q *quickSchema) checkObject(qc *quickChecker) bool {
+func (q *Quick) checkObject(qc *quickChecker) bool {
 	d := &qc.dec
 	if _, err := d.ReadToken(); err != nil || q.enum {
 		return false // an object never equals an allowed enum value here
@@ -474,14 +482,14 @@ func (q *quickSchema) checkObject(qc *quickChecker) bool {
 }
 
 // checkMember checks a member's value against its schema; nil accepts any value.
-func (q *quickSchema) checkMember(qc *quickChecker) bool {
+func (q *Quick) checkMember(qc *quickChecker) bool {
 	if q == nil {
 		return qc.dec.SkipValue() == nil
 	}
 	return q.check(qc)
 }
 
-func (q *quickSchema) checkArray(qc *quickChecker) bool {
+func (q *Quick) checkArray(qc *quickChecker) bool {
 	d := &qc.dec
 	if _, err := d.ReadToken(); err != nil || q.enum {
 		return false
@@ -499,7 +507,7 @@ func (q *quickSchema) checkArray(qc *quickChecker) bool {
 	return count >= q.minItems && (q.maxItems < 0 || count <= q.maxItems)
 }
 
-func (q *quickSchema) checkString(qc *quickChecker) bool {
+func (q *Quick) checkString(qc *quickChecker) bool {
 	raw, err := qc.dec.ReadValue()
 	if err != nil {
 		return false
@@ -523,7 +531,7 @@ func (q *quickSchema) checkString(qc *quickChecker) bool {
 	return !q.enum || oneOf(q.enumStr, s)
 }
 
-func (q *quickSchema) checkNumber(qc *quickChecker) bool {
+func (q *Quick) checkNumber(qc *quickChecker) bool {
 	raw, err := qc.dec.ReadValue()
 	if err != nil {
 		return false
