@@ -10,7 +10,9 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
 // Fuzz targets of the codec. `go test` runs the seeds below every time; `make fuzz` explores
@@ -60,7 +62,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			wantJSONObject(t, core.EncodeError(derr.ID, derr.Err))
 			return
 		}
-		if !core.CheckJSON(data) {
+		if !jsonbody.Valid(data) {
 			t.Fatalf("DecodeMessage accepted %q, which CheckJSON refuses", data)
 		}
 		if kinds := btoi(m.IsRequest()) + btoi(m.IsNotification()) + btoi(m.IsResponse()); kinds != 1 {
@@ -156,9 +158,9 @@ func FuzzCheckJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ok := core.CheckJSON(data)
-		kind := core.BodyKind(data)
-		if ok != (kind != core.BodyInvalid) {
+		ok := jsonbody.Valid(data)
+		kind := jsonbody.Kind(data)
+		if ok != (kind != jsonbody.Invalid) {
 			t.Fatalf("CheckJSON %v but BodyKind %d for %q", ok, kind, data)
 		}
 		if !ok {
@@ -171,12 +173,12 @@ func FuzzCheckJSON(f *testing.F) {
 		if depth > core.MaxNesting {
 			t.Fatalf("CheckJSON accepted %q, nested %d deep", data, depth)
 		}
-		want := core.BodyOther
+		want := jsonbody.Other
 		switch first {
 		case '{':
-			want = core.BodyObject
+			want = jsonbody.Object
 		case '[':
-			want = core.BodyArray
+			want = jsonbody.Array
 		}
 		if kind != want {
 			t.Fatalf("BodyKind(%q) = %d, want %d", data, kind, want)

@@ -13,6 +13,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
 // JSON-RPC 2.0 and MCP error codes.
@@ -36,7 +38,7 @@ const (
 )
 
 // MaxNesting is the deepest JSON nesting a message may have; deeper input is a parse error.
-const MaxNesting = 64
+const MaxNesting = jsonbody.MaxNesting
 
 // Error is a JSON-RPC error. As a Go error returned by a handler it reaches the client as is:
 // its code, message and data. Any other error a handler returns becomes -32603 "Internal error".
@@ -370,80 +372,6 @@ var (
 	errBadResponse = typedError(CodeInvalidRequest, "Response must carry exactly one of result or error")
 )
 
-// CheckJSON verifies that data is one syntactically valid JSON value nested at most MaxNesting
-// deep. It does not allocate.
-func CheckJSON(data []byte) bool {
-	return nestingOK(data) && jsontext.Value(data).IsValid()
-}
-
-// Kind of a top-level JSON body.
-const (
-	BodyInvalid = iota // not valid JSON, or nested too deep
-	BodyObject
-	BodyArray
-	BodyOther // a scalar
-)
-
-// StartsObject reports whether the first byte of data that is not JSON whitespace opens an
-// object: a cheap check that does not validate the rest (DecodeMessage does).
-func StartsObject(data []byte) bool { return firstByte(data) == '{' }
-
-// BodyKind classifies data: invalid, object, array or scalar.
-func BodyKind(data []byte) int {
-	if !CheckJSON(data) {
-		return BodyInvalid
-	}
-	switch firstByte(data) {
-	case '{':
-		return BodyObject
-	case '[':
-		return BodyArray
-	}
-	return BodyOther
-}
-
-func firstByte(data []byte) byte {
-	for _, c := range data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
-}
-
-// nestingOK reports whether data nests objects and arrays at most MaxNesting deep. It does not
-// check the syntax: invalid JSON is caught by the parse that follows.
-func nestingOK(data []byte) bool {
-	depth := 0
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > MaxNesting {
-				return false
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return true
-}
-
 // DecodeMessage decodes one JSON-RPC message (a single object) strictly: exact member names, no
 // duplicate members anywhere, nesting at most MaxNesting, and the framing rules of JSON-RPC 2.0.
 // The message does not retain data. A non-nil error is always a *DecodeError (reach it with
@@ -457,10 +385,10 @@ func DecodeMessage(data []byte) (*Message, error) {
 }
 
 func decodeMessage(data []byte) (*Message, *DecodeError) {
-	if !nestingOK(data) {
+	if !jsonbody.NestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
 	}
-	if firstByte(data) != '{' {
+	if jsonbody.FirstByte(data) != '{' {
 		if !jsontext.Value(data).IsValid() {
 			return nil, &DecodeError{Err: errParse}
 		}
@@ -818,13 +746,13 @@ func DecodeBatch(data []byte) ([]BatchItem, error) {
 }
 
 func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
-	switch BodyKind(data) {
-	case BodyInvalid:
+	switch jsonbody.Kind(data) {
+	case jsonbody.Invalid:
 		return nil, &DecodeError{Err: errParse}
-	case BodyObject:
+	case jsonbody.Object:
 		msg, derr := decodeObject(data)
 		return []BatchItem{{Msg: msg, Err: derr}}, nil
-	case BodyOther:
+	case jsonbody.Other:
 		return nil, &DecodeError{Err: errNotObject}
 	}
 	var elems []jsontext.Value

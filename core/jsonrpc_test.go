@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
 const (
@@ -239,20 +241,20 @@ func TestCheckJSONAndBodyKind(t *testing.T) {
 		ok   bool
 		kind int
 	}{
-		{`{}`, true, core.BodyObject},
-		{` [1] `, true, core.BodyArray},
-		{`"s"`, true, core.BodyOther},
-		{`{"a":"[[[[\"{"}`, true, core.BodyObject}, // brackets inside strings do not nest
-		{`{`, false, core.BodyInvalid},
-		{`{"a":1,"a":2}`, false, core.BodyInvalid},
-		{strings.Repeat("[", 64) + strings.Repeat("]", 64), true, core.BodyArray},
-		{strings.Repeat("[", 65) + strings.Repeat("]", 65), false, core.BodyInvalid},
+		{`{}`, true, jsonbody.Object},
+		{` [1] `, true, jsonbody.Array},
+		{`"s"`, true, jsonbody.Other},
+		{`{"a":"[[[[\"{"}`, true, jsonbody.Object}, // brackets inside strings do not nest
+		{`{`, false, jsonbody.Invalid},
+		{`{"a":1,"a":2}`, false, jsonbody.Invalid},
+		{strings.Repeat("[", 64) + strings.Repeat("]", 64), true, jsonbody.Array},
+		{strings.Repeat("[", 65) + strings.Repeat("]", 65), false, jsonbody.Invalid},
 	}
 	for _, tt := range tests {
-		if got := core.CheckJSON([]byte(tt.in)); got != tt.ok {
+		if got := jsonbody.Valid([]byte(tt.in)); got != tt.ok {
 			t.Errorf("CheckJSON(%.40s) = %v", tt.in, got)
 		}
-		if got := core.BodyKind([]byte(tt.in)); got != tt.kind {
+		if got := jsonbody.Kind([]byte(tt.in)); got != tt.kind {
 			t.Errorf("BodyKind(%.40s) = %v, want %v", tt.in, got, tt.kind)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
 // DefaultMaxRequestBytes is the request body cap the decode layer applies when
@@ -131,10 +132,10 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message,
 		d.refuseRead(w, r, err)
 		return nil, nil, false
 	}
-	if !core.StartsObject(body) {
+	if !jsonbody.StartsObject(body) {
 		// Not an object: tell invalid JSON from arrays and scalars (rare, so the extra
 		// validation pass costs nothing on the usual path).
-		if core.BodyKind(body) == core.BodyInvalid {
+		if jsonbody.Kind(body) == jsonbody.Invalid {
 			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
 		} else {
 			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
