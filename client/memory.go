@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/listen"
 )
 
 // InMemoryTransport connects a client straight to a *core.Server in the same process, for unit
@@ -21,7 +22,7 @@ type memLink struct {
 	sink    sink
 	session *core.Session
 
-	listen *core.ListenRegistry
+	listen *listen.Registry
 
 	mu     sync.Mutex
 	closed bool
@@ -34,7 +35,7 @@ func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
 	if t.Server == nil {
 		panic("mcpkit/client: InMemoryTransport.Server: must be set")
 	}
-	l := &memLink{sink: s, listen: core.NewListenRegistry(t.Server, 0)}
+	l := &memLink{sink: s, listen: listen.New(t.Server, 0)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.session = t.Server.NewSession(core.SessionOptions{Out: core.SenderFunc(l.toClient), Listen: l.listen})
 	return l, nil

@@ -201,6 +201,11 @@ func (c *Call) Notify(method string, params any) error {
 
 func (c *Call) send(msg []byte) error { return c.sendWith(c.ctx, msg) }
 
+// Send writes msg, one encoded JSON-RPC message, on the request's own path (the session-level
+// one when the transport gave the request none), bounded by ctx. Nothing goes out once the
+// request is answered (ErrCallOver).
+func (c *Call) Send(ctx context.Context, msg []byte) error { return c.sendWith(ctx, msg) }
+
 // sendWith writes msg on the request's own path, or the session-level one when the transport
 // gave the request none.
 func (c *Call) sendWith(ctx context.Context, msg []byte) error {

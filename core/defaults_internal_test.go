@@ -16,8 +16,6 @@ import (
 func TestOptionsDefaults(t *testing.T) {
 	var zero Options
 	s := NewServer(Implementation{Name: "d", Version: "1"}, zero)
-	reg := NewListenRegistry(s, 0)
-	defer reg.Close(func(*Listener) {})
 	testutil.CheckDefaults(t, []testutil.Default{
 		{Option: "PageSize", Given: zero.PageSize, Got: s.opts.PageSize, Doc: 1000},
 		{Option: "LogLevel", Given: zero.LogLevel, Got: s.opts.LogLevel, Doc: LoggingLevel("info")},
@@ -30,6 +28,5 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "RequestState.TTL", Given: zero.RequestState.TTL, Got: s.sealer.ttl, Doc: 5 * time.Minute},
 		{Option: "Broadcaster", Given: zero.Broadcaster, Got: fmt.Sprintf("%T", s.Broadcaster()), Doc: "*core.LocalBroadcaster"},
 		{Option: "Logger", Given: zero.Logger, Got: s.logger(), Doc: (*zerolog.Logger)(&log.Logger)},
-		{Option: "NewListenRegistry max", Given: 0, Got: reg.Max(), Doc: 1000},
 	})
 }

@@ -126,3 +126,21 @@ func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionF
 	}
 	return s.Honor(f), nil
 }
+
+// ListenServer serves subscriptions/listen on a session whose one channel carries everything
+// (SessionOptions.Listen): the kit's stdio and in-memory transports give the registry of their
+// open subscriptions.
+type ListenServer interface {
+	// ServeListen serves one subscriptions/listen request until its subscription ends, sending
+	// the acknowledgement and the changes on the request's own path (Call.Send).
+	ServeListen(c *Call) (any, error)
+}
+
+// handleListen serves subscriptions/listen through the session's ListenServer; without one the
+// method does not exist on the session (an HTTP endpoint serves it itself).
+func handleListen(c *Call) (any, error) {
+	if c.session.listen == nil {
+		return nil, typedError(CodeMethodNotFound, c.method)
+	}
+	return c.session.listen.ServeListen(c)
+}

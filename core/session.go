@@ -72,7 +72,7 @@ type SessionOptions struct {
 	// paths, registering each subscription there (a transport whose one channel carries
 	// everything, such as stdio). It implies ChangeNotifications. Without it
 	// subscriptions/listen is -32601 (an HTTP endpoint serves it itself).
-	Listen *ListenRegistry
+	Listen ListenServer
 	// State, when set, restores the shared state of a session another replica created (see
 	// SessionState): the session then serves requests as if initialize had run here.
 	State *SessionState
@@ -98,7 +98,7 @@ type Session struct {
 	pending             map[ID]*pendingRequest
 	ephemeral           bool
 	changeNotifications bool
-	listen              *ListenRegistry
+	listen              ListenServer
 	hooks               SessionHooks
 	closed              bool
 	done                chan struct{}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/listen"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -75,7 +76,7 @@ type ListenersOptions struct {
 // its slot at once; a peer that vanished without closing is found by the next keepalive write.
 type Listeners struct {
 	server    *core.Server
-	reg       *core.ListenRegistry // the open streams, their cap and ids, the fan-out
+	reg       *listen.Registry // the open streams, their cap and ids, the fan-out
 	keepAlive time.Duration
 	// writeTimeout bounds each write (WriteTimeout with its default); negative means none.
 	writeTimeout time.Duration
@@ -96,7 +97,7 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	if max == 0 {
 		max = DefaultMaxListenStreams
 	}
-	l := &Listeners{server: s, reg: core.NewListenRegistry(s, max),
+	l := &Listeners{server: s, reg: listen.New(s, max),
 		callers: newCallerCaps(opts.MaxStreamsPerCaller, DefaultMaxListenStreamsPerCaller)}
 	switch ka := opts.KeepAlive; {
 	case ka == 0:
@@ -129,14 +130,14 @@ func (l *Listeners) Len() int { return l.reg.Len() }
 // bounded (by WriteTimeout, or CloseTimeout when WriteTimeout is off), so a client that stopped
 // reading holds Close up for a bounded time.
 func (l *Listeners) Close() {
-	var each func(*core.Listener)
+	var each func(*listen.Listener)
 	if l.closeWait > 0 {
 		// WriteTimeout is off: a handler blocked in a write would never see the close, so its
 		// connection's deadline bounds that write. Once it sees the close, finish puts a
 		// deadline on each of its final writes (a successful write clears the deadline, so this
 		// one bounds only the write now under way).
 		deadline := time.Now().Add(l.closeWait)
-		each = func(st *core.Listener) { _ = st.Conn.(*listenStream).rc.SetWriteDeadline(deadline) }
+		each = func(st *listen.Listener) { _ = st.Conn.(*listenStream).rc.SetWriteDeadline(deadline) }
 	}
 	l.reg.Close(each) // no stream opens after this
 	l.pinger.stop()
@@ -171,7 +172,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request, msg *core.Mess
 // open admits a listen request and opens its stream, counted in l.active and against its
 // caller's cap; it answers a request it refuses itself (ok false, nothing to release). The
 // waiting stream's handler keeps none of this function's frame on its stack.
-func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ *core.Listener, caller string, ok bool) {
+func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ *listen.Listener, caller string, ok bool) {
 	id, filter, ok := l.admit(w, r, msg)
 	if !ok {
 		return nil, "", false
@@ -194,10 +195,10 @@ func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Messa
 	l.callers.release(caller)
 	l.active.Done()
 	switch {
-	case errors.Is(err, core.ErrListenLimit):
+	case errors.Is(err, listen.ErrLimit):
 		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
 			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(l.reg.Max())+") reached")
-	case errors.Is(err, core.ErrListenDuplicate):
+	case errors.Is(err, listen.ErrDuplicate):
 		middleware.Refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 	default:
 		middleware.RefuseShuttingDown(w, r, id)
@@ -240,7 +241,7 @@ func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *core.Mess
 // stream serves an open stream until it ends: the acknowledgement first, then the changes, the
 // keepalive comments, and the final frames on Close. Its handler is the stream's only writer, and
 // waits on the stream's one wake-up channel between writes.
-func (l *Listeners) stream(r *http.Request, st *core.Listener, ls *listenStream) {
+func (l *Listeners) stream(r *http.Request, st *listen.Listener, ls *listenStream) {
 	tail := &streamTail{w: ls.w, timeout: l.writeTimeout}
 	defer tail.bound()
 	// Close may already have been called: then every write here is bounded (see bound).
@@ -252,12 +253,12 @@ func (l *Listeners) stream(r *http.Request, st *core.Listener, ls *listenStream)
 	// in its queue.
 	l.bound(st)
 	if ls.send(l.writeTimeout, func(b []byte) []byte {
-		return appendSSEData(b, func(b []byte) []byte { return core.AppendListenAck(b, st) })
+		return appendSSEData(b, func(b []byte) []byte { return listen.AppendAck(b, st) })
 	}) != nil {
 		return
 	}
 	l.pinger.add()
-	var spare []core.EncodedChange
+	var spare []listen.EncodedChange
 	for {
 		select {
 		case <-st.Wake():
@@ -292,7 +293,7 @@ const (
 
 // drain writes what woke the stream: its pending changes, all in one write, or a keepalive
 // comment when the sweep found it silent. It returns the emptied queue for reuse.
-func (l *Listeners) drain(st *core.Listener, ls *listenStream, spare []core.EncodedChange) ([]core.EncodedChange, streamEnd) {
+func (l *Listeners) drain(st *listen.Listener, ls *listenStream, spare []listen.EncodedChange) ([]listen.EncodedChange, streamEnd) {
 	changes, behind := st.Take(spare)
 	if behind {
 		return nil, streamAbort
@@ -331,7 +332,7 @@ func (l *Listeners) closed() bool { return l.reg.Closed() }
 // bound puts a CloseTimeout deadline on the next write of a stream once Close was called and
 // WriteTimeout is off. The stream then sets no deadline of its own: it is needed before each
 // write.
-func (l *Listeners) bound(st *core.Listener) {
+func (l *Listeners) bound(st *listen.Listener) {
 	if l.closeWait > 0 && l.closed() {
 		_ = st.Conn.(*listenStream).rc.SetWriteDeadline(time.Now().Add(l.closeWait))
 	}
@@ -340,18 +341,18 @@ func (l *Listeners) bound(st *core.Listener) {
 // finish ends a stream gracefully, in one write: notifications/cancelled for the listen request,
 // then the complete result as the very last frame. When WriteTimeout is off, that write gets
 // CloseTimeout at most, and so does what net/http writes after the handler returns.
-func (l *Listeners) finish(st *core.Listener, ls *listenStream, tail *streamTail) {
+func (l *Listeners) finish(st *listen.Listener, ls *listenStream, tail *streamTail) {
 	if l.closeWait > 0 {
 		tail.timeout = l.closeWait
 	}
 	l.bound(st)
 	_ = ls.send(l.writeTimeout, func(b []byte) []byte {
-		b = appendSSEData(b, func(b []byte) []byte { return core.AppendListenCancelled(b, st.IDJSON, core.ListenShutdownReason) })
-		return appendSSEData(b, func(b []byte) []byte { return core.AppendListenResult(b, st.IDJSON, l.info) })
+		b = appendSSEData(b, func(b []byte) []byte { return listen.AppendCancelled(b, st.IDJSON, listen.ShutdownReason) })
+		return appendSSEData(b, func(b []byte) []byte { return listen.AppendResult(b, st.IDJSON, l.info) })
 	})
 }
 
-// listenStream is the HTTP side of one listen stream (core.Listener.Conn): its response, and
+// listenStream is the HTTP side of one listen stream (listen.Listener.Conn): its response, and
 // what the keepalive sweep knows of it. Only the stream's handler writes to the response.
 type listenStream struct {
 	w    http.ResponseWriter
@@ -445,7 +446,7 @@ func (k *keepAliver) add() {
 func (k *keepAliver) sweep() {
 	tick := k.l.keepAlive / 4
 	due := time.Now().Add(tick - k.l.keepAlive).UnixNano() // silent since before this: ping
-	k.l.reg.Each(func(st *core.Listener) {
+	k.l.reg.Each(func(st *listen.Listener) {
 		ls := st.Conn.(*listenStream)
 		if ls.last.Load() <= due {
 			ls.ping.Store(true)

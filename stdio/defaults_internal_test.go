@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog/log"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/listen"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestOptionsDefaults(t *testing.T) {
 	var zero Options
 	c := newConn(core.NewServer(core.Implementation{Name: "d", Version: "1"}, core.Options{}), zero)
-	defer c.listen.Close(func(*core.Listener) {})
+	defer c.listen.Close(func(*listen.Listener) {})
 	testutil.CheckDefaults(t, []testutil.Default{
 		{Option: "In", Given: zero.In, Got: c.in, Doc: io.Reader(os.Stdin)},
 		{Option: "Out", Given: zero.Out, Got: c.out, Doc: io.Writer(os.Stdout)},

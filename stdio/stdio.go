@@ -58,6 +58,7 @@ import (
 	"github.com/rs/zerolog/log"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/listen"
 )
 
 // DefaultMaxLineBytes is the frame bound used when Options.MaxLineBytes is zero: 4 MiB.
@@ -101,7 +102,7 @@ type Options struct {
 	// (package otelmcp), which stdio drives like every transport.
 	LogMessages bool
 	// MaxListeners caps the subscriptions/listen subscriptions open at once. Zero means
-	// core.DefaultMaxListeners (1000); negative is invalid. Past it a listen request is
+	// listen.DefaultMax (1000); negative is invalid. Past it a listen request is
 	// answered -32603 naming the cap.
 	MaxListeners int
 }
@@ -171,7 +172,7 @@ type conn struct {
 
 	session  *core.Session
 	path     core.Sender // every request's own path: stdout, whatever becomes of the session
-	listen   *core.ListenRegistry
+	listen   *listen.Registry
 	wg       sync.WaitGroup
 	smu      sync.Mutex
 	stopping bool // set when Serve is returning: no new work starts
@@ -213,7 +214,7 @@ func newConn(s *core.Server, opts Options) *conn {
 		c.maxLine = DefaultMaxLineBytes
 	}
 	c.path = core.SenderFunc(c.send)
-	c.listen = core.NewListenRegistry(s, opts.MaxListeners)
+	c.listen = listen.New(s, opts.MaxListeners)
 	so := core.SessionOptions{Out: c.path, Transport: core.TransportPipe, Listen: c.listen}
 	if opts.LogMessages {
 		so.Observer = core.Observers(s.Observer(), messageLog{log: c.log})

@@ -1,18 +1,21 @@
-package core
+package listen
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
 // listenTestServer advertises every change type a listen filter can ask for.
-func listenTestServer() *Server {
-	return NewServer(Implementation{Name: "listen", Version: "1"}, Options{Capabilities: &ServerCapabilities{
-		Tools:     &ListChangedCapability{ListChanged: true},
-		Prompts:   &ListChangedCapability{ListChanged: true},
-		Resources: &ResourcesCapability{ListChanged: true, Subscribe: true},
+func listenTestServer() *core.Server {
+	return core.NewServer(core.Implementation{Name: "listen", Version: "1"}, core.Options{Capabilities: &core.ServerCapabilities{
+		Tools:     &core.ListChangedCapability{ListChanged: true},
+		Prompts:   &core.ListChangedCapability{ListChanged: true},
+		Resources: &core.ResourcesCapability{ListChanged: true, Subscribe: true},
 	}})
 }
 
@@ -21,19 +24,19 @@ func listenTestServer() *Server {
 // change gets nothing.
 func TestListenDeliverEncodesOnce(t *testing.T) {
 	s := listenTestServer()
-	reg := NewListenRegistry(s, 0)
+	reg := New(s, 0)
 	defer reg.Close(nil)
-	open := func(id int64, f SubscriptionFilter) *Listener {
-		sub, err := reg.Open("", IntID(id), f, nil)
+	open := func(id int64, f core.SubscriptionFilter) *Listener {
+		sub, err := reg.Open("", core.IntID(id), f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(sub.Close)
 		return sub
 	}
-	a := open(1, SubscriptionFilter{ToolsListChanged: true})
-	b := open(2, SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true})
-	other := open(3, SubscriptionFilter{PromptsListChanged: true})
+	a := open(1, core.SubscriptionFilter{ToolsListChanged: true})
+	b := open(2, core.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true})
+	other := open(3, core.SubscriptionFilter{PromptsListChanged: true})
 	if err := s.NotifyToolsListChanged(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +68,17 @@ func TestListenDeliverEncodesOnce(t *testing.T) {
 	}
 }
 
-// The shared encoding is exactly what AppendListenChange writes for one subscription, for every
+// The shared encoding is exactly what AppendChange writes for one subscription, for every
 // kind of change; it is valid JSON on one line even for a URI that needs escaping or task params
 // that were indented.
 func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 	id := []byte(`"listen-7"`)
-	for _, c := range []Change{
-		{Method: ToolsListChanged},
-		{Method: PromptsListChanged},
-		{Method: ResourcesListChanged},
-		{Method: ResourceUpdated, URI: "file:///a \"quoted\"\n\u2028name"},
-		{Method: ResourceUpdated, URI: "file:///bad\xffutf8"},
+	for _, c := range []core.Change{
+		{Method: core.ToolsListChanged},
+		{Method: core.PromptsListChanged},
+		{Method: core.ResourcesListChanged},
+		{Method: core.ResourceUpdated, URI: "file:///a \"quoted\"\n\u2028name"},
+		{Method: core.ResourceUpdated, URI: "file:///bad\xffutf8"},
 		{Method: "notifications/ext", Key: "t1", Params: json.RawMessage("{\n  \"taskId\": \"t1\",\n  \"status\": \"working\"\n}")},
 	} {
 		shared := string(EncodeChange(c).AppendTo([]byte("prefix:"), id))
@@ -83,7 +86,7 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 			t.Fatalf("%s: AppendTo dropped what b held: %s", c.Method, shared)
 		}
 		shared = strings.TrimPrefix(shared, "prefix:")
-		if single := string(AppendListenChange(nil, c, id)); single != shared {
+		if single := string(AppendChange(nil, c, id)); single != shared {
 			t.Fatalf("%s: shared encoding %s, single %s", c.Method, shared, single)
 		}
 		if strings.ContainsAny(shared, "\r\n") {
@@ -97,11 +100,11 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 			t.Fatalf("%s: not a valid notification: %v %s", c.Method, err, shared)
 		}
 		var meta map[string]json.RawMessage
-		if err := json.Unmarshal(w.Params["_meta"], &meta); err != nil || string(meta[MetaSubscriptionID]) != string(id) {
+		if err := json.Unmarshal(w.Params["_meta"], &meta); err != nil || string(meta[core.MetaSubscriptionID]) != string(id) {
 			t.Fatalf("%s: _meta %s", c.Method, w.Params["_meta"])
 		}
 		switch c.Method {
-		case ResourceUpdated:
+		case core.ResourceUpdated:
 			var uri string
 			if err := json.Unmarshal(w.Params["uri"], &uri); err != nil || (uri != c.URI && !strings.ContainsRune(uri, '\uFFFD')) {
 				t.Fatalf("uri %s for %q", w.Params["uri"], c.URI)
@@ -119,9 +122,9 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 
 // Nudge wakes the writer without queueing anything, and never blocks, however often it is called.
 func TestListenerNudge(t *testing.T) {
-	reg := NewListenRegistry(listenTestServer(), 0)
+	reg := New(listenTestServer(), 0)
 	defer reg.Close(nil)
-	sub, err := reg.Open("", IntID(1), SubscriptionFilter{ToolsListChanged: true}, nil)
+	sub, err := reg.Open("", core.IntID(1), core.SubscriptionFilter{ToolsListChanged: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,47 +147,17 @@ func TestListenerNudge(t *testing.T) {
 	}
 }
 
-// The in-process broadcaster calls its subscribers in the order they subscribed, stops calling
-// one once it unsubscribed (twice is harmless), and allocates nothing to publish.
-func TestLocalBroadcaster(t *testing.T) {
-	b := NewLocalBroadcaster()
-	if err := b.Publish(context.Background(), Change{Method: ToolsListChanged}); err != nil {
-		t.Fatal(err) // nobody subscribed yet
-	}
-	var got []string
-	sub := func(name string) func() {
-		return b.Subscribe(func(c Change) { got = append(got, name+":"+c.Method) })
-	}
-	sub("a")
-	unsubB := sub("b")
-	sub("c")
-	_ = b.Publish(context.Background(), Change{Method: ToolsListChanged})
-	unsubB()
-	unsubB()
-	_ = b.Publish(context.Background(), Change{Method: PromptsListChanged})
-	want := "a:" + ToolsListChanged + " b:" + ToolsListChanged + " c:" + ToolsListChanged +
-		" a:" + PromptsListChanged + " c:" + PromptsListChanged
-	if s := strings.Join(got, " "); s != want {
-		t.Fatalf("delivered\n %s\nwant\n %s", s, want)
-	}
-	quiet := NewLocalBroadcaster()
-	quiet.Subscribe(func(Change) {})
-	if n := testing.AllocsPerRun(100, func() { _ = quiet.Publish(context.Background(), Change{Method: ToolsListChanged}) }); n != 0 {
-		t.Fatalf("Publish allocates %v times", n)
-	}
-}
-
 // The acknowledgement names the honored filter exactly as its JSON encoding does, with the
 // members that are set only, and strings quoted like every other.
 func TestListenAckFilter(t *testing.T) {
-	for _, f := range []SubscriptionFilter{
+	for _, f := range []core.SubscriptionFilter{
 		{},
 		{ToolsListChanged: true},
 		{PromptsListChanged: true, ResourcesListChanged: true},
 		{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///a", "file:///\"b\"\n"}},
-		{ResourceSubscriptions: []string{"x"}, admitted: []admittedMember{{member: &ListenMember{Name: "taskIds"}, ids: []string{"t1", "t2"}}}},
+		{ResourceSubscriptions: []string{"x"}, Extensions: map[string][]string{"taskIds": {"t1", "t2"}}},
 		{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: []string{"u"},
-			admitted: []admittedMember{{member: &ListenMember{Name: "empty"}}, {member: &ListenMember{Name: "taskIds"}, ids: []string{"t"}}}},
+			Extensions: map[string][]string{"taskIds": {"t"}, "zz": {"a\"b"}}},
 	} {
 		sub := &Listener{Filter: f, IDJSON: []byte(`"a"`)}
 		var got struct {
@@ -192,7 +165,7 @@ func TestListenAckFilter(t *testing.T) {
 				Notifications json.RawMessage `json:"notifications"`
 			} `json:"params"`
 		}
-		ack := AppendListenAck(nil, sub)
+		ack := AppendAck(nil, sub)
 		if err := json.Unmarshal(ack, &got); err != nil {
 			t.Fatalf("%+v: %v in %s", f, err, ack)
 		}
@@ -205,10 +178,8 @@ func TestListenAckFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range f.admitted {
-			if len(a.ids) > 0 {
-				all[a.member.Name] = a.ids
-			}
+		for name, ids := range f.Extensions {
+			all[name] = ids
 		}
 		want, _ := json.Marshal(all)
 		var gotAll map[string]any
@@ -219,4 +190,12 @@ func TestListenAckFilter(t *testing.T) {
 			t.Fatalf("filter in the acknowledgement %s, want %s", got.Params.Notifications, want)
 		}
 	}
+}
+
+// New's max: zero is the documented default, a negative one panics naming it.
+func TestNewDefaults(t *testing.T) {
+	reg := New(listenTestServer(), 0)
+	defer reg.Close(nil)
+	testutil.CheckDefaults(t, []testutil.Default{{Option: "New max", Given: 0, Got: reg.Max(), Doc: 1000}})
+	testutil.WantPanic(t, "must not be negative", func() { New(listenTestServer(), -1) })
 }

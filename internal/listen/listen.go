@@ -1,44 +1,52 @@
-package core
+// Package listen is the transport-independent part of subscriptions/listen that the kit's
+// transports share: the registry of open subscriptions (their cap, the uniqueness of their ids,
+// the fan-out of the server's changes, encoded once), the encodings of the acknowledgement, the
+// changes and the graceful end, and the serving of listen requests on a channel that carries
+// everything (Registry.ServeListen, for stdio and the in-memory client transport).
+package listen
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core"
 )
 
-// DefaultMaxListeners caps the open subscriptions/listen subscriptions of a ListenRegistry
+// DefaultMax caps the open subscriptions/listen subscriptions of a Registry
 // registry when its max is zero.
-const DefaultMaxListeners = 1000
+const DefaultMax = 1000
 
 // listenQueue is how many change notifications may wait for one slow subscription; one that
 // falls further behind is ended (its client listens again and lists again).
 const listenQueue = 256
 
-// Why ListenRegistry.Open opened nothing.
+// Why Registry.Open opened nothing.
 var (
-	// ErrListenLimit: the registry holds its maximum of subscriptions.
-	ErrListenLimit = errors.New("mcpkit: maximum concurrent subscriptions/listen streams reached")
-	// ErrListenDuplicate: a subscription with the same scope and id is open.
-	ErrListenDuplicate = errors.New("mcpkit: a subscriptions/listen stream with this id is already open")
-	// ErrListenClosed: the registry is closing.
-	ErrListenClosed = errors.New("mcpkit: subscriptions are closing")
+	// ErrLimit: the registry holds its maximum of subscriptions.
+	ErrLimit = errors.New("mcpkit: maximum concurrent subscriptions/listen streams reached")
+	// ErrDuplicate: a subscription with the same scope and id is open.
+	ErrDuplicate = errors.New("mcpkit: a subscriptions/listen stream with this id is already open")
+	// ErrClosed: the registry is closing.
+	ErrClosed = errors.New("mcpkit: subscriptions are closing")
 )
 
-// ListenRegistry is the transport-independent part of subscriptions/listen: the open
+// Registry is the transport-independent part of subscriptions/listen: the open
 // subscriptions of one transport (an HTTP endpoint, a stdio connection), their cap, the
 // uniqueness of their ids within a scope, and the fan-out of the server's changes to the
 // subscriptions whose filter wants them. Publishing never waits on a client: a change is encoded
 // once (EncodedChange) and queued on each matching subscription, whose writer (the transport's,
 // one per subscription) takes it and splices in its subscription id; a subscription that falls a
 // whole queue behind is marked so its writer can end it.
-type ListenRegistry struct {
-	server *Server
+type Registry struct {
+	server *core.Server
 	max    int64
 
 	count   atomic.Int64
@@ -52,20 +60,20 @@ type ListenRegistry struct {
 
 type listenKey struct {
 	scope string
-	id    ID
+	id    core.ID
 }
 
 // Listener is one open subscriptions/listen subscription.
 type Listener struct {
 	// ID is the listen request's id, which names the subscription; IDJSON is its wire form.
-	ID     ID
+	ID     core.ID
 	IDJSON []byte
 	// Filter is the honored subset of what the request asked for.
-	Filter SubscriptionFilter
+	Filter core.SubscriptionFilter
 	// Conn is the transport's own state of the subscription, as passed to Open.
 	Conn any
 
-	reg   *ListenRegistry
+	reg   *Registry
 	key   listenKey
 	index int // in reg.subs, guarded by reg.mu
 
@@ -84,7 +92,7 @@ type EncodedChange struct {
 }
 
 // EncodeChange encodes c for subscriptions/listen (see EncodedChange).
-func EncodeChange(c Change) EncodedChange {
+func EncodeChange(c core.Change) EncodedChange {
 	return EncodedChange{head: appendChangeHead(make([]byte, 0, 96+len(c.URI)+len(c.Params)), c)}
 }
 
@@ -98,36 +106,36 @@ func (e EncodedChange) AppendTo(b, idJSON []byte) []byte {
 	return append(b, "}}}"...)
 }
 
-// NewListenRegistry returns a registry of at most max subscriptions (zero means
-// DefaultMaxListeners; negative panics) subscribed to the server's broadcaster.
-func NewListenRegistry(s *Server, max int) *ListenRegistry {
+// New returns a registry of at most max subscriptions (zero means
+// DefaultMax; negative panics) subscribed to the server's broadcaster.
+func New(s *core.Server, max int) *Registry {
 	switch {
 	case max == 0:
-		max = DefaultMaxListeners
+		max = DefaultMax
 	case max < 0:
 		panic("mcpkit: the maximum of subscriptions must not be negative")
 	}
-	r := &ListenRegistry{server: s, max: int64(max), byKey: map[listenKey]*Listener{}, closing: make(chan struct{})}
+	r := &Registry{server: s, max: int64(max), byKey: map[listenKey]*Listener{}, closing: make(chan struct{})}
 	r.unsub = s.Broadcaster().Subscribe(r.deliver)
 	return r
 }
 
 // Max returns the registry's cap.
-func (r *ListenRegistry) Max() int { return int(r.max) }
+func (r *Registry) Max() int { return int(r.max) }
 
 // Len returns the number of open subscriptions.
-func (r *ListenRegistry) Len() int { return int(r.count.Load()) }
+func (r *Registry) Len() int { return int(r.count.Load()) }
 
 // Open registers a subscription for the listen request id within scope (ids are unique per
 // scope; "" is one scope like any other), with the filter honored by the server's capabilities.
-// It fails with ErrListenLimit, ErrListenDuplicate or ErrListenClosed.
+// It fails with ErrLimit, ErrDuplicate or ErrClosed.
 // The caller writes the acknowledgement first, then what Take returns, and calls Close at the
 // end.
-func (r *ListenRegistry) Open(scope string, id ID, filter SubscriptionFilter, conn any) (*Listener, error) {
+func (r *Registry) Open(scope string, id core.ID, filter core.SubscriptionFilter, conn any) (*Listener, error) {
 	// Reserve a slot atomically: concurrent opens never overshoot the cap.
 	if r.count.Add(1) > r.max {
 		r.count.Add(-1)
-		return nil, ErrListenLimit
+		return nil, ErrLimit
 	}
 	idJSON, _ := id.MarshalJSON()
 	sub := &Listener{ID: id, IDJSON: idJSON, Filter: r.server.Honor(filter), Conn: conn, reg: r,
@@ -137,12 +145,12 @@ func (r *ListenRegistry) Open(scope string, id ID, filter SubscriptionFilter, co
 	select {
 	case <-r.closing:
 		r.count.Add(-1)
-		return nil, ErrListenClosed
+		return nil, ErrClosed
 	default:
 	}
 	if _, dup := r.byKey[sub.key]; dup {
 		r.count.Add(-1)
-		return nil, ErrListenDuplicate
+		return nil, ErrDuplicate
 	}
 	r.byKey[sub.key] = sub
 	sub.index = len(r.subs)
@@ -172,7 +180,7 @@ func (sub *Listener) Close() {
 // Close stops receiving changes and starts the graceful end of every subscription: Closing is
 // closed, and no subscription opens from then on. each, when not nil, runs for every open
 // subscription while no other can open or close (an HTTP transport bounds its writes there).
-func (r *ListenRegistry) Close(each func(*Listener)) {
+func (r *Registry) Close(each func(*Listener)) {
 	r.once.Do(func() {
 		r.unsub()
 		r.mu.Lock()
@@ -187,14 +195,21 @@ func (r *ListenRegistry) Close(each func(*Listener)) {
 }
 
 // Closing is closed when Close was called: each subscription's writer then ends it gracefully.
-func (r *ListenRegistry) Closing() <-chan struct{} { return r.closing }
+func (r *Registry) Closing() <-chan struct{} { return r.closing }
 
 // Closed reports whether Close was called.
-func (r *ListenRegistry) Closed() bool { return isDone(r.closing) }
+func (r *Registry) Closed() bool {
+	select {
+	case <-r.closing:
+		return true
+	default:
+		return false
+	}
+}
 
 // Each calls f for every open subscription, holding the registry's read lock: f must return
 // quickly and never write to a client (a transport's keepalive sweep marks and nudges there).
-func (r *ListenRegistry) Each(f func(*Listener)) {
+func (r *Registry) Each(f func(*Listener)) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, sub := range r.subs {
@@ -205,7 +220,7 @@ func (r *ListenRegistry) Each(f func(*Listener)) {
 // deliver queues a change on every subscription whose filter wants it, encoded once for all of
 // them. It never blocks on a client: it holds the registry's read lock only to append to each
 // queue.
-func (r *ListenRegistry) deliver(c Change) {
+func (r *Registry) deliver(c core.Change) {
 	var enc EncodedChange
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -260,55 +275,20 @@ func (sub *Listener) Take(spare []EncodedChange) ([]EncodedChange, bool) {
 	return out, sub.behind
 }
 
-// ParseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
-// when it is missing or not a filter object. Members core does not know that are arrays of
-// strings go to SubscriptionFilter.Extensions, for HonorListen to give to the extensions.
-func ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
-	var p struct {
-		Notifications jsontext.Value `json:"notifications"`
-	}
-	var filter SubscriptionFilter
-	var members map[string]jsontext.Value
-	if json.Unmarshal(params, &p) != nil || p.Notifications.Kind() != '{' ||
-		json.Unmarshal(p.Notifications, &filter) != nil || json.Unmarshal(p.Notifications, &members) != nil {
-		return SubscriptionFilter{}, badListenFilter()
-	}
-	for name, v := range members {
-		switch name {
-		case "toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions":
-			continue
-		}
-		var ids []string
-		if v.Kind() != '[' || json.Unmarshal(v, &ids) != nil {
-			filter.unknown = append(filter.unknown, name)
-			continue
-		}
-		if filter.Extensions == nil {
-			filter.Extensions = map[string][]string{}
-		}
-		filter.Extensions[name] = ids
-	}
-	return filter, nil
-}
-
-func badListenFilter() *Error {
-	return NewError(CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
-}
-
-// AppendListenAck appends notifications/subscriptions/acknowledged for the subscription: the
+// AppendAck appends notifications/subscriptions/acknowledged for the subscription: the
 // honored filter, tagged with the subscription id.
-func AppendListenAck(b []byte, sub *Listener) []byte {
+func AppendAck(b []byte, sub *Listener) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
 	b = appendFilter(b, &sub.Filter)
-	b = append(b, `,"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, `,"_meta":{"`+core.MetaSubscriptionID+`":`...)
 	b = append(b, sub.IDJSON...)
 	return append(b, "}}}"...)
 }
 
 // appendFilter appends the filter as its JSON object, the members that are set only (as
-// SubscriptionFilter's JSON tags say), without the reflection of a marshaller: the
+// core.SubscriptionFilter's JSON tags say), without the reflection of a marshaller: the
 // acknowledgement is written at the bottom of a deep handler stack.
-func appendFilter(b []byte, f *SubscriptionFilter) []byte {
+func appendFilter(b []byte, f *core.SubscriptionFilter) []byte {
 	b = append(b, '{')
 	n := len(b)
 	member := func(name string) {
@@ -343,15 +323,15 @@ func appendFilter(b []byte, f *SubscriptionFilter) []byte {
 		b = append(b, ']')
 	}
 	list("resourceSubscriptions", f.ResourceSubscriptions)
-	for _, a := range f.admitted {
-		list(a.member.Name, a.ids)
+	for _, name := range slices.Sorted(maps.Keys(f.Extensions)) {
+		list(name, f.Extensions[name])
 	}
 	return append(b, '}')
 }
 
-// AppendListenChange appends a change notification for one subscription, tagged with its id
+// AppendChange appends a change notification for one subscription, tagged with its id
 // (EncodeChange(c).AppendTo(b, idJSON), without the shared encoding).
-func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
+func AppendChange(b []byte, c core.Change, idJSON []byte) []byte {
 	b = appendChangeHead(b, c)
 	b = append(b, idJSON...)
 	return append(b, "}}}"...)
@@ -359,7 +339,7 @@ func AppendListenChange(b []byte, c Change, idJSON []byte) []byte {
 
 // appendChangeHead appends a change notification up to the subscription id in its _meta. The
 // result has no line break (a server-sent event carries it on one data line).
-func appendChangeHead(b []byte, c Change) []byte {
+func appendChangeHead(b []byte, c core.Change) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	b = appendString(b, c.Method)
 	b = append(b, `,"params":{`...)
@@ -375,21 +355,21 @@ func appendChangeHead(b []byte, c Change) []byte {
 			b = append(b, ',')
 		}
 	}
-	if c.Method == ResourceUpdated {
+	if c.Method == core.ResourceUpdated {
 		b = append(b, `"uri":`...)
 		b = appendString(b, c.URI)
 		b = append(b, ',')
 	}
-	return append(b, `"_meta":{"`+MetaSubscriptionID+`":`...)
+	return append(b, `"_meta":{"`+core.MetaSubscriptionID+`":`...)
 }
 
-// ListenShutdownReason is the reason of the notifications/cancelled that ends a subscription
+// ShutdownReason is the reason of the notifications/cancelled that ends a subscription
 // when its transport shuts down.
-const ListenShutdownReason = "The server is shutting down"
+const ShutdownReason = "The server is shutting down"
 
-// AppendListenCancelled appends the notifications/cancelled a server sends to end a
+// AppendCancelled appends the notifications/cancelled a server sends to end a
 // subscription (the only request it ever cancels), with the given reason.
-func AppendListenCancelled(b []byte, idJSON []byte, reason string) []byte {
+func AppendCancelled(b []byte, idJSON []byte, reason string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
 	b = append(b, idJSON...)
 	b = append(b, `,"reason":`...)
@@ -397,16 +377,16 @@ func AppendListenCancelled(b []byte, idJSON []byte, reason string) []byte {
 	return append(b, "}}"...)
 }
 
-// AppendListenResult appends the complete result that answers a listen request when its
+// AppendResult appends the complete result that answers a listen request when its
 // subscription ends gracefully: {"resultType":"complete","_meta":{subscriptionId, serverInfo}}
 // (info is the encoded Implementation, left out when empty).
-func AppendListenResult(b []byte, idJSON, info []byte) []byte {
+func AppendResult(b []byte, idJSON, info []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, idJSON...)
-	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":`...)
+	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+core.MetaSubscriptionID+`":`...)
 	b = append(b, idJSON...)
 	if len(info) > 0 {
-		b = append(b, `,"`+MetaServerInfo+`":`...)
+		b = append(b, `,"`+core.MetaServerInfo+`":`...)
 		b = append(b, info...)
 	}
 	return append(b, "}}}"...)
@@ -417,21 +397,21 @@ type listenResult struct {
 	Meta map[string]jsontext.Value `json:"_meta"`
 }
 
-// handleListen serves subscriptions/listen on a transport that lets the core do it
-// (SessionOptions.Listen; stdio): the acknowledgement, then the changes the filter wants,
+// ServeListen serves a subscriptions/listen request on a transport that lets the core do it
+// (core.SessionOptions.Listen; stdio, the in-memory client transport): the acknowledgement, then the changes the filter wants,
 // all on the request's own path, each tagged with the subscription id. The client's
 // notifications/cancelled for the listen id ends the subscription without an answer; the end of
 // the session ends it too; a graceful close of the registry (or a subscription that fell a whole
 // queue behind) sends notifications/cancelled for the listen id and then the complete result,
 // the subscription's last message.
-func handleListen(c *Call) (any, error) {
-	sub, err := openListen(c)
+func (r *Registry) ServeListen(c *core.Call) (any, error) {
+	sub, err := r.openListen(c)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Close()
-	buf := AppendListenAck(make([]byte, 0, 256), sub)
-	if err := c.sendWith(c.ctx, buf); err != nil {
+	buf := AppendAck(make([]byte, 0, 256), sub)
+	if err := c.Send(c.Context(), buf); err != nil {
 		return nil, err
 	}
 	var spare []EncodedChange
@@ -452,42 +432,40 @@ func handleListen(c *Call) (any, error) {
 				return endListen(c, sub, buf)
 			}
 			spare = changes
-		case <-c.ctx.Done():
+		case <-c.Context().Done():
 			if sub.reg.Closed() {
 				return endListen(c, sub, buf) // a shutdown cancels the call too: the graceful end wins
 			}
-			return nil, context.Cause(c.ctx)
+			return nil, context.Cause(c.Context())
 		}
 	}
 }
 
 // openListen checks a subscriptions/listen request and opens its subscription, or says why not
 // with the error the client gets.
-func openListen(c *Call) (*Listener, error) {
-	reg := c.session.listen
-	if reg == nil {
-		return nil, typedError(CodeMethodNotFound, c.method)
+func (r *Registry) openListen(c *core.Call) (*Listener, error) {
+	reg := r
+	ctx := c.Context()
+	if c.Modern() == nil {
+		return nil, core.InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
 	}
-	if c.modern == nil {
-		return nil, InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
-	}
-	filter, perr := ParseListenFilter(c.params)
+	filter, perr := core.ParseListenFilter(c.Params())
 	if perr != nil {
 		return nil, perr
 	}
-	filter, err := c.session.server.HonorListen(c.ctx, c.modern, filter)
+	filter, err := r.server.HonorListen(ctx, c.Modern(), filter)
 	if err != nil {
 		return nil, err
 	}
-	scope, _ := PrincipalFrom(c.ctx)
-	sub, err := reg.Open(scope, c.id, filter, nil)
+	scope, _ := core.PrincipalFrom(ctx)
+	sub, err := reg.Open(scope, c.ID(), filter, nil)
 	switch {
-	case errors.Is(err, ErrListenLimit):
-		return nil, NewError(CodeInternalError, "Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(reg.Max())+") reached")
-	case errors.Is(err, ErrListenDuplicate):
-		return nil, NewError(CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+	case errors.Is(err, ErrLimit):
+		return nil, core.NewError(core.CodeInternalError, "Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(reg.Max())+") reached")
+	case errors.Is(err, ErrDuplicate):
+		return nil, core.NewError(core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 	case err != nil:
-		return nil, NewError(CodeInternalError, "Service unavailable: the server is shutting down")
+		return nil, core.NewError(core.CodeInternalError, "Service unavailable: the server is shutting down")
 	}
 	return sub, nil
 }
@@ -495,16 +473,16 @@ func openListen(c *Call) (*Listener, error) {
 // sendChanges sends the taken changes in order, emptying each entry it sent. It stops early
 // (done) when the call is cancelled or a send fails, with the error the call ends with, and
 // without an error (done false) when the registry is closing: the caller then ends gracefully.
-func sendChanges(c *Call, sub *Listener, changes []EncodedChange, buf []byte) (_ []byte, done bool, _ error) {
+func sendChanges(c *core.Call, sub *Listener, changes []EncodedChange, buf []byte) (_ []byte, done bool, _ error) {
 	for i, ch := range changes {
 		if sub.reg.Closed() {
 			return buf, false, nil
 		}
-		if c.ctx.Err() != nil {
-			return buf, true, context.Cause(c.ctx) // cancelled: nothing more is sent
+		if c.Context().Err() != nil {
+			return buf, true, context.Cause(c.Context()) // cancelled: nothing more is sent
 		}
 		buf = ch.AppendTo(buf[:0], sub.IDJSON)
-		if err := c.sendWith(c.ctx, buf); err != nil {
+		if err := c.Send(c.Context(), buf); err != nil {
 			return buf, true, err
 		}
 		changes[i] = EncodedChange{}
@@ -514,13 +492,19 @@ func sendChanges(c *Call, sub *Listener, changes []EncodedChange, buf []byte) (_
 
 // endListen ends a subscription gracefully: notifications/cancelled for the listen request, then
 // the complete result (the subscription's last message).
-func endListen(c *Call, sub *Listener, buf []byte) (any, error) {
-	reason := ListenShutdownReason
+func endListen(c *core.Call, sub *Listener, buf []byte) (any, error) {
+	reason := ShutdownReason
 	if !sub.reg.Closed() {
 		reason = "The subscription fell too far behind; listen again"
 	}
-	if err := c.sendWith(context.WithoutCancel(c.ctx), AppendListenCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
+	if err := c.Send(context.WithoutCancel(c.Context()), AppendCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
 		return nil, err
 	}
-	return listenResult{Meta: map[string]jsontext.Value{MetaSubscriptionID: sub.IDJSON}}, nil
+	return listenResult{Meta: map[string]jsontext.Value{core.MetaSubscriptionID: sub.IDJSON}}, nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	out, _ := jsontext.AppendQuote(b, s) // on error the string is still written, with U+FFFD
+	return out
 }
