@@ -136,7 +136,10 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	return marshal(contentPlain(c))
 }
 
-// MarshalJSONTo is MarshalJSON writing straight to an encoder (what the kit's own encoding uses).
+// MarshalJSONTo is MarshalJSON writing straight to an encoder. It is a codec hook, not API to
+// call: the JSON codec the kit encodes with (github.com/go-json-experiment/json) finds the method
+// by its name and takes this fast path; the encoder type is that codec's, which appears in no
+// other exported signature of the kit.
 func (c *Content) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if c.Type == "text" && c.Text == "" {
 		b, err := c.MarshalJSON()
@@ -168,7 +171,8 @@ func (r ResourceContents) MarshalJSON() ([]byte, error) {
 	return marshal(resourceContentsPlain(r))
 }
 
-// MarshalJSONTo is MarshalJSON writing straight to an encoder.
+// MarshalJSONTo is MarshalJSON writing straight to an encoder: a codec hook, like
+// Content.MarshalJSONTo, which the kit's JSON codec finds by its name.
 func (r *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if r.Blob == "" && r.Text == "" {
 		b, err := r.MarshalJSON()
