@@ -26,7 +26,7 @@ type SubscriptionFilter struct {
 	// Extensions are the members the server's extensions add to the filter (ListenMember), by
 	// member name: the ids of what the stream receives of that extension's notifications
 	// (taskIds of the tasks extension). ParseListenFilter keeps every other member that is an
-	// array of strings here; Honor keeps only the ids HonorListen admitted.
+	// array of strings here; HonorListen keeps only the ids it admitted.
 	Extensions map[string][]string `json:"-"`
 
 	// unknown are the members ParseListenFilter found that are neither core's nor arrays of
@@ -42,10 +42,10 @@ type admittedMember struct {
 	ids    []string
 }
 
-// Honor returns the part of f the server can deliver: a type is kept only when the server's
+// honor returns the part of f the server can deliver: a type is kept only when the server's
 // capability flag promises it (listChanged for the lists, subscribe for resource updates), and
 // the members of extensions only as HonorListen admitted them.
-func (s *Server) Honor(f SubscriptionFilter) SubscriptionFilter {
+func (s *Server) honor(f SubscriptionFilter) SubscriptionFilter {
 	caps := s.Capabilities()
 	var out SubscriptionFilter
 	out.ToolsListChanged = f.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
@@ -100,7 +100,7 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 }
 
 // HonorListen returns the part of a subscriptions/listen filter the server delivers to this
-// request: Honor's subset, plus the ids of each extension's member that the extension admits
+// request: honor's subset, plus the ids of each extension's member that the extension admits
 // (ListenMember.Admit; the tasks extension admits the caller's own tasks). A member that is not
 // an array of strings is -32602; an extension's refusal is its error. Transports serving
 // subscriptions/listen call it with the request's context and envelope.
@@ -112,19 +112,19 @@ func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionF
 			continue
 		}
 		if slices.Contains(f.unknown, m.Name) {
-			return s.Honor(SubscriptionFilter{}), badListenFilter()
+			return s.honor(SubscriptionFilter{}), badListenFilter()
 		}
 		a := admittedMember{member: m}
 		if ids := f.Extensions[m.Name]; len(ids) > 0 {
 			admitted, err := m.Admit(ctx, env, ids)
 			if err != nil {
-				return s.Honor(SubscriptionFilter{}), err
+				return s.honor(SubscriptionFilter{}), err
 			}
 			a.ids = admitted
 		}
 		f.admitted = append(f.admitted, a)
 	}
-	return s.Honor(f), nil
+	return s.honor(f), nil
 }
 
 // ListenServer serves subscriptions/listen on a session whose one channel carries everything

@@ -127,7 +127,7 @@ func (r *Registry) Max() int { return int(r.max) }
 func (r *Registry) Len() int { return int(r.count.Load()) }
 
 // Open registers a subscription for the listen request id within scope (ids are unique per
-// scope; "" is one scope like any other), with the filter honored by the server's capabilities.
+// scope; "" is one scope like any other), with the filter Server.HonorListen returned.
 // It fails with ErrLimit, ErrDuplicate or ErrClosed.
 // The caller writes the acknowledgement first, then what Take returns, and calls Close at the
 // end.
@@ -138,7 +138,7 @@ func (r *Registry) Open(scope string, id core.ID, filter core.SubscriptionFilter
 		return nil, ErrLimit
 	}
 	idJSON, _ := id.MarshalJSON()
-	sub := &Listener{ID: id, IDJSON: idJSON, Filter: r.server.Honor(filter), Conn: conn, reg: r,
+	sub := &Listener{ID: id, IDJSON: idJSON, Filter: filter, Conn: conn, reg: r,
 		key: listenKey{scope: scope, id: id.Key()}, wake: make(chan struct{}, 1)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
