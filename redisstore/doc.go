@@ -9,7 +9,7 @@
 //	rdb, err := redisstore.NewClient("redis://127.0.0.1:6379/0")
 //	router := redisstore.NewRouter(rdb, redisstore.Options{})
 //	server := core.NewServer(impl, core.Options{
-//		Broadcaster:  redisstore.NewBroadcaster(router),
+//		Broadcaster: redisstore.NewBroadcaster(router),
 //		Extensions: []core.Extension{tasks.New(tasks.Options{
 //			Store: redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{})})},
 //		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica

@@ -8,7 +8,9 @@
 //
 //	sk := skills.New(skills.Options{})
 //	srv := core.NewServer(impl, core.Options{Extensions: []core.Extension{sk}})
-//	if err := sk.Add("acme/release-notes", fsys); err != nil { ... }
+//	if err := sk.Add("acme/release-notes", os.DirFS("skills/release-notes")); err != nil {
+//		log.Fatal(err)
+//	}
 //
 // The extension is offered (capabilities.extensions, with directoryRead) once a skill is added.
 package skills

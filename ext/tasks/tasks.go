@@ -10,7 +10,10 @@
 // Give the extension to the server, then register tools that support tasks:
 //
 //	srv := core.NewServer(impl, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
-//	srv.AddTool(&core.Tool{Name: "reindex", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}}, h)
+//	srv.AddTool(&core.Tool{Name: "reindex", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
+//		func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+//			return core.TextResult("reindexed"), nil // runs as a task when the client asks for one
+//		})
 //
 // The extension is offered (capabilities.extensions of server/discover) once a tool supports
 // tasks. Tasks are kept in a Store: in memory by default, shared between replicas with

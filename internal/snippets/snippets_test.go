@@ -72,6 +72,7 @@ var packages = map[string]string{
 	"core": modulePath + "/core", "client": modulePath + "/client", "stdio": modulePath + "/stdio",
 	"mcphttp": modulePath + "/mcphttp", "middleware": modulePath + "/middleware",
 	"session": modulePath + "/session", "auth": modulePath + "/auth",
+	"tasks": modulePath + "/ext/tasks", "skills": modulePath + "/ext/skills",
 	"redisstore": modulePath + "/redisstore", "otelmcp": modulePath + "/otelmcp",
 	"context": "context", "fmt": "fmt", "time": "time", "log": "log", "errors": "errors", "os": "os",
 	"io": "io", "fs": "io/fs", "embed": "embed", "json": "encoding/json", "http": "net/http",
