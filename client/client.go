@@ -69,6 +69,10 @@ type Options struct {
 	// Capabilities are extra capabilities to declare (experimental, extensions). The sampling,
 	// elicitation and roots capabilities are derived from the handlers below and need not be set.
 	Capabilities core.ClientCapabilities
+	// Apps declares the MCP Apps extension (io.modelcontextprotocol/ui, package ext/apps): the
+	// client renders text/html;profile=mcp-app, so servers link UIs to their tools. An entry for
+	// the extension already in Capabilities is kept. The zero value declares nothing.
+	Apps bool
 
 	// DiscoverTimeout bounds the server/discover probe of Auto: a server that has not answered
 	// by then is taken for a legacy one (some ignore requests before initialize). Zero means
@@ -323,6 +327,9 @@ func (c *Client) capabilities() core.ClientCapabilities {
 			ext[tasks.ExtensionID] = map[string]any{}
 		}
 		caps["extensions"] = ext
+	}
+	if c.opts.Apps {
+		caps = declareApps(caps)
 	}
 	return caps
 }

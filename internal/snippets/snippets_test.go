@@ -73,7 +73,7 @@ var packages = map[string]string{
 	"mcphttp": modulePath + "/mcphttp", "middleware": modulePath + "/middleware",
 	"session": modulePath + "/session", "auth": modulePath + "/auth",
 	"tasks": modulePath + "/ext/tasks", "skills": modulePath + "/ext/skills",
-	"redisstore": modulePath + "/redisstore", "otelmcp": modulePath + "/otelmcp",
+	"redisstore": modulePath + "/redisstore", "otelmcp": modulePath + "/otelmcp", "apps": modulePath + "/ext/apps",
 	"context": "context", "fmt": "fmt", "time": "time", "log": "log", "errors": "errors", "os": "os",
 	"io": "io", "fs": "io/fs", "embed": "embed", "json": "encoding/json", "http": "net/http",
 	"httptest": "net/http/httptest", "strings": "strings", "signal": "os/signal", "syscall": "syscall",
