@@ -62,10 +62,9 @@ type originPolicy struct {
 	origins   map[string]struct{}
 }
 
-// validate panics, naming the entry, on allow-list entries that can never match.
-func (o OriginGuardOptions) validate() {
-	const name = "OriginGuardOptions"
-
+// validate panics, naming the entry (name is the options' path in the message), on allow-list
+// entries that can never match.
+func (o OriginGuardOptions) validate(name string) {
 	for i, h := range o.AllowedHosts {
 		h = strings.TrimSpace(h)
 		if h == "" || strings.ContainsAny(h, "/@?#") || splitHostPort(strings.ToLower(h)).bad {
@@ -140,7 +139,7 @@ func (o OriginGuardOptions) Check(r *http.Request) error {
 // hold host or host:port, as the Host header carries it), or an AllowedOrigins entry that is
 // not scheme://host[:port] (a bare host, a path).
 func OriginGuard(opts OriginGuardOptions) func(http.Handler) http.Handler {
-	opts.validate()
+	opts.validate("OriginGuardOptions")
 	p := opts.compile()
 	return func(next http.Handler) http.Handler {
 		if p.disabled {
@@ -207,6 +206,12 @@ func (p *originPolicy) hostAllowed(host string) bool {
 		}
 	}
 	return false
+}
+
+// crossOriginAllowed reports whether a request from origin to host may proceed past the guard:
+// the rule CORS shares, so a browser is allowed to read exactly what the guard lets through.
+func (p *originPolicy) crossOriginAllowed(origin, host string, overTLS bool) bool {
+	return p.disabled || sameOrigin(origin, host, overTLS) || p.originAllowed(origin)
 }
 
 func (p *originPolicy) originAllowed(origin string) bool {
