@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: run test vet bench conformance interop fmt lint cluster-test fuzz stress
+.PHONY: run test vet bench conformance interop fmt lint cluster-test fuzz stress test-apps
 
 ## run: serve the hello example over Streamable HTTP on $(ADDR), endpoint /mcp. The binary is
 ## built into bin/ and exec'd, so the server is make's own child: stopping make (Ctrl-C, or a
@@ -46,6 +46,14 @@ conformance:
 interop:
 	bash scripts/interop.sh
 	bash scripts/client-interop.sh
+
+## test-apps: the MCP Apps browser test: examples/apps served for real, a host page on the official
+## TypeScript client and host bridge (@modelcontextprotocol/ext-apps, installed and bundled by
+## scripts/apps-host.sh) in headless Chromium (Debian's chromium), in both lifecycles; it logs
+## the path of its screenshots
+test-apps:
+	bash scripts/apps-host.sh
+	MCPKIT_REQUIRE_BINARIES=1 $(GO) test -race -count=1 -run 'TestBrowser|TestPublishedSchema' -v ./examples/apps ./ext/apps
 
 ## cluster-test: three replicas of examples/everything on one Redis behind nginx: the conformance
 ## suites through the proxy, answers and streams across replicas, one replica killed
