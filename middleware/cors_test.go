@@ -27,7 +27,7 @@ func corsServer(t *testing.T, opts CORSOptions) (*httptest.Server, *int) {
 	return srv, reached
 }
 
-func send(t *testing.T, srv *httptest.Server, method string, headers map[string]string) *http.Response {
+func sendCORS(t *testing.T, srv *httptest.Server, method string, headers map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+"/mcp", strings.NewReader(`{}`))
 	if err != nil {
@@ -60,7 +60,7 @@ func TestCORSPreflight(t *testing.T) {
 		{"method not served", appOrigin, "PUT", "", http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := send(t, srv, http.MethodOptions, map[string]string{
+			res := sendCORS(t, srv, http.MethodOptions, map[string]string{
 				"Origin": tc.origin, "Access-Control-Request-Method": tc.method, "Access-Control-Request-Headers": tc.headers,
 			})
 			h := res.Header
@@ -87,22 +87,22 @@ func TestCORSPreflight(t *testing.T) {
 
 func TestCORSActualRequests(t *testing.T) {
 	srv, reached := corsServer(t, CORSOptions{Origins: OriginGuardOptions{AllowedOrigins: []string{appOrigin}}, ExposeHeaders: []string{"X-Request-Id"}})
-	res := send(t, srv, http.MethodPost, map[string]string{"Origin": appOrigin})
+	res := sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": appOrigin})
 	if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != appOrigin ||
 		res.Header.Get("Access-Control-Expose-Headers") != "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, X-Request-Id" {
 		t.Fatalf("allowed origin: %d %v", res.StatusCode, res.Header)
 	}
 	// Another origin gets no CORS headers, and the guard behind refuses it.
-	res = send(t, srv, http.MethodPost, map[string]string{"Origin": "http://127.0.0.1:9999"})
+	res = sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": "http://127.0.0.1:9999"})
 	if res.StatusCode != http.StatusForbidden || res.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("other origin: %d %v", res.StatusCode, res.Header)
 	}
 	// No Origin (not a browser), and an OPTIONS that is no preflight, go to the endpoint unchanged.
-	res = send(t, srv, http.MethodPost, nil)
+	res = sendCORS(t, srv, http.MethodPost, nil)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "" || res.Header.Get("Vary") != "" {
 		t.Fatalf("no origin: %d %v", res.StatusCode, res.Header)
 	}
-	send(t, srv, http.MethodOptions, map[string]string{"Origin": appOrigin})
+	sendCORS(t, srv, http.MethodOptions, map[string]string{"Origin": appOrigin})
 	if *reached != 3 {
 		t.Fatalf("%d requests reached the endpoint, want 3", *reached)
 	}
@@ -123,7 +123,7 @@ func TestCORSActualRequests(t *testing.T) {
 // With the guard disabled every origin is allowed, as the guard lets every origin through.
 func TestCORSFollowsADisabledGuard(t *testing.T) {
 	srv, _ := corsServer(t, CORSOptions{Origins: OriginGuardOptions{Disabled: true}, MaxAge: -1})
-	res := send(t, srv, http.MethodOptions, map[string]string{"Origin": "https://anywhere.example", "Access-Control-Request-Method": "POST"})
+	res := sendCORS(t, srv, http.MethodOptions, map[string]string{"Origin": "https://anywhere.example", "Access-Control-Request-Method": "POST"})
 	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://anywhere.example" || res.Header.Get("Access-Control-Max-Age") != "" {
 		t.Fatalf("%d %v", res.StatusCode, res.Header)
 	}
@@ -145,7 +145,7 @@ func TestCORSDefaults(t *testing.T) {
 	var opts CORSOptions
 	srv, _ := corsServer(t, opts)
 	preflight := func(origin, headers string) *http.Response {
-		return send(t, srv, http.MethodOptions, map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": headers})
+		return sendCORS(t, srv, http.MethodOptions, map[string]string{"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": headers})
 	}
 	same := srv.URL // same-origin with the Host the client sends
 	testutil.CheckDefaults(t, []testutil.Default{
@@ -154,7 +154,7 @@ func TestCORSDefaults(t *testing.T) {
 		{Option: "CORSOptions.AllowHeaders (the kit's only)", Given: opts.AllowHeaders,
 			Got: []int{preflight(same, "mcp-session-id").StatusCode, preflight(same, "x-tenant").StatusCode}, Doc: []int{http.StatusNoContent, http.StatusForbidden}},
 		{Option: "CORSOptions.ExposeHeaders (the kit's only)", Given: opts.ExposeHeaders,
-			Got: send(t, srv, http.MethodPost, map[string]string{"Origin": same}).Header.Get("Access-Control-Expose-Headers"), Doc: "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"},
+			Got: sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": same}).Header.Get("Access-Control-Expose-Headers"), Doc: "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"},
 		{Option: "CORSOptions.MaxAge", Given: opts.MaxAge, Got: preflight(same, "").Header.Get("Access-Control-Max-Age"), Doc: "600"},
 	})
 	if DefaultCORSMaxAge != 10*time.Minute {

@@ -63,9 +63,10 @@ func (t *tallies) add(name string, by int) Tally {
 
 // newServer builds the example server.
 func newServer() *core.Server {
-	s := core.NewServer(core.Implementation{Name: "apps", Title: "Tally app", Version: "1.0.0"}, apps.Declare(core.Options{
+	s := core.NewServer(core.Implementation{Name: "apps", Title: "Tally app", Version: "1.0.0"}, core.Options{
+		Extensions:   []core.Extension{apps.New()},
 		Instructions: "show_tally shows a named tally counter; the user changes it in the view.",
-	}))
+	})
 	no := false
 	view := &apps.App{
 		URI: TallyURI, Name: "tally", Title: "Tally", Description: "A counter with buttons.",

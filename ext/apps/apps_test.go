@@ -55,7 +55,7 @@ func TestClientCapabilitiesKeepsTheRest(t *testing.T) {
 
 // A tool handler tells from its request whether the client renders apps, in both lifecycles.
 func TestSupportedInBothLifecycles(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, apps.Declare(core.Options{}))
+	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{Extensions: []core.Extension{apps.New()}})
 	s.AddTool(&core.Tool{Name: "which"}, func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
 		if apps.Supported(ctx) {
 			return core.TextResult("ui"), nil
@@ -82,14 +82,14 @@ func TestSupportedInBothLifecycles(t *testing.T) {
 }
 
 // The server announces the extension in initialize and in server/discover.
-func TestDeclareAnnouncesTheExtension(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, apps.Declare(core.Options{}))
+func TestExtensionIsAnnounced(t *testing.T) {
+	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{Extensions: []core.Extension{apps.New()}})
 	apps.Add(s, &apps.App{URI: "ui://t/v", Name: "v", HTML: "<p>hi</p>"})
 	url := serve(t, s)
 	for _, lc := range lifecycles {
 		c := connect(t, url, lc.lc, false)
 		caps := c.ServerCapabilities()
-		if !c.ServerOffersApps() || caps.Tools == nil || caps.Resources == nil || caps.Logging == nil {
+		if !c.ServerOffersApps() || caps.Resources == nil || caps.Logging == nil {
 			t.Fatalf("%s: capabilities %+v", lc.name, caps)
 		}
 		entry, _ := caps.Extensions[apps.ExtensionID].(map[string]any)
@@ -99,26 +99,30 @@ func TestDeclareAnnouncesTheExtension(t *testing.T) {
 	}
 }
 
-func TestDeclareKeepsGivenCapabilities(t *testing.T) {
-	given := &core.ServerCapabilities{Tools: &core.ListChangedCapability{}, Extensions: map[string]any{"x/y": map[string]any{}}}
-	opts := apps.Declare(core.Options{Capabilities: given, Instructions: "hi"})
-	if opts.Instructions != "hi" || opts.Capabilities == given || opts.Capabilities.Tools != given.Tools {
-		t.Fatalf("Declare changed the rest: %+v", opts)
-	}
-	if _, ok := opts.Capabilities.Extensions["x/y"]; !ok {
-		t.Fatal("Declare lost an extension")
-	}
-	if _, ok := given.Extensions[apps.ExtensionID]; ok {
-		t.Fatal("Declare modified the given capabilities")
-	}
-	derived := apps.Declare(core.Options{SubscribeHandler: core.AcceptSubscription, CompletionHandler: func(context.Context, *core.CompleteRequest) (*core.CompleteResult, error) { return nil, nil }})
-	if c := derived.Capabilities; c.Resources == nil || !c.Resources.Subscribe || c.Completions == nil || !c.Resources.ListChanged || !c.Tools.ListChanged {
-		t.Fatalf("derived capabilities %+v", c)
-	}
-	if !connectOffers(t, derived) {
-		t.Fatal("not offered")
+// TestExtensionBesideOthers checks that the extension's entry joins what core derives and the
+// entries of other extensions, and that one Extension serves several servers.
+func TestExtensionBesideOthers(t *testing.T) {
+	x := apps.New()
+	other := otherExtension{}
+	opts := core.Options{Extensions: []core.Extension{x, other}, SubscribeHandler: core.AcceptSubscription,
+		CompletionHandler: func(context.Context, *core.CompleteRequest) (*core.CompleteResult, error) { return nil, nil }}
+	for range 2 {
+		s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, opts)
+		apps.Add(s, &apps.App{URI: "ui://t/v", Name: "v", HTML: "<p>hi</p>"})
+		c := connect(t, serve(t, s), client.Legacy, false)
+		caps := c.ServerCapabilities()
+		if !c.ServerOffersApps() || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil {
+			t.Fatalf("capabilities %+v", caps)
+		}
+		if _, ok := caps.Extensions["x/other"]; !ok {
+			t.Fatalf("the other extension's entry is lost: %v", caps.Extensions)
+		}
 	}
 }
+
+type otherExtension struct{}
+
+func (otherExtension) Bind(*core.Server) core.ExtensionSpec { return core.ExtensionSpec{ID: "x/other"} }
 
 func connectOffers(t *testing.T, opts core.Options) bool {
 	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, opts)

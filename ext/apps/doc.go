@@ -9,11 +9,12 @@
 // leaves that to the host, which is the only party that can tell the two callers apart; the server
 // declares the visibility and serves the call like any other.
 //
-// The server declares the extension in its capabilities with Declare. A tool handler can tell from
+// The server declares the extension in its capabilities when New is given in
+// core.Options.Extensions. A tool handler can tell from
 // its request whether the client will render the UI (Supported) and fall back to text when it will
 // not; the SEP asks every UI tool to return meaningful content either way.
 //
-//	s := core.NewServer(impl, apps.Declare(core.Options{}))
+//	s := core.NewServer(impl, core.Options{Extensions: []core.Extension{apps.New()}})
 //	clock := &apps.App{URI: "ui://clock/view.html", Name: "clock", HTML: "<!doctype html><p id=now></p><script>...</script>"}
 //	apps.Add(s, clock)
 //	s.AddTool(clock.Tool(&core.Tool{Name: "show_time"}), func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {

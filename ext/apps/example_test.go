@@ -25,7 +25,7 @@ type Weather struct {
 // render no apps. A second tool, visible to the app only, is what the page's refresh button
 // calls through the host.
 func Example() {
-	s := core.NewServer(core.Implementation{Name: "weather", Version: "1.0.0"}, apps.Declare(core.Options{}))
+	s := core.NewServer(core.Implementation{Name: "weather", Version: "1.0.0"}, core.Options{Extensions: []core.Extension{apps.New()}})
 	view := &apps.App{
 		URI:  "ui://weather/view.html",
 		Name: "weather view",

@@ -19,7 +19,7 @@ import (
 const page = "<!doctype html><html><body><p>hi</p></body></html>"
 
 func newServer() *core.Server {
-	return core.NewServer(core.Implementation{Name: "t", Version: "1"}, apps.Declare(core.Options{}))
+	return core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{Extensions: []core.Extension{apps.New()}})
 }
 
 func TestAddRefuses(t *testing.T) {
@@ -183,7 +183,7 @@ func TestReadUIRefusesOtherResources(t *testing.T) {
 
 // Adding an app again replaces it and tells subscribed clients.
 func TestAddAgainNotifiesSubscribers(t *testing.T) {
-	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, apps.Declare(core.Options{SubscribeHandler: core.AcceptSubscription}))
+	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{Extensions: []core.Extension{apps.New()}, SubscribeHandler: core.AcceptSubscription})
 	apps.Add(s, &apps.App{URI: "ui://t/v", Name: "v", HTML: page})
 	updated := make(chan string, 4)
 	c, err := client.Connect(context.Background(), &client.HTTPTransport{URL: serve(t, s)}, client.Options{
