@@ -43,6 +43,10 @@ for mod in . bench interop/goclients; do
     exit $ok
   ) || status=1
 done
+# The size rules of CONTRIBUTING over the library (not the examples, the tests or interop/): no
+# non-test file over 600 lines, no function over 80.
+echo "lint: sizes (scripts/sizes.go)"
+go run scripts/sizes.go core ext session middleware mcphttp stdio auth client otelmcp redisstore internal || status=1
 if [[ $status -ne 0 ]]; then
   echo "lint: FAILED (fix the findings above; each line names the file, the line and the check)" >&2
 else
