@@ -50,7 +50,11 @@
 //     channel, so a tasks/update or tasks/cancel served by another replica reaches the handler
 //     ("mcp.task").
 //   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
-//     the channel of each session it holds ("<prefix>c:<session>").
+//     the channel of each session it holds ("<prefix>c:<session>"). On a Redis Cluster the
+//     channels are sharded (SSUBSCRIBE, SPUBLISH: delivered by the primary of the channel's slot,
+//     not flooded to every node); a session's channel carries its hash tag
+//     ("<prefix>c:{<session>}"), and each replica keeps one pub/sub connection per primary it
+//     listens on, moved by go-redis to the promoted replica after a failover.
 //
 // Every Redis call is bounded by the caller's context and Options.Timeout. When Redis is down
 // or slow, requests that need it fail with a clear error (on HTTP 503 with a JSON-RPC error
@@ -77,11 +81,22 @@
 // sent while a replica is cut off from Redis, is dropped with a log line and never retried. A
 // session's record survives the replica that created it: the other replicas go on serving it.
 //
-// Keys of one session share a hash tag, but the session index is one key, so the session store
-// needs a single Redis primary (with replicas or Sentinel for failover), not Redis Cluster.
+// # Topologies
+//
+// Every backend takes a redis.UniversalClient: one node (NewClient), a primary that Sentinel
+// watches and fails over (NewSentinelClient), or a Redis Cluster (NewClusterClient). Every script
+// touches the keys of one hash slot: a session's keys share its hash tag ("{<session>}"), so do a
+// task's. On a single node or under Sentinel the session index (the cap on sessions of all
+// replicas) is kept in the same script as the record; on a Cluster it lives in its own slot, is
+// written at initialize and DELETE (pipelined beside the record's script) and renewed by each
+// replica's reaper for the sessions it holds, so that no per-request script leaves the session's
+// slot.
 package redisstore
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -97,4 +112,47 @@ func NewClient(url string) (*redis.Client, error) {
 	opts.ContextTimeoutEnabled = true
 	opts.DialerRetries = 2
 	return redis.NewClient(opts), nil
+}
+
+// NewClusterClient returns a go-redis client of a Redis Cluster reached through its seed nodes
+// (host:port), with the same deadlines and dial attempts as NewClient. It follows the cluster's
+// redirections (MOVED, ASK) and its failovers by itself.
+func NewClusterClient(addrs ...string) (*redis.ClusterClient, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("redisstore: a Redis Cluster needs at least one seed address")
+	}
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true, DialerRetries: 2}), nil
+}
+
+// NewSentinelClient returns a go-redis client of the primary that the Sentinels at addrs
+// (host:port) know as master, with the same deadlines and dial attempts as NewClient: after a
+// failover it asks the Sentinels for the new primary and reconnects there.
+func NewSentinelClient(master string, addrs ...string) (*redis.Client, error) {
+	if master == "" || len(addrs) == 0 {
+		return nil, errors.New("redisstore: Sentinel needs a master name and at least one Sentinel address")
+	}
+	return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs,
+		ContextTimeoutEnabled: true, DialerRetries: 2}), nil
+}
+
+// ParseSentinel splits "MASTER@ADDR,ADDR,..." (the form of examples/everything's
+// -redis-sentinel flag) into the master name and the Sentinel addresses.
+func ParseSentinel(spec string) (master string, addrs []string, err error) {
+	master, list, ok := strings.Cut(spec, "@")
+	addrs = SplitAddrs(list)
+	if !ok || master == "" || len(addrs) == 0 {
+		return "", nil, errors.New("redisstore: want MASTER@HOST:PORT,HOST:PORT (one Sentinel address or more)")
+	}
+	return master, addrs, nil
+}
+
+// SplitAddrs splits a comma-separated list of host:port addresses, dropping empty entries.
+func SplitAddrs(list string) []string {
+	var out []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

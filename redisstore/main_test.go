@@ -37,10 +37,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// clusterSeeds, from MCPKIT_REDIS_CLUSTER (host:port,host:port,...), runs every test of the
+// package on that Redis Cluster instead of a redis-server of its own (the cluster test does, see
+// scripts/cluster.sh): each script must then keep to one hash slot.
+var clusterSeeds = redisstore.SplitAddrs(os.Getenv("MCPKIT_REDIS_CLUSTER"))
+
+// onCluster stands for the Redis Cluster of clusterSeeds where tests pass a server around.
+var onCluster = &testutil.RedisServer{Addr: "cluster"}
+
 // needRedis returns the shared server, skipping the test (or failing it under
 // MCPKIT_REQUIRE_BINARIES) when redis-server is not installed.
 func needRedis(t testing.TB) *testutil.RedisServer {
 	t.Helper()
+	if len(clusterSeeds) > 0 {
+		return onCluster
+	}
 	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
 	redisOnce.Do(func() { redisSrv, redisErr = testutil.StartRedis(bin) })
 	if redisErr != nil {
@@ -52,6 +63,9 @@ func needRedis(t testing.TB) *testutil.RedisServer {
 // ownRedis starts a server for this test alone (tests that stop and restart it).
 func ownRedis(t testing.TB) *testutil.RedisServer {
 	t.Helper()
+	if len(clusterSeeds) > 0 {
+		t.Skip("stops its own redis-server: not on a shared Redis Cluster")
+	}
 	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
 	srv, err := testutil.StartRedis(bin)
 	if err != nil {
@@ -61,10 +75,16 @@ func ownRedis(t testing.TB) *testutil.RedisServer {
 	return srv
 }
 
-// newClient returns a client of srv, closed with the test.
-func newClient(t testing.TB, srv *testutil.RedisServer) *redis.Client {
+// newClient returns a client of srv (of the Redis Cluster, for onCluster), closed with the test.
+func newClient(t testing.TB, srv *testutil.RedisServer) redis.UniversalClient {
 	t.Helper()
-	rdb, err := redisstore.NewClient(srv.URL())
+	var rdb redis.UniversalClient
+	var err error
+	if srv == onCluster {
+		rdb, err = redisstore.NewClusterClient(clusterSeeds...)
+	} else {
+		rdb, err = redisstore.NewClient(srv.URL())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +92,11 @@ func newClient(t testing.TB, srv *testutil.RedisServer) *redis.Client {
 	return rdb
 }
 
-// testPrefix returns a key prefix no other test uses.
-func testPrefix() string { return "t" + strconv.FormatInt(prefixes.Add(1), 10) + ":" }
+// testPrefix returns a key prefix no other test uses (nor an earlier run on the same Redis
+// Cluster: the process id is part of it).
+func testPrefix() string {
+	return "t" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(prefixes.Add(1), 10) + ":"
+}
 
 // newRouter returns a router on srv under prefix, closed with the test.
 func newRouter(t testing.TB, srv *testutil.RedisServer, prefix string) *redisstore.Router {

@@ -64,20 +64,24 @@ type Handler func(Envelope)
 // replica that died, is lost (the sender learns how many replicas received it).
 type Router struct {
 	rdb     redis.UniversalClient
+	cluster bool // rdb is a Redis Cluster: no script may leave one hash slot
 	prefix  string
 	timeout time.Duration
 	log     zerolog.Logger
 	id      string
 	self    string // this replica's channel
 
-	ps *redis.PubSub
+	ps *redis.PubSub // one node or Sentinel: every channel on one connection
 
 	mu       sync.RWMutex
 	handlers map[string]Handler
-	joined   map[string]*joined // channel -> its holders and its confirmation
+	joined   map[string]*joined       // channel -> its holders and its confirmation
+	shards   map[string]*redis.PubSub // Cluster: a sharded pub/sub connection per primary
 	closed   bool
 
-	done chan struct{}
+	shardMu   sync.Mutex // held while a Cluster shard's connection opens
+	dispatch  sync.Mutex // handlers run one envelope at a time, whichever connection got it
+	receivers sync.WaitGroup
 }
 
 // NewRouter connects the router to rdb (which it does not close) and starts its receive
@@ -94,12 +98,13 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 	}
 	r := &Router{
 		rdb:      rdb,
+		cluster:  isCluster(rdb),
 		prefix:   opts.Prefix,
 		timeout:  opts.Timeout,
 		id:       opts.ReplicaID,
 		handlers: map[string]Handler{},
 		joined:   map[string]*joined{},
-		done:     make(chan struct{}),
+		shards:   map[string]*redis.PubSub{},
 	}
 	if r.prefix == "" {
 		r.prefix = DefaultPrefix
@@ -116,13 +121,23 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 		r.log = zerolog.New(os.Stderr).With().Timestamp().Str("component", "redisstore").Logger()
 	}
 	r.self = r.prefix + "r:" + r.id
-	// go-redis re-subscribes every channel by itself after a reconnect.
-	r.ps = rdb.Subscribe(context.Background())
-	go r.receive()
+	// go-redis re-subscribes every channel by itself after a reconnect (on a Cluster, at the
+	// primary that holds the channel's slot after a failover).
+	if !r.cluster {
+		r.ps = rdb.Subscribe(context.Background())
+		r.receivers.Add(1)
+		go r.receive(r.ps)
+	}
 	if err := r.listen(context.Background(), r.self); err != nil {
 		r.log.Warn().Err(err).Msg("redisstore: subscribing to this replica's channel (retried on reconnect)")
 	}
 	return r
+}
+
+// isCluster reports whether rdb talks to a Redis Cluster.
+func isCluster(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.ClusterClient)
+	return ok
 }
 
 // ID returns this replica's id on the bus.
@@ -155,7 +170,25 @@ func (r *Router) Handle(kind string, f Handler) {
 	r.mu.Unlock()
 }
 
-func (r *Router) sessionChannel(id string) string { return r.prefix + "c:" + id }
+// sessionChannel is the channel of a session. On a Cluster it carries the session's hash tag: it
+// is a sharded channel (SSUBSCRIBE, SPUBLISH), in the slot of the session's keys, so that the
+// session's scripts can announce on it.
+func (r *Router) sessionChannel(id string) string {
+	if r.cluster {
+		return r.prefix + "c:{" + id + "}"
+	}
+	return r.prefix + "c:" + id
+}
+
+// publishCommand is the command that announces on a channel: SPUBLISH on a Cluster (sharded:
+// delivered by the primary of the channel's slot, its count of receivers exact), PUBLISH
+// elsewhere.
+func (r *Router) publishCommand() string {
+	if r.cluster {
+		return "SPUBLISH"
+	}
+	return "PUBLISH"
+}
 
 // sessionKey is the key of a session's record. Keys of one session share its hash tag.
 func (r *Router) sessionKey(id string) string { return r.prefix + "s:{" + id + "}" }
@@ -178,6 +211,7 @@ type joined struct {
 	holders   int
 	confirmed chan struct{} // closed when Redis confirmed the subscription
 	once      sync.Once
+	ps        *redis.PubSub // the connection it is subscribed on
 }
 
 // listen subscribes to a channel (reference-counted) and waits, bounded by the timeout, until
@@ -199,7 +233,7 @@ func (r *Router) listen(ctx context.Context, ch string) error {
 	ctx, cancel := r.Bound(ctx)
 	defer cancel()
 	if first {
-		if err := r.ps.Subscribe(ctx, ch); err != nil {
+		if err := r.subscribe(ctx, j, ch); err != nil {
 			return err
 		}
 	}
@@ -230,7 +264,72 @@ func (r *Router) unlisten(ctx context.Context, ch string) error {
 	}
 	ctx, cancel := r.Bound(ctx)
 	defer cancel()
-	return r.ps.Unsubscribe(ctx, ch)
+	if j.ps == nil {
+		return nil
+	}
+	if r.cluster {
+		return j.ps.SUnsubscribe(ctx, ch)
+	}
+	return j.ps.Unsubscribe(ctx, ch)
+}
+
+// subscribe subscribes ch on its connection: the one connection, or on a Cluster the sharded
+// connection to the primary of ch's slot (opened on first use).
+func (r *Router) subscribe(ctx context.Context, j *joined, ch string) error {
+	if !r.cluster {
+		r.mu.Lock()
+		j.ps = r.ps
+		r.mu.Unlock()
+		return r.ps.Subscribe(ctx, ch)
+	}
+	cc := r.rdb.(*redis.ClusterClient)
+	primary, err := cc.MasterForKey(ctx, ch)
+	if err != nil {
+		return fmt.Errorf("redisstore: finding the shard of a channel: %w", err)
+	}
+	addr := primary.Options().Addr
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return errRouterClosed
+	}
+	ps := r.shards[addr]
+	if ps != nil {
+		j.ps = ps
+		r.mu.Unlock()
+		return ps.SSubscribe(ctx, ch)
+	}
+	r.mu.Unlock()
+	// A shard's connection is opened by its first subscription, before anything reads from it:
+	// go-redis picks the node of a sharded connection from its channels, so a read on a
+	// connection without any would open it on a random node.
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	r.mu.Lock()
+	ps = r.shards[addr]
+	r.mu.Unlock()
+	if ps == nil {
+		ps = cc.SSubscribe(context.Background())
+		if err := ps.SSubscribe(ctx, ch); err != nil {
+			_ = ps.Close()
+			return err
+		}
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return errors.Join(errRouterClosed, ps.Close())
+		}
+		r.shards[addr] = ps
+		j.ps = ps
+		r.receivers.Add(1)
+		go r.receive(ps)
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Lock()
+	j.ps = ps
+	r.mu.Unlock()
+	return ps.SSubscribe(ctx, ch)
 }
 
 // confirm records Redis's confirmation of a subscription.
@@ -262,7 +361,14 @@ func (r *Router) ToReplica(ctx context.Context, replicaID, kind string, payload 
 func (r *Router) publish(ctx context.Context, ch, kind, sessionID string, payload []byte) (int64, error) {
 	ctx, cancel := r.Bound(ctx)
 	defer cancel()
-	n, err := r.rdb.Publish(ctx, ch, encodeEnvelope(kind, r.id, sessionID, payload)).Result()
+	msg := encodeEnvelope(kind, r.id, sessionID, payload)
+	var n int64
+	var err error
+	if r.cluster {
+		n, err = r.rdb.SPublish(ctx, ch, msg).Result()
+	} else {
+		n, err = r.rdb.Publish(ctx, ch, msg).Result()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: publish %s: %w", kind, err)
 	}
@@ -295,14 +401,14 @@ func decodeEnvelope(s string) (Envelope, bool) {
 	return Envelope{Kind: string(fields[0]), From: string(fields[1]), Session: string(fields[2]), Payload: b}, true
 }
 
-// receive runs the handlers of the envelopes Redis delivers, in order.
-func (r *Router) receive() {
-	defer close(r.done)
-	for v := range r.ps.ChannelWithSubscriptions(redis.WithChannelSize(4096)) {
+// receive runs the handlers of the envelopes Redis delivers on one connection, in order.
+func (r *Router) receive(ps *redis.PubSub) {
+	defer r.receivers.Done()
+	for v := range ps.ChannelWithSubscriptions(redis.WithChannelSize(4096)) {
 		var m *redis.Message
 		switch v := v.(type) {
 		case *redis.Subscription:
-			if v.Kind == "subscribe" {
+			if v.Kind == "subscribe" || v.Kind == "ssubscribe" {
 				r.confirm(v.Channel)
 			}
 			continue
@@ -320,7 +426,9 @@ func (r *Router) receive() {
 		f := r.handlers[env.Kind]
 		r.mu.RUnlock()
 		if f != nil {
+			r.dispatch.Lock()
 			f(env)
+			r.dispatch.Unlock()
 		}
 	}
 }
@@ -333,8 +441,18 @@ func (r *Router) Close() error {
 		return nil
 	}
 	r.closed = true
+	all := make([]*redis.PubSub, 0, len(r.shards)+1)
+	if r.ps != nil {
+		all = append(all, r.ps)
+	}
+	for _, ps := range r.shards {
+		all = append(all, ps)
+	}
 	r.mu.Unlock()
-	err := r.ps.Close()
-	<-r.done
+	var err error
+	for _, ps := range all {
+		err = errors.Join(err, ps.Close())
+	}
+	r.receivers.Wait()
 	return err
 }

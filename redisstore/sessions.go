@@ -148,6 +148,20 @@ func (s *Sessions) Hold(ctx context.Context, id string, build func() *session.En
 func (s *Sessions) key(id string) string { return s.r.sessionKey(id) }
 func (s *Sessions) index() string        { return s.r.prefix + "sessions" }
 
+// keys are the keys of the per-request scripts: the record, and the index beside it unless Redis
+// is a Cluster (where the index, in another slot, is kept outside these scripts).
+func (s *Sessions) keys(id string) []string {
+	if s.r.cluster {
+		return []string{s.key(id)}
+	}
+	return []string{s.key(id), s.index()}
+}
+
+// indexSlack is how far past a record's expiry a Cluster's index keeps its entry: the reaper
+// renews the entries of held sessions once per ReapInterval, so the cap counts a session until
+// at most one interval after it expired, never less than it lives.
+func (s *Sessions) indexSlack() int64 { return 2 * s.every.Milliseconds() }
+
 func (s *Sessions) idleMillis() int64 {
 	if s.idle < 0 {
 		return 0
@@ -165,38 +179,61 @@ func (s *Sessions) addMillis() int64 {
 }
 
 // addScript creates a session record unless the id is taken or the cap is reached (after
-// dropping expired entries of the index). It answers 1, -1 (taken) or -2 (full).
+// dropping expired entries of the index). It answers 1, -1 (taken) or -2 (full). On a Cluster
+// KEYS[2] (the index) is absent: reserveScript checked the cap before.
 var addScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local idle = tonumber(ARGV[2])
 local max = tonumber(ARGV[3])
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if max > 0 and redis.call('ZCARD', KEYS[2]) >= max then return -2 end
+if KEYS[2] then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if max > 0 and redis.call('ZCARD', KEYS[2]) >= max then return -2 end
+end
 redis.call('HSET', KEYS[1], 'o', ARGV[4], 'ow', ARGV[5], 'st', ARGV[6], 'rev', 1)
 if idle > 0 then
   redis.call('PEXPIRE', KEYS[1], idle)
-  redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
-else
+  if KEYS[2] then redis.call('ZADD', KEYS[2], now + idle, ARGV[1]) end
+elseif KEYS[2] then
   redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
 end
 return 1
 `)
 
-// getScript looks a session up and, when asked, renews it: nil when it is gone; {rev} when the
+// reserveScript takes a place in a Cluster's session index (its own slot) before addScript
+// creates the record: after dropping expired entries it answers -2 when the cap is reached, -1
+// when the id is in the index already, 1 when it added the id (ARGV: id, TTL ms or 0 for none,
+// cap, slack ms).
+var reserveScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local idle = tonumber(ARGV[2])
+local max = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then return -2 end
+local score = '+inf'
+if idle > 0 then score = now + idle + tonumber(ARGV[4]) end
+if redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1]) == 0 then return -1 end
+return 1
+`)
+
+// getScript looks a session up and, when asked, renews it (KEYS[2], the index, only off a
+// Cluster): nil when it is gone; {rev} when the
 // caller's revision is current; {rev, origin, owner, state} otherwise.
 var getScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
+  if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
   return false
 end
 local idle = tonumber(ARGV[2])
 if ARGV[3] == '1' and idle > 0 then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('PEXPIRE', KEYS[1], idle)
-  redis.call('ZADD', KEYS[2], 'XX', now + idle, ARGV[1])
+  if KEYS[2] then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    redis.call('ZADD', KEYS[2], 'XX', now + idle, ARGV[1])
+  end
 end
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if rev == ARGV[4] then return {rev} end
@@ -204,21 +241,22 @@ local f = redis.call('HMGET', KEYS[1], 'o', 'ow', 'st')
 return {rev, f[1] or '', f[2] or '', f[3] or ''}
 `)
 
-// persistScript writes a new state and announces it on the session's channel; it answers the new
-// revision, or nil when the session is gone.
+// persistScript writes a new state and announces it on the session's channel (with ARGV[4],
+// PUBLISH or SPUBLISH); it answers the new revision, or nil when the session is gone.
 var persistScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'st', ARGV[1])
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
-redis.call('PUBLISH', ARGV[2], ARGV[3] .. rev .. '\n' .. ARGV[1])
+redis.call(ARGV[4], ARGV[2], ARGV[3] .. rev .. '\n' .. ARGV[1])
 return rev
 `)
 
-// deleteScript removes a session and announces it; it answers 1 when there was one.
+// deleteScript removes a session and announces it (with ARGV[4], PUBLISH or SPUBLISH); it
+// answers 1 when there was one.
 var deleteScript = redis.NewScript(`
 local n = redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-if n == 1 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if n == 1 then redis.call(ARGV[4], ARGV[2], ARGV[3]) end
 return n
 `)
 
@@ -237,10 +275,22 @@ func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	}
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
-	n, err := addScript.Run(bctx, s.r.rdb, []string{s.key(ss.ID), s.index()},
-		ss.ID, s.addMillis(), s.max, ss.Origin, owner, state).Int64()
-	if err != nil {
-		return fmt.Errorf("redisstore: adding a session: %w", err)
+	n := int64(1)
+	if s.r.cluster {
+		n, err = reserveScript.Run(bctx, s.r.rdb, []string{s.index()}, ss.ID, s.addMillis(), s.max, s.indexSlack()).Int64()
+		if err != nil {
+			return fmt.Errorf("redisstore: adding a session: %w", err)
+		}
+	}
+	if n == 1 {
+		n, err = addScript.Run(bctx, s.r.rdb, s.keys(ss.ID),
+			ss.ID, s.addMillis(), s.max, ss.Origin, owner, state).Int64()
+		if err != nil {
+			if s.r.cluster {
+				s.r.rdb.ZRem(bctx, s.index(), ss.ID)
+			}
+			return fmt.Errorf("redisstore: adding a session: %w", err)
+		}
 	}
 	switch n {
 	case -1:
@@ -366,7 +416,7 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64)
 	if touch {
 		t = "1"
 	}
-	res, err := getScript.Run(bctx, s.r.rdb, []string{s.key(id), s.index()}, id, s.idleMillis(), t, rev).Slice()
+	res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), id, s.idleMillis(), t, rev).Slice()
 	if errors.Is(err, redis.Nil) {
 		s.letGo(id)
 		return nil, session.ErrNotFound
@@ -428,8 +478,11 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 func (s *Sessions) Delete(ctx context.Context, id string) bool {
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
-	n, err := deleteScript.Run(bctx, s.r.rdb, []string{s.key(id), s.index()}, id,
-		s.r.sessionChannel(id), kindEnd+"\n"+s.r.id+"\n"+id+"\n").Int64()
+	n, err := deleteScript.Run(bctx, s.r.rdb, s.keys(id), id,
+		s.r.sessionChannel(id), kindEnd+"\n"+s.r.id+"\n"+id+"\n", s.r.publishCommand()).Int64()
+	if s.r.cluster && err == nil {
+		err = s.r.rdb.ZRem(bctx, s.index(), id).Err() // the index, in a slot of its own
+	}
 	if err != nil {
 		s.r.log.Warn().Err(err).Msg("redisstore: deleting a session")
 	}
@@ -493,10 +546,10 @@ func (s *Sessions) Reap(ctx context.Context) int {
 	}
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
-	cmds := make([]*redis.IntCmd, len(ids))
+	cmds := make([]*redis.DurationCmd, len(ids))
 	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.Exists(ctx, s.key(id))
+			cmds[i] = p.PTTL(ctx, s.key(id))
 		}
 		return nil
 	})
@@ -504,11 +557,20 @@ func (s *Sessions) Reap(ctx context.Context) int {
 		return 0
 	}
 	n := 0
+	var live []redis.Z
 	for i, c := range cmds {
-		if c.Val() == 0 {
+		ttl := c.Val()
+		switch {
+		case ttl == -2: // no such key (go-redis answers PTTL's -2 unscaled)
 			s.letGo(ids[i])
 			n++
+		case ttl > 0 && s.r.cluster:
+			live = append(live, redis.Z{Member: ids[i], Score: float64(time.Now().Add(ttl).UnixMilli() + s.indexSlack())})
 		}
+	}
+	if len(live) > 0 {
+		// A Cluster's index is renewed here, not by each request (see indexSlack).
+		s.r.rdb.ZAddXX(ctx, s.index(), live...)
 	}
 	return n
 }

@@ -35,7 +35,7 @@ func (s *Sessions) persist(ctx context.Context, id string, st core.SessionState)
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	header := kindState + "\n" + s.r.id + "\n" + id + "\n"
-	rev, err := persistScript.Run(ctx, s.r.rdb, []string{s.key(id)}, b, s.r.sessionChannel(id), header).Int64()
+	rev, err := persistScript.Run(ctx, s.r.rdb, []string{s.key(id)}, b, s.r.sessionChannel(id), header, s.r.publishCommand()).Int64()
 	if errors.Is(err, redis.Nil) {
 		return session.ErrNotFound
 	}

@@ -7,8 +7,12 @@
 //	go run ./examples/everything -stdio                   # newline-delimited JSON-RPC on stdin/stdout
 //	go run ./examples/everything -http 127.0.0.1:3001 -redis redis://127.0.0.1:6379/0 -state-key $KEY
 //	                                                      # one replica of several sharing a Redis
+//	go run ./examples/everything -redis-cluster 127.0.0.1:7000,127.0.0.1:7001 -state-key $KEY
+//	                                                      # the same on a Redis Cluster (its seed nodes)
+//	go run ./examples/everything -redis-sentinel mymaster@127.0.0.1:26379,127.0.0.1:26380 -state-key $KEY
+//	                                                      # on the primary Sentinel watches (and fails over)
 //
-// With -redis, legacy sessions, change broadcasts, the resumability event store, tasks and the
+// With -redis (or -redis-cluster, or -redis-sentinel), legacy sessions, change broadcasts, the resumability event store, tasks and the
 // answers that land on another replica go through that Redis (package redisstore), so several
 // replicas on different ports can sit behind one round-robin load balancer. -state-key (64 hex
 // characters, or MCPKIT_STATE_KEY) is the requestState key every replica must share.
@@ -31,6 +35,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/ext/skills"
@@ -84,6 +90,8 @@ func main() {
 	useStdio := flag.Bool("stdio", false, "serve newline-delimited JSON-RPC on stdin/stdout instead of HTTP")
 	flag.BoolVar(&serveStats, "stats", false, "also serve /debug/stats (goroutines and heap after a GC, as JSON) for make stress")
 	redisURL := flag.String("redis", "", "share sessions, broadcasts, stored events and routed answers through this Redis (redis://host:port/db)")
+	redisCluster := flag.String("redis-cluster", "", "the same through a Redis Cluster: its seed nodes, host:port,host:port,...")
+	redisSentinel := flag.String("redis-sentinel", "", "the same through the primary Sentinel fails over: MASTER@host:port,host:port,... (the Sentinels)")
 	stateKeyHex := flag.String("state-key", os.Getenv("MCPKIT_STATE_KEY"), "the requestState key shared by every replica: 64 hex characters (default $MCPKIT_STATE_KEY)")
 	flag.Parse()
 
@@ -94,11 +102,16 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if *redisURL != "" {
+	rdb, err := redisClient(*redisURL, *redisCluster, *redisSentinel)
+	if err != nil {
+		log.Fatalf("everything: %v", err)
+	}
+	if rdb != nil {
+		defer rdb.Close()
 		if *useStdio {
-			log.Fatalf("everything: -redis is for HTTP replicas, not -stdio")
+			log.Fatalf("everything: -redis, -redis-cluster and -redis-sentinel are for HTTP replicas, not -stdio")
 		}
-		if err := serveReplica(ctx, *addr, *redisURL, stateKey); err != nil {
+		if err := serveReplica(ctx, *addr, rdb, stateKey); err != nil {
 			log.Fatalf("everything: %v", err)
 		}
 		return
@@ -137,17 +150,48 @@ func parseStateKey(h string) ([]byte, error) {
 	return k, nil
 }
 
-// serveReplica serves the fixture as one replica of several: every shared backend on the Redis
-// at url.
-func serveReplica(ctx context.Context, addr, url string, stateKey []byte) error {
+// redisClient returns the client of the one Redis topology the flags name (nil for none).
+func redisClient(url, cluster, sentinel string) (redis.UniversalClient, error) {
+	n := 0
+	for _, f := range []string{url, cluster, sentinel} {
+		if f != "" {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return nil, errors.New("-redis, -redis-cluster and -redis-sentinel name one Redis: give one of them")
+	case url != "":
+		c, err := redisstore.NewClient(url)
+		if err != nil {
+			return nil, fmt.Errorf("-redis: %w", err)
+		}
+		return c, nil
+	case cluster != "":
+		c, err := redisstore.NewClusterClient(redisstore.SplitAddrs(cluster)...)
+		if err != nil {
+			return nil, fmt.Errorf("-redis-cluster: %w", err)
+		}
+		return c, nil
+	case sentinel != "":
+		master, addrs, err := redisstore.ParseSentinel(sentinel)
+		if err != nil {
+			return nil, fmt.Errorf("-redis-sentinel: %w", err)
+		}
+		c, err := redisstore.NewSentinelClient(master, addrs...)
+		if err != nil {
+			return nil, fmt.Errorf("-redis-sentinel: %w", err)
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// serveReplica serves the fixture as one replica of several: every shared backend on rdb.
+func serveReplica(ctx context.Context, addr string, rdb redis.UniversalClient, stateKey []byte) error {
 	if stateKey == nil {
 		log.Printf("everything: no -state-key: requestState tokens of this replica open here only")
 	}
-	rdb, err := redisstore.NewClient(url)
-	if err != nil {
-		return fmt.Errorf("-redis: %w", err)
-	}
-	defer rdb.Close()
 	router := redisstore.NewRouter(rdb, redisstore.Options{})
 	defer router.Close()
 	s := newServerWith(shared{
