@@ -55,8 +55,10 @@ test-apps:
 	bash scripts/apps-host.sh
 	MCPKIT_REQUIRE_BINARIES=1 $(GO) test -race -count=1 -run 'TestBrowser|TestPublishedSchema' -v ./examples/apps ./ext/apps
 
-## cluster-test: three replicas of examples/everything on one Redis behind nginx: the conformance
-## suites through the proxy, answers and streams across replicas, one replica killed
+## cluster-test: three replicas of examples/everything behind nginx, on one Redis, a Redis Cluster
+## and Sentinel: the conformance suites through the proxy (one Redis and the Cluster), the redisstore
+## tests on the Cluster, answers and streams across replicas, a Redis primary killed under traffic
+## (Cluster and Sentinel), one replica killed
 cluster-test:
 	bash scripts/cluster.sh
 

@@ -28,7 +28,7 @@ func NewBroadcaster(r *Router) *Broadcaster {
 	if r == nil {
 		panic("redisstore: NewBroadcaster needs a Router")
 	}
-	b := &Broadcaster{r: r, local: core.NewLocalBroadcaster(), ch: r.Key("changes")}
+	b := &Broadcaster{r: r, local: core.NewLocalBroadcaster(), ch: r.channel("changes")}
 	r.Handle(kindChange, b.receive)
 	if err := r.listen(context.Background(), b.ch); err != nil {
 		r.log.Warn().Err(err).Msg("redisstore: subscribing to the changes channel (retried on reconnect)")

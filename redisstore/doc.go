@@ -52,9 +52,9 @@
 //   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
 //     the channel of each session it holds ("<prefix>c:<session>"). On a Redis Cluster the
 //     channels are sharded (SSUBSCRIBE, SPUBLISH: delivered by the primary of the channel's slot,
-//     not flooded to every node); a session's channel carries its hash tag
-//     ("<prefix>c:{<session>}"), and each replica keeps one pub/sub connection per primary it
-//     listens on, moved by go-redis to the promoted replica after a failover.
+//     not flooded to every node, the count of receivers exact), spread over 16 slots by a hash
+//     tag ("<prefix>{bus<n>}c:<session>"); each replica keeps one pub/sub connection per slot it
+//     listens in, which go-redis moves to the promoted replica after a failover.
 //
 // Every Redis call is bounded by the caller's context and Options.Timeout. When Redis is down
 // or slow, requests that need it fail with a clear error (on HTTP 503 with a JSON-RPC error
@@ -94,8 +94,11 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -117,11 +120,62 @@ func NewClient(url string) (*redis.Client, error) {
 // NewClusterClient returns a go-redis client of a Redis Cluster reached through its seed nodes
 // (host:port), with the same deadlines and dial attempts as NewClient. It follows the cluster's
 // redirections (MOVED, ASK) and its failovers by itself.
+//
+// go-redis alone keeps dialing a primary that died until something reloads its view of the
+// slots; the client returned reloads it (CLUSTER SLOTS, at most every 200 ms, off the request)
+// whenever a command fails for another reason than a Redis answer, so that requests reach the
+// promoted replica as soon as the cluster promoted it.
 func NewClusterClient(addrs ...string) (*redis.ClusterClient, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("redisstore: a Redis Cluster needs at least one seed address")
 	}
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true, DialerRetries: 2}), nil
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true, DialerRetries: 2})
+	cc.AddHook(&reloader{cc: cc})
+	return cc, nil
+}
+
+// reloader reloads a Cluster client's slots after a failed command (see NewClusterClient).
+type reloader struct {
+	cc      *redis.ClusterClient
+	running atomic.Bool
+}
+
+func (h *reloader) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *reloader) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.after(err)
+		return err
+	}
+}
+
+func (h *reloader) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.after(err)
+		return err
+	}
+}
+
+// after starts one reload when err is not an answer of Redis (a dial or network error, a
+// timeout) or says the cluster is down, unless one runs.
+func (h *reloader) after(err error) {
+	var answer redis.Error
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, redis.TxFailedErr) ||
+		(errors.As(err, &answer) && !strings.HasPrefix(answer.Error(), "CLUSTERDOWN")) {
+		return
+	}
+	if !h.running.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer h.running.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+		defer cancel()
+		h.cc.ReloadState(ctx)
+		time.Sleep(200 * time.Millisecond) // at most five reloads a second
+	}()
 }
 
 // NewSentinelClient returns a go-redis client of the primary that the Sentinels at addrs

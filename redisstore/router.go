@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,7 +78,7 @@ type Router struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler
 	joined   map[string]*joined       // channel -> its holders and its confirmation
-	shards   map[string]*redis.PubSub // Cluster: a sharded pub/sub connection per primary
+	shards   map[string]*redis.PubSub // Cluster: a sharded pub/sub connection per slot (see busSlots)
 	closed   bool
 
 	shardMu   sync.Mutex // held while a Cluster shard's connection opens
@@ -120,7 +122,7 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 	} else {
 		r.log = zerolog.New(os.Stderr).With().Timestamp().Str("component", "redisstore").Logger()
 	}
-	r.self = r.prefix + "r:" + r.id
+	r.self = r.replicaChannel(r.id)
 	// go-redis re-subscribes every channel by itself after a reconnect (on a Cluster, at the
 	// primary that holds the channel's slot after a failover).
 	if !r.cluster {
@@ -170,22 +172,32 @@ func (r *Router) Handle(kind string, f Handler) {
 	r.mu.Unlock()
 }
 
-// sessionChannel is the channel of a session. On a Cluster it carries the session's hash tag: it
-// is a sharded channel (SSUBSCRIBE, SPUBLISH), in the slot of the session's keys, so that the
-// session's scripts can announce on it.
-func (r *Router) sessionChannel(id string) string {
-	if r.cluster {
-		return r.prefix + "c:{" + id + "}"
+// sessionChannel is the channel of a session.
+func (r *Router) sessionChannel(id string) string { return r.channel("c:" + id) }
+
+// busSlots is how many hash slots a Cluster's channels spread over. On a Cluster the channels are
+// sharded (SSUBSCRIBE, SPUBLISH: delivered by the primary of the channel's slot, which counts its
+// receivers exactly), and a replica keeps one pub/sub connection per slot it listens in:
+// go-redis subscribes a connection's channels again in one command after a reconnect (a
+// failover), which Redis refuses for channels of different slots.
+const busSlots = 16
+
+// channel names a channel of the bus: the name under the prefix, and on a Cluster a hash tag
+// first that puts it in one of busSlots slots.
+func (r *Router) channel(name string) string {
+	if !r.cluster {
+		return r.prefix + name
 	}
-	return r.prefix + "c:" + id
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	return r.prefix + "{bus" + strconv.Itoa(int(h.Sum32()%busSlots)) + "}" + name
 }
 
-// publishCommand is the command that announces on a channel: SPUBLISH on a Cluster (sharded:
-// delivered by the primary of the channel's slot, its count of receivers exact), PUBLISH
-// elsewhere.
+// publishCommand is the command the session scripts announce with: PUBLISH, or "" on a Cluster,
+// where the channel is not in the session's slot and the store publishes after the script.
 func (r *Router) publishCommand() string {
 	if r.cluster {
-		return "SPUBLISH"
+		return ""
 	}
 	return "PUBLISH"
 }
@@ -194,7 +206,7 @@ func (r *Router) publishCommand() string {
 func (r *Router) sessionKey(id string) string { return r.prefix + "s:{" + id + "}" }
 
 // ReplicaChannel returns the channel name of a replica.
-func (r *Router) replicaChannel(id string) string { return r.prefix + "r:" + id }
+func (r *Router) replicaChannel(id string) string { return r.channel("r:" + id) }
 
 // Join makes this replica receive the messages sent to a session, until as many Leave calls.
 func (r *Router) Join(ctx context.Context, sessionID string) error {
@@ -274,7 +286,7 @@ func (r *Router) unlisten(ctx context.Context, ch string) error {
 }
 
 // subscribe subscribes ch on its connection: the one connection, or on a Cluster the sharded
-// connection to the primary of ch's slot (opened on first use).
+// connection of ch's slot (opened on first use; go-redis opens it at the slot's primary).
 func (r *Router) subscribe(ctx context.Context, j *joined, ch string) error {
 	if !r.cluster {
 		r.mu.Lock()
@@ -283,11 +295,7 @@ func (r *Router) subscribe(ctx context.Context, j *joined, ch string) error {
 		return r.ps.Subscribe(ctx, ch)
 	}
 	cc := r.rdb.(*redis.ClusterClient)
-	primary, err := cc.MasterForKey(ctx, ch)
-	if err != nil {
-		return fmt.Errorf("redisstore: finding the shard of a channel: %w", err)
-	}
-	addr := primary.Options().Addr
+	addr, _, _ := strings.Cut(strings.TrimPrefix(ch, r.prefix), "}") // the channel's slot tag
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

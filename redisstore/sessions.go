@@ -242,21 +242,22 @@ return {rev, f[1] or '', f[2] or '', f[3] or ''}
 `)
 
 // persistScript writes a new state and announces it on the session's channel (with ARGV[4],
-// PUBLISH or SPUBLISH); it answers the new revision, or nil when the session is gone.
+// PUBLISH; empty on a Cluster, where the store announces it after); it answers the new
+// revision, or nil when the session is gone.
 var persistScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'st', ARGV[1])
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
-redis.call(ARGV[4], ARGV[2], ARGV[3] .. rev .. '\n' .. ARGV[1])
+if ARGV[4] ~= '' then redis.call(ARGV[4], ARGV[2], ARGV[3] .. rev .. '\n' .. ARGV[1]) end
 return rev
 `)
 
-// deleteScript removes a session and announces it (with ARGV[4], PUBLISH or SPUBLISH); it
-// answers 1 when there was one.
+// deleteScript removes a session and announces it (with ARGV[4], PUBLISH; empty on a Cluster,
+// where the store announces it after); it answers 1 when there was one.
 var deleteScript = redis.NewScript(`
 local n = redis.call('DEL', KEYS[1])
 if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
-if n == 1 then redis.call(ARGV[4], ARGV[2], ARGV[3]) end
+if n == 1 and ARGV[4] ~= '' then redis.call(ARGV[4], ARGV[2], ARGV[3]) end
 return n
 `)
 
@@ -482,6 +483,9 @@ func (s *Sessions) Delete(ctx context.Context, id string) bool {
 		s.r.sessionChannel(id), kindEnd+"\n"+s.r.id+"\n"+id+"\n", s.r.publishCommand()).Int64()
 	if s.r.cluster && err == nil {
 		err = s.r.rdb.ZRem(bctx, s.index(), id).Err() // the index, in a slot of its own
+		if n == 1 && err == nil {
+			_, err = s.r.ToSession(bctx, id, kindEnd, nil)
+		}
 	}
 	if err != nil {
 		s.r.log.Warn().Err(err).Msg("redisstore: deleting a session")

@@ -42,6 +42,12 @@ func (s *Sessions) persist(ctx context.Context, id string, st core.SessionState)
 	if err != nil {
 		return fmt.Errorf("redisstore: saving a session: %w", err)
 	}
+	if s.r.cluster { // announced here: the channel is not in the record's slot
+		payload := append(strconv.AppendInt(nil, rev, 10), '\n')
+		if _, err := s.r.ToSession(ctx, id, kindState, append(payload, b...)); err != nil {
+			s.r.log.Warn().Err(err).Msg("redisstore: announcing a session's new state")
+		}
+	}
 	s.mu.Lock()
 	if h := s.local[id]; h != nil && rev > h.rev {
 		h.rev = rev
