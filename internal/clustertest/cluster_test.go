@@ -5,7 +5,9 @@ package clustertest
 
 import (
 	"context"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -187,6 +189,7 @@ func TestClusterZKillReplica(t *testing.T) {
 		t.Fatalf("killing replica 1: %v", err)
 	}
 	resp.Body.Close()
+	gone(t, c.replicas[0])
 	stream, _, _ := strings.Cut(first.ID, "-")
 
 	s2 := as(s1, c.replicas[1])
@@ -215,4 +218,27 @@ func TestClusterZKillReplica(t *testing.T) {
 	}
 	// And new sessions open through the proxy.
 	initialize(t, c.proxy).Call(t, 1, "ping", nil)
+}
+
+// gone waits until nothing listens at url's address any more: a killed process's listening socket
+// goes some moments after kill returns, and the kernel accepts connections on it (then resets
+// them: a 502 through the proxy) until it does.
+func gone(t *testing.T, url string) {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			return
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still accepts connections after the kill", u.Host)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
