@@ -60,9 +60,23 @@ func NewTaskStore(r *Router, opts TaskStoreOptions) *TaskStore {
 	return s
 }
 
-func (s *TaskStore) key(id string) string           { return s.r.Key("t:{", id, "}") }
-func (s *TaskStore) index() string                  { return s.r.Key("tasks") }
-func (s *TaskStore) open(owner string) string       { return s.r.Key("to:", owner) }
+func (s *TaskStore) key(id string) string { return s.r.Key("t:{", id, "}") }
+func (s *TaskStore) index() string        { return s.r.Key(s.tag()) }
+func (s *TaskStore) open(owner string) string {
+	if s.r.cluster {
+		return s.r.Key("{tasks}:to:", owner)
+	}
+	return s.r.Key("to:", owner)
+}
+
+// tag is what the limit keys start with: on a Cluster one hash tag for the index and every
+// owner's set, so that the limits are checked in one slot (the task's record is in its own).
+func (s *TaskStore) tag() string {
+	if s.r.cluster {
+		return "{tasks}"
+	}
+	return "tasks"
+}
 func (s *TaskStore) channel(id string) string       { return "task:" + id }
 func taskFromChannel(session string) (string, bool) { return strings.CutPrefix(session, "task:") }
 
@@ -121,6 +135,24 @@ end
 return 'ok'
 `)
 
+// reserveTaskScript is createTaskScript's limits on a Cluster, in the limit keys' slot: KEYS:
+// index, owner's open set; ARGV as createTaskScript's from the second on. The record is then
+// created on its own (SET NX), and the reservation dropped when the id was taken.
+var reserveTaskScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+if tonumber(ARGV[3]) >= 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 'limit' end
+if ARGV[6] == '1' and tonumber(ARGV[4]) >= 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'limit' end
+if redis.call('ZSCORE', KEYS[1], ARGV[5]) then return 'exists' end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
+if ARGV[6] == '1' then
+  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[5])
+  local last = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[2], last[2])
+end
+return 'ok'
+`)
+
 // Create implements tasks.Store.
 func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limits) error {
 	b, err := json.Marshal(recordOf(t))
@@ -133,8 +165,13 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 	}
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
-	res, err := createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner)},
-		b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
+	var res string
+	if s.r.cluster {
+		res, err = s.createOnCluster(ctx, t, b, limits, open)
+	} else {
+		res, err = createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner)},
+			b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: creating task: %w", err)
@@ -144,6 +181,26 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 		return errors.New("redisstore: task id already in use")
 	}
 	return nil
+}
+
+// createOnCluster is Create's script in two slots: the limits and the reservation, then the
+// record.
+func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []byte, limits tasks.Limits, open string) (string, error) {
+	res, err := reserveTaskScript.Run(ctx, s.r.rdb, []string{s.index(), s.open(t.Owner)},
+		expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
+	if err != nil || res != "ok" {
+		return res, err
+	}
+	created, err := s.r.rdb.SetArgs(ctx, s.key(t.ID), rec, redis.SetArgs{Mode: "NX", ExpireAt: time.UnixMilli(expiry(t))}).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && created != "OK") {
+		return "exists", nil
+	}
+	if err != nil {
+		s.r.rdb.ZRem(ctx, s.index(), t.ID)
+		s.r.rdb.ZRem(ctx, s.open(t.Owner), t.ID)
+		return "", err
+	}
+	return "ok", nil
 }
 
 // Get implements tasks.Store.
@@ -204,14 +261,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 			if err != nil {
 				return err
 			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
-				if !cur.Status.Terminal() && next.Status.Terminal() {
-					p.ZRem(ctx, s.open(cur.Owner), cur.ID)
-				}
-				return nil
-			})
-			if err == nil {
+			if err = s.write(ctx, tx, key, cur, next, nb); err == nil {
 				out = next
 			}
 			return err
@@ -230,6 +280,24 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 		}
 	}
 	return nil, errors.New("redisstore: updating task: too much contention")
+}
+
+// write stores the updated record nb of a task in Update's transaction, and takes a task that
+// just finished out of its owner's open set: in the transaction, or on a Cluster (where that set
+// is in another slot) after it (a task left there by a crash in between leaves with its expiry).
+func (s *TaskStore) write(ctx context.Context, tx *redis.Tx, key string, cur, next *tasks.Task, nb []byte) error {
+	closing := !cur.Status.Terminal() && next.Status.Terminal()
+	_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
+		if closing && !s.r.cluster {
+			p.ZRem(ctx, s.open(cur.Owner), cur.ID)
+		}
+		return nil
+	})
+	if err == nil && closing && s.r.cluster {
+		err = s.r.rdb.ZRem(ctx, s.open(cur.Owner), cur.ID).Err()
+	}
+	return err
 }
 
 // Watch implements tasks.Signaler: this replica joins the task's channel.
