@@ -123,8 +123,3 @@ func TestExtensionBesideOthers(t *testing.T) {
 type otherExtension struct{}
 
 func (otherExtension) Bind(*core.Server) core.ExtensionSpec { return core.ExtensionSpec{ID: "x/other"} }
-
-func connectOffers(t *testing.T, opts core.Options) bool {
-	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, opts)
-	return connect(t, serve(t, s), client.Legacy, false).ServerOffersApps()
-}
