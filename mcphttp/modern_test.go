@@ -319,10 +319,10 @@ func TestDualEraRouting(t *testing.T) {
 	}
 	wantResult(t, legacy.Call(t, 2, "ping", nil), "2")
 
-	t.Run("unknown header version is modern, even with a session", func(t *testing.T) {
+	t.Run("unknown header version with a session is refused as legacy", func(t *testing.T) {
 		req := legacy.NewPost(context.Background(), testutil.Request(3, "tools/list", nil))
 		req.Header.Set(middleware.HeaderProtocolVersion, "1900-01-01")
-		legacy.Do(t, req).WantError(t, http.StatusBadRequest, -32022, "Unsupported protocol version", "3")
+		legacy.Do(t, req).WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+"1900-01-01"+msgSupportedSuffix, "3")
 	})
 	t.Run("modern header with a session is legacy", func(t *testing.T) {
 		req := legacy.NewPost(context.Background(), testutil.Request(4, "tools/call", map[string]any{"name": "whoami"}))

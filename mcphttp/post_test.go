@@ -33,7 +33,7 @@ const (
 	msgMethodNotAllowed  = "Method not allowed"
 	msgShuttingDown      = "Service unavailable: the server is shutting down"
 	msgBadVersionPrefix  = "Bad Request: Unsupported protocol version: "
-	msgSupportedSuffix   = ". Supported versions: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
+	msgSupportedSuffix   = ". Supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"
 )
 
 var ping = testutil.Request("p-1", "ping", nil)
@@ -149,11 +149,11 @@ func TestPostUnsupportedProtocolVersion(t *testing.T) {
 	c := f.initialized(t)
 	f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", c.SessionID, "MCP-Protocol-Version", "").
 		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+msgSupportedSuffix, `"p-1"`)
-	// A version the kit does not know is routed to the 2026-07-28 lifecycle (seed §3.2 step 1a),
-	// whose answer is -32022 with the supported versions.
+	// A version the kit does not know, on a legacy session, is refused by the legacy lifecycle,
+	// listing the versions that session can use (not 2026-07-28's -32022).
 	for _, v := range []string{"1900-01-01", "2025-11-25,2025-06-18", "latest"} {
 		f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", c.SessionID, "MCP-Protocol-Version", v).
-			WantError(t, http.StatusBadRequest, -32022, "Unsupported protocol version", `"p-1"`)
+			WantError(t, http.StatusBadRequest, -32600, "Bad Request: Unsupported protocol version: "+v+msgSupportedSuffix, `"p-1"`)
 	}
 	// Row 9 comes before the session lookup (rows 16-21).
 	f.raw(t, http.MethodPost, ping, "Accept", testutil.AcceptBoth, "Mcp-Session-Id", "no-such-session", "MCP-Protocol-Version", "").

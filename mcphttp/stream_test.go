@@ -346,9 +346,9 @@ func TestDeleteLadder(t *testing.T) {
 	allow.Store(true)
 	f.raw(t, http.MethodDelete, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "").
 		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+msgSupportedSuffix, "null")
-	// An unknown version goes to the 2026-07-28 lifecycle, which has no DELETE.
+	// An unknown version on the session is refused listing the versions the session can use.
 	f.raw(t, http.MethodDelete, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "x").
-		WantError(t, http.StatusMethodNotAllowed, -32600, "Method not allowed", "null")
+		WantError(t, http.StatusBadRequest, -32600, msgBadVersionPrefix+"x"+msgSupportedSuffix, "null")
 	if f.h.Store().Len() != 1 {
 		t.Fatal("a refused DELETE removed the session")
 	}

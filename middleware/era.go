@@ -41,7 +41,9 @@ type EraRouterOptions struct {
 //   - MCP-Protocol-Version absent, empty, or a handshake version (2024-11-05 .. 2025-11-25):
 //     legacy. A body that nevertheless carries the modern _meta envelope is refused with 400
 //     -32020: the header must say what the body claims.
-//   - A version the kit does not know (say 1900-01-01): modern, which answers -32022.
+//   - A version the kit does not know (say 1900-01-01): modern, which answers -32022 listing
+//     the 2026-07-28 versions; with an Mcp-Session-Id, legacy, whose ProtocolVersion layer
+//     answers 400 listing the versions a legacy session can use.
 //   - 2026-07-28 with an Mcp-Session-Id: legacy, an established session (a body carrying the
 //     envelope there is 400 -32600: the session chose the legacy lifecycle).
 //   - 2026-07-28 without a session: modern, except a POST initialize without the envelope
@@ -85,11 +87,11 @@ func routeModern(r *http.Request) bool {
 	if v == "" || core.IsHandshakeVersion(v) {
 		return false
 	}
+	if r.Header.Get(HeaderSessionID) != "" {
+		return false // an established legacy session, whatever the header says
+	}
 	if !core.IsModernVersion(v) {
 		return true
-	}
-	if r.Header.Get(HeaderSessionID) != "" {
-		return false
 	}
 	if r.Method != http.MethodPost {
 		return true

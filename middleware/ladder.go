@@ -121,8 +121,8 @@ func finishAccept(w http.ResponseWriter, r *http.Request, ex *Exchange) bool {
 }
 
 // modernByHeaders reports whether the headers alone send a POST to the 2026-07-28 lifecycle,
-// before its body is read: an MCP-Protocol-Version the kit does not know, or 2026-07-28 without
-// a session, with an Mcp-Method header naming a method other than initialize.
+// before its body is read: without a session, an MCP-Protocol-Version the kit does not know, or
+// 2026-07-28 with an Mcp-Method header naming a method other than initialize.
 func modernByHeaders(r *http.Request) bool {
 	if !routeModern(r) {
 		return false
@@ -180,9 +180,10 @@ type ProtocolVersionOptions struct {
 // ProtocolVersion is the layer that owns the MCP-Protocol-Version check of legacy requests. It
 // sits between the era router (on its legacy branch) and the session validator. A header that
 // is absent means 2025-03-26; one that is present must name a version the kit speaks (the era
-// router sends every other non-empty value to the 2026-07-28 lifecycle, so in practice only an
-// empty header is refused here): else 400 -32600 "Bad Request: Unsupported protocol version: <v>.
-// Supported versions: ...", echoing the request id.
+// router sends every other non-empty value of a request without a session to the 2026-07-28
+// lifecycle, so here that is an empty header or a request naming a session): else 400 -32600
+// "Bad Request: Unsupported protocol version: <v>. Supported versions: 2025-11-25, ...", which
+// lists the versions a legacy request can use (the handshake versions), echoing the request id.
 //
 // initialize (which negotiates the version) and server/discover are not checked. A POST naming a
 // session is checked before the session is looked up (a bad header is 400 before any 404 or
@@ -226,9 +227,16 @@ func checkVersion(w http.ResponseWriter, r *http.Request, id core.ID) bool {
 	if v != "" && (core.IsHandshakeVersion(v) || core.IsModernVersion(v)) {
 		return true
 	}
-	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
-		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.SupportedVersions(), ", "))
+	refuseVersion(w, r, id, v)
 	return false
+}
+
+// refuseVersion answers a legacy request whose MCP-Protocol-Version header v the kit does not
+// speak: 400 -32600 naming v and the versions a legacy request can use. It is the one owner of
+// that refusal.
+func refuseVersion(w http.ResponseWriter, r *http.Request, id core.ID, v string) {
+	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
+		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.HandshakeVersions(), ", "))
 }
 
 // Refuse answers the exchange with a transport-level JSON-RPC error (WriteError) and records its
