@@ -142,7 +142,11 @@ type Options struct {
 	// otelmcp.Observer on TracerProvider and MeterProvider, so that HTTP and stdio report the same
 	// spans and metrics.
 	Observer core.Observer
-	// TracerProvider makes the tracing layer's tracer. Nil means the global provider.
+	// TracerProvider makes the tracer of the spans of exchanges without an MCP message (GET,
+	// DELETE, refusals before decoding), and of the default observer's spans when Observer is nil
+	// and the server has none. Nil means the observer's provider when it has one (an
+	// otelmcp.Observer: giving the provider to otelmcp.New is enough for every span), else the
+	// global provider.
 	TracerProvider trace.TracerProvider
 	// MeterProvider makes the meter of the operation and session metrics when Observer is nil and
 	// the server has none. Nil means the global provider.

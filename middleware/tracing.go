@@ -33,8 +33,8 @@ const (
 )
 
 // TracingOptions configures the Tracing layer. Observer is required; the other fields' zero
-// values use the global tracer provider and propagator (otel.GetTracerProvider,
-// otel.GetTextMapPropagator).
+// values use the observer's tracer provider and propagator when it has them (as otelmcp.Observer
+// has), else the global ones (otel.GetTracerProvider, otel.GetTextMapPropagator).
 type TracingOptions struct {
 	// Observer receives every MCP operation the layer sees: an otelmcp.Observer for the MCP
 	// semantic conventions (mcphttp.New builds one when it is given none). Tracing panics when it
@@ -42,7 +42,9 @@ type TracingOptions struct {
 	// report through one instance.
 	Observer core.Observer
 	// TracerProvider creates the tracer of the spans of exchanges that carry no MCP message
-	// (GET, DELETE, refusals before decoding). Nil means otel.GetTracerProvider().
+	// (GET, DELETE, refusals before decoding). Nil means the observer's, when it has one (a
+	// TracerProvider() method, as otelmcp.Observer has: the provider given to otelmcp.New is
+	// then enough for every span), else otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
 	// Propagator extracts the parent context from the HTTP headers. Nil means the observer's
 	// when it has one (a Propagator() method, as otelmcp.Observer has), else
@@ -78,6 +80,9 @@ func Tracing(opts TracingOptions) func(http.Handler) http.Handler {
 		panic("middleware: TracingOptions.Observer is required (otelmcp.New builds one)")
 	}
 	tp := opts.TracerProvider
+	if p, ok := opts.Observer.(interface{ TracerProvider() trace.TracerProvider }); ok && tp == nil {
+		tp = p.TracerProvider() // the observer's spans and the layer's come from one provider
+	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}

@@ -121,7 +121,8 @@ type Options struct {
 // one with New and share it (it is safe for concurrent use).
 type Observer struct {
 	opts   Options
-	tracer trace.Tracer // nil when tracing is off (a no-op provider)
+	tp     trace.TracerProvider // the provider the tracer came from, never nil
+	tracer trace.Tracer         // nil when tracing is off (a no-op provider)
 	prop   propagation.TextMapPropagator
 	// globalTracer and globalMeter are set when the tracer and the meter come from the global
 	// providers as otel hands them out before a program sets its own: they then record only
@@ -143,6 +144,7 @@ func New(opts Options) *Observer {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
+	o.tp = tp
 	if _, off := tp.(tracenoop.TracerProvider); !off {
 		o.tracer = tp.Tracer(ScopeName)
 		o.globalTracer = otelconv.IsGlobalTracerProvider(tp)
@@ -180,10 +182,14 @@ func (o *Observer) Enabled() bool {
 	return o.activeTracer() != nil || (o.serverOps != nil && !(o.globalMeter && globalMeterUnset()))
 }
 
-// Tracer returns the observer's tracer, nil when tracing is off (now: see Enabled). The HTTP
-// tracing layer uses it for exchanges that carry no MCP message (GET, DELETE, refusals before
-// decoding).
+// Tracer returns the observer's tracer, nil when tracing is off (now: see Enabled).
 func (o *Observer) Tracer() trace.Tracer { return o.activeTracer() }
+
+// TracerProvider returns the provider the observer's spans are made with: Options.TracerProvider,
+// or the global provider New resolved when it was nil. The HTTP tracing layer
+// (middleware.Tracing) makes the spans of exchanges that carry no MCP message (GET, DELETE,
+// refusals before decoding) with it, so that one setting covers every span of an endpoint.
+func (o *Observer) TracerProvider() trace.TracerProvider { return o.tp }
 
 // activeTracer is the tracer while spans made with it can be recorded, else nil.
 func (o *Observer) activeTracer() trace.Tracer {
