@@ -33,7 +33,7 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 	}
 	if jsonbody.FirstByte(data) != '{' {
 		if !jsontext.Value(data).IsValid() {
-			return nil, &DecodeError{Err: errParse}
+			return nil, &DecodeError{Err: invalidJSON(data)}
 		}
 		return nil, &DecodeError{Err: errNotObject}
 	}
@@ -86,7 +86,7 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 	for d.PeekKind() == '"' {
 		rawName, err := d.ReadValue()
 		if err != nil {
-			return nil, &DecodeError{Err: errParse}
+			return nil, &DecodeError{Err: parseError(err)}
 		}
 		name := []byte(rawName[1 : len(rawName)-1])
 		if bytes.IndexByte(name, '\\') >= 0 {
@@ -95,7 +95,10 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 			}
 		}
 		val, err := d.ReadValue()
-		if err != nil || !md.member(m, &env, &errRaw, name, val) {
+		if err != nil {
+			return nil, &DecodeError{Err: parseError(err)}
+		}
+		if !md.member(m, &env, &errRaw, name, val) {
 			return nil, &DecodeError{Err: errParse}
 		}
 	}
@@ -391,7 +394,7 @@ func DecodeBatch(data []byte) ([]BatchItem, error) {
 func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 	switch jsonbody.Kind(data) {
 	case jsonbody.Invalid:
-		return nil, &DecodeError{Err: errParse}
+		return nil, &DecodeError{Err: invalidJSON(data)}
 	case jsonbody.Object:
 		msg, derr := decodeObject(data)
 		return []BatchItem{{Msg: msg, Err: derr}}, nil
@@ -400,7 +403,7 @@ func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 	}
 	var elems []jsontext.Value
 	if err := jsonv2.Unmarshal(data, &elems); err != nil {
-		return nil, &DecodeError{Err: errParse}
+		return nil, &DecodeError{Err: parseError(err)}
 	}
 	if len(elems) == 0 {
 		return nil, &DecodeError{Err: errEmptyBatch}
@@ -495,4 +498,21 @@ func appendParams(b []byte, params any) ([]byte, error) {
 		b = append(b, p...)
 	}
 	return append(b, '}'), nil
+}
+
+// parseError is the -32700 error of a message the JSON reader refused with err: "Invalid JSON",
+// naming the member when a name is repeated, so that the sender can tell what to fix.
+func parseError(err error) *Error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) || !errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		return errParse
+	}
+	return typedError(CodeParseError, "Invalid JSON: duplicate member "+strconv.Quote(se.JSONPointer.LastToken())+" at "+string(se.JSONPointer))
+}
+
+// invalidJSON is the -32700 error of data, which is not valid JSON: it reads data again to learn
+// why (a rare path).
+func invalidJSON(data []byte) *Error {
+	var v jsontext.Value
+	return parseError(jsonv2.Unmarshal(data, &v))
 }

@@ -133,6 +133,9 @@ func typedError(code int64, detail string) *Error {
 	return e
 }
 
+// ParseError returns a -32700 error with the generic message and the detail as data.
+func ParseError(detail string) *Error { return typedError(CodeParseError, detail) }
+
 // InvalidParams returns a -32602 error with the generic message and the detail as data.
 func InvalidParams(detail string) *Error { return typedError(CodeInvalidParams, detail) }
 

@@ -43,9 +43,9 @@ func TestFraming(t *testing.T) {
 		{"trailing data", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`, "null", -32700, "Parse error", "Invalid JSON"},
 		{"two objects", `{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}`, "null", -32700, "Parse error", "Invalid JSON"},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}", "null", -32700, "Parse error", "Invalid JSON"},
-		{"duplicate method member", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}`, "null", -32700, "Parse error", "Invalid JSON"},
-		{"duplicate id member", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, "null", -32700, "Parse error", "Invalid JSON"},
-		{"duplicate member inside params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":2}}`, "null", -32700, "Parse error", "Invalid JSON"},
+		{"duplicate method member", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}`, "null", -32700, "Parse error", `Invalid JSON: duplicate member "method" at /method`},
+		{"duplicate id member", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, "null", -32700, "Parse error", `Invalid JSON: duplicate member "id" at /id`},
+		{"duplicate member inside params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":2}}`, "null", -32700, "Parse error", `Invalid JSON: duplicate member "a" at /params/a`},
 		{"nesting 65", nested(65), "null", -32700, "Parse error", "Invalid JSON"},
 		{"string top level", `"ping"`, "null", -32600, "Invalid Request", "Request must be an array or a hash"},
 		{"number top level", `42`, "null", -32600, "Invalid Request", "Request must be an array or a hash"},
@@ -225,7 +225,7 @@ func TestDecodeBatch(t *testing.T) {
 		` [ ] `:           "Request is an empty array",
 		`[1,`:             "Invalid JSON",
 		`"x"`:             "Request must be an array or a hash",
-		`[{"a":1,"a":1}]`: "Invalid JSON",
+		`[{"a":1,"a":1}]`: `Invalid JSON: duplicate member "a" at /0/a`,
 	} {
 		_, err := core.DecodeBatch([]byte(body))
 		var derr *core.DecodeError

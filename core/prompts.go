@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -68,8 +69,8 @@ func handleListPrompts(c *Call) (any, error) {
 
 func handleGetPrompt(c *Call) (any, error) {
 	var p struct {
-		Name      jsontext.Value    `json:"name"`
-		Arguments map[string]string `json:"arguments"`
+		Name      jsontext.Value            `json:"name"`
+		Arguments map[string]jsontext.Value `json:"arguments"`
 	}
 	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
 		return nil, InvalidParams("Invalid params")
@@ -83,21 +84,36 @@ func handleGetPrompt(c *Call) (any, error) {
 	e, ok := s.prompts.get(name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, NewError(CodeInvalidParams, "Prompt not found "+name) // no colon, as the reference has it
+		return nil, InvalidParams("Prompt not found: " + name)
 	}
-	if p.Arguments == nil {
-		p.Arguments = map[string]string{}
+	args, perr := promptArguments(p.Arguments)
+	if perr != nil {
+		return nil, perr
 	}
 	var missing []string
 	for _, a := range e.prompt.Arguments {
-		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+		if _, ok := args[a.Name]; a.Required && !ok {
 			missing = append(missing, a.Name)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, NewError(CodeInvalidParams, "Missing required arguments: "+strings.Join(missing, ", "))
+		return nil, InvalidParams("Missing required arguments: " + strings.Join(missing, ", "))
 	}
-	return runPrompt(c, e, name, p.Arguments)
+	return runPrompt(c, e, name, args)
+}
+
+// promptArguments decodes the arguments of prompts/get, which are strings: a value of another
+// type is -32602 naming the argument.
+func promptArguments(raw map[string]jsontext.Value) (map[string]string, *Error) {
+	args := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var s string
+		if v.Kind() != '"' || unmarshal(v, &s) != nil {
+			return nil, InvalidParams("Prompt argument " + strconv.Quote(k) + " must be a string")
+		}
+		args[k] = s
+	}
+	return args, nil
 }
 
 func runPrompt(c *Call, e *promptEntry, name string, args map[string]string) (res *GetPromptResult, err error) {

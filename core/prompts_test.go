@@ -69,10 +69,10 @@ func TestPrompts(t *testing.T) {
 		t.Errorf("an empty text block lost its text: %v", simple.Messages[0].Content)
 	}
 
-	wantError(t, c.call("prompts/get", map[string]any{"name": "nope"}), -32602, "Prompt not found nope", "Prompt not found nope")
-	wantError(t, c.call("prompts/get", map[string]any{"name": "greet"}), -32602, "Missing required arguments: who, lang", "Missing required arguments: who, lang")
-	wantError(t, c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"who": "x", "mood": "ok"}}), -32602, "Missing required arguments: lang", "Missing required arguments: lang")
-	wantError(t, c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"who": 1}}), -32602, "Invalid params", "Invalid params")
+	wantError(t, c.call("prompts/get", map[string]any{"name": "nope"}), -32602, "Invalid params", "Prompt not found: nope")
+	wantError(t, c.call("prompts/get", map[string]any{"name": "greet"}), -32602, "Invalid params", "Missing required arguments: who, lang")
+	wantError(t, c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"who": "x", "mood": "ok"}}), -32602, "Invalid params", "Missing required arguments: lang")
+	wantError(t, c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"who": 1}}), -32602, "Invalid params", `Prompt argument "who" must be a string`)
 	wantError(t, c.call("prompts/get", map[string]any{}), -32602, "Invalid params", "Missing or invalid prompt name")
 	wantError(t, c.call("prompts/get", map[string]any{"name": "fails"}), -32603, "Internal error", "Internal error handling prompts/get request")
 	wantError(t, c.call("prompts/get", map[string]any{"name": "panics"}), -32603, "Internal error", "Internal error handling prompts/get request")

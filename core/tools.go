@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -165,15 +164,6 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 type typedResult[Out any] struct {
 	res CallToolResult
 	out Out
-}
-
-// decodeProblem describes why arguments did not decode, without Go type names.
-func decodeProblem(err error) string {
-	var se *jsonv2.SemanticError
-	if errors.As(err, &se) && se.JSONPointer != "" {
-		return "unexpected value at " + string(se.JSONPointer)
-	}
-	return "the arguments do not match the input schema"
 }
 
 // objectSchema reports whether a schema's top level says "type": "object".

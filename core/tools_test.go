@@ -256,6 +256,25 @@ func TestTypedToolDecodesCaseSensitively(t *testing.T) {
 	if r := c.callTool("echo", map[string]any{"name": 5}); !*r.IsError || !strings.HasPrefix(r.text(), "Invalid arguments: ") || strings.Contains(r.text(), "core_test") {
 		t.Errorf("wrong type: %+v", r)
 	}
+	if r := c.callTool("echo", map[string]any{"name": 5}); r.text() != `Invalid arguments: argument "name" must be a string` {
+		t.Errorf("wrong type names the argument: %q", r.text())
+	}
+	// An integer out of range names the argument and the range.
+	type small struct {
+		A int8 `json:"a"`
+		B struct {
+			C uint16 `json:"c"`
+		} `json:"b"`
+	}
+	core.AddTool(srv, &core.Tool{Name: "small"}, func(_ context.Context, _ *core.ToolRequest, in small) (*core.CallToolResult, any, error) {
+		return core.TextResult("ok"), nil, nil
+	})
+	if r := c.callTool("small", map[string]any{"a": 300, "b": map[string]any{"c": 1}}); r.text() != `Invalid arguments: argument "a" must be an integer from -128 to 127` {
+		t.Errorf("overflow: %q", r.text())
+	}
+	if r := c.callTool("small", map[string]any{"a": 1, "b": map[string]any{"c": -1}}); r.text() != `Invalid arguments: argument "b" at /b/c must be an integer from 0 to 65535` {
+		t.Errorf("nested overflow: %q", r.text())
+	}
 	// Missing required arguments are reported even when validation is off.
 	srv.AddTool(&core.Tool{Name: "need", InputSchema: json.RawMessage(`{"type":"object","required":["x"]}`)}, okTool)
 	if r := c.callTool("need", nil); r.text() != "Missing required arguments: x" {

@@ -67,7 +67,7 @@ func TestModernLadder(t *testing.T) {
 		f.modern(t, big).WantError(t, http.StatusRequestEntityTooLarge, -32600, "Payload too large: request body exceeds 2048 bytes", "null")
 	})
 	t.Run("5 not JSON", func(t *testing.T) {
-		f.modern(t, `{"jsonrpc":`, "Mcp-Method", "tools/list").WantError(t, http.StatusBadRequest, -32700, "Parse error: Invalid JSON", "null")
+		f.modern(t, `{"jsonrpc":`, "Mcp-Method", "tools/list").WantError(t, http.StatusBadRequest, -32700, "Parse error", "null")
 	})
 	t.Run("6 not an object", func(t *testing.T) {
 		req := modernPost(f.client(), `{}`, "Mcp-Method", "tools/list")

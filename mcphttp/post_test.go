@@ -22,7 +22,7 @@ const (
 	msgNotAcceptableJSON = "Not Acceptable: Accept header must include application/json"
 	msgNotAcceptableSSE  = "Not Acceptable: Accept header must include text/event-stream"
 	msgUnsupportedMedia  = "Unsupported Media Type: Content-Type must be application/json"
-	msgParse             = "Parse error: Invalid JSON"
+	msgParse             = "Parse error"
 	msgNotObject         = "Invalid Request: JSON-RPC body must be a single request object"
 	msgMissingSession    = "Missing session ID"
 	msgNotFound          = "Session not found"

@@ -52,7 +52,8 @@ type DecodeOptions struct {
 //     stops at N+1 bytes, whatever length was declared);
 //   - 408, -32600 "Request timeout: the request body did not arrive within D", with the
 //     connection closed, when the body is not complete within BodyReadTimeout;
-//   - 400, -32700 "Parse error: Invalid JSON", id null, when the body is not valid JSON, is nested
+//   - 400, -32700 "Parse error" with data "Invalid JSON" (naming a repeated member), id null, as
+//     stdio answers, when the body is not valid JSON, is nested
 //     deeper than 64 levels, repeats a member name, or could not be read to its end;
 //   - 400, -32600 "Invalid Request: JSON-RPC body must be a single request object", id null, when
 //     the body is an array or a scalar;
@@ -132,14 +133,10 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message,
 		d.refuseRead(w, r, err)
 		return nil, nil, false
 	}
-	if !jsonbody.StartsObject(body) {
-		// Not an object: tell invalid JSON from arrays and scalars (rare, so the extra
-		// validation pass costs nothing on the usual path).
-		if jsonbody.Kind(body) == jsonbody.Invalid {
-			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
-		} else {
-			refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
-		}
+	if !jsonbody.StartsObject(body) && jsonbody.Kind(body) != jsonbody.Invalid {
+		// An array or a scalar (rare, so the extra validation pass costs nothing on the usual
+		// path); invalid JSON is left to DecodeMessage, which says what is wrong.
+		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
 		return nil, nil, false
 	}
 	m, err := core.DecodeMessage(body)
@@ -164,24 +161,25 @@ func (d *decoder) refuseRead(w http.ResponseWriter, r *http.Request, err error) 
 		// An outer http.MaxBytesReader with a smaller cap stopped the read.
 		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
 	default:
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
+		refuseError(w, r, http.StatusBadRequest, core.ID{}, core.ParseError(msgInvalidJSON))
 	}
 }
 
-// refuseMessage answers a body that core.DecodeMessage refused: the transport's parse error for
-// invalid JSON (too deep, duplicate members), else the framing error with its id and data.
+// refuseMessage answers a body that core.DecodeMessage refused with its error as stdio sends it
+// (a parse error, say, is "Parse error" with what is wrong in data), echoing the id when it
+// could be read.
 func refuseMessage(w http.ResponseWriter, r *http.Request, err error) {
 	var derr *core.DecodeError
 	errors.As(err, &derr) // DecodeMessage fails with a *DecodeError only
-	e := derr.Err
-	if e.Code == core.CodeParseError {
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeParseError, msgParseError)
-		return
-	}
+	refuseError(w, r, http.StatusBadRequest, derr.ID, derr.Err)
+}
+
+// refuseError is refuse for a core error: its code, message and data, recorded in the Exchange.
+func refuseError(w http.ResponseWriter, r *http.Request, status int, id core.ID, e *core.Error) {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.SetError(e.Code, e.Message)
 	}
-	WriteErrorData(w, http.StatusBadRequest, derr.ID, e.Code, e.Message, e.Data)
+	WriteErrorData(w, status, id, e.Code, e.Message, e.Data)
 }
 
 // readBodyWithin is readBody under a read deadline of timeout (none when negative), cleared

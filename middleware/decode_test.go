@@ -215,7 +215,8 @@ func nested(depth int) string {
 }
 
 func TestDecodeBadBodies(t *testing.T) {
-	const parse = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
+	// The parse error reads as stdio writes it: the generic message, the detail in data.
+	const parse = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON"}}`
 	const notObject = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC body must be a single request object"}}`
 	for _, tc := range []struct {
 		name, body string
@@ -225,7 +226,10 @@ func TestDecodeBadBodies(t *testing.T) {
 		{"empty", ``, parse},
 		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`, parse},
 		{"nesting 65", nested(65), parse},
-		{"duplicate member", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, parse},
+		{"duplicate member", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON: duplicate member \"id\" at /id"}}`},
+		{"duplicate member in params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON: duplicate member \"name\" at /params/name"}}`},
 		{"array", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, notObject},
 		{"empty array", `[]`, notObject},
 		{"scalar", `42`, notObject},

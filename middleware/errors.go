@@ -11,7 +11,7 @@ import (
 // behaviour word for word, so clients and tests that compare them keep working.
 const (
 	msgUnsupportedMediaType = "Unsupported Media Type: Content-Type must be application/json"
-	msgParseError           = "Parse error: Invalid JSON"
+	msgInvalidJSON          = "Invalid JSON"
 	msgNotSingleObject      = "Invalid Request: JSON-RPC body must be a single request object"
 	msgForbiddenHost        = "Forbidden: Invalid Host header"
 	msgForbiddenOrigin      = "Forbidden: Invalid Origin header"

@@ -58,7 +58,7 @@ func ExampleDecode() {
 	do(h, `{"jsonrpc":"2.0","id":1,"method":`)
 	// Output:
 	// 200 ok tools/call
-	// 400 {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}
+	// 400 {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON"}}
 }
 
 // OriginGuard protects against DNS rebinding: loopback hosts and AllowedHosts only, and an Origin

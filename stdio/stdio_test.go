@@ -653,6 +653,8 @@ func TestFramingOverStdio(t *testing.T) {
 		{`"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request must be an array or a hash"}}`},
 		{`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request is an empty array"}}`},
 		{`[1,`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON"}}`},
+		// As over HTTP (middleware's TestDecodeBadBodies): the member is named in data.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":"Invalid JSON: duplicate member \"name\" at /params/name"}}`},
 		{`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"Request ID must be a string, an integer or null"}}`},
 		{`{"jsonrpc":"2.0","id":4,"method":"nope"}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found","data":"nope"}}`},
 	} {
