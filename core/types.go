@@ -283,7 +283,8 @@ type Resource struct {
 	Meta        Meta         `json:"_meta,omitzero"`
 }
 
-// ResourceTemplate describes a family of resources by an RFC 6570 level-1 template ({var}).
+// ResourceTemplate describes a family of resources by an RFC 6570 URI template of levels 1 to 3
+// ({var}, {+path}, {?a,b}; see Server.AddResourceTemplate for what matches).
 type ResourceTemplate struct {
 	URITemplate string       `json:"uriTemplate"`
 	Name        string       `json:"name"`

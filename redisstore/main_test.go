@@ -2,7 +2,10 @@ package redisstore_test
 
 import (
 	"context"
+	"flag"
+	"log"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,6 +33,12 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
+	flag.Parse()
+	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv(testutil.RequireBinariesEnv) == "" {
+		// The examples talk to a real redis-server and cannot skip themselves: leave them out,
+		// as the tests skip (under MCPKIT_REQUIRE_BINARIES they run, and fail).
+		_ = flag.Set("test.skip", "^Example")
+	}
 	code := m.Run()
 	if redisSrv != nil {
 		redisSrv.Close()
@@ -56,6 +65,23 @@ func needRedis(t testing.TB) *testutil.RedisServer {
 	redisOnce.Do(func() { redisSrv, redisErr = testutil.StartRedis(bin) })
 	if redisErr != nil {
 		t.Fatalf("starting redis-server: %v", redisErr)
+	}
+	return redisSrv
+}
+
+// exampleRedis returns the shared server for an example (TestMain leaves the examples out when
+// redis-server is not installed).
+func exampleRedis() *testutil.RedisServer {
+	redisOnce.Do(func() {
+		bin, err := exec.LookPath("redis-server")
+		if err != nil {
+			redisErr = err
+			return
+		}
+		redisSrv, redisErr = testutil.StartRedis(bin)
+	})
+	if redisErr != nil {
+		log.Fatalf("starting redis-server: %v", redisErr)
 	}
 	return redisSrv
 }

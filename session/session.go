@@ -52,7 +52,7 @@ func (e *FullError) Is(target error) bool { return target == ErrFull }
 // Entry is one legacy session as the HTTP endpoint keeps it in a Store: the live, in-process side
 // of a session (its protocol state, streams and close hooks).
 type Entry struct {
-	// ID is the Mcp-Entry-Id: a random UUID.
+	// ID is the session id, sent in the Mcp-Session-Id header: a random UUID.
 	ID string
 	// Core is the protocol state of the session.
 	Core *core.Session
