@@ -17,8 +17,10 @@ import (
 
 // TaskStore is the tasks.Store of the tasks extension on Redis: a task created on one replica
 // is readable, updatable and cancellable from every replica. Each task is one key holding its
-// JSON record, expiring with the task's TTL; a sorted set of every task (by expiry) and one per
-// owner of its unfinished tasks enforce the limits in the same script that creates the task.
+// JSON record, expiring with the task's TTL; a sorted set of every task (by expiry) and, per
+// owner, one of its unfinished and one of its finished tasks (by expiry) enforce the limits in
+// the same script that creates the task, evicting the owner's finished task that expires first
+// when a bound is reached (tasks.Limits).
 // Updates are optimistic transactions on the task's key (WATCH, then MULTI/EXEC, retried on a
 // conflict), so two replicas never interleave a read-modify-write of one task.
 //
@@ -68,9 +70,15 @@ func (s *TaskStore) open(owner string) string {
 	}
 	return s.r.Key("to:", owner)
 }
+func (s *TaskStore) done(owner string) string {
+	if s.r.cluster {
+		return s.r.Key("{tasks}:td:", owner)
+	}
+	return s.r.Key("td:", owner)
+}
 
 // tag is what the limit keys start with: on a Cluster one hash tag for the index and every
-// owner's set, so that the limits are checked in one slot (the task's record is in its own).
+// owner's sets, so that the limits are checked in one slot (the task's record is in its own).
 func (s *TaskStore) tag() string {
 	if s.r.cluster {
 		return "{tasks}"
@@ -117,41 +125,75 @@ func expiry(t *tasks.Task) int64 {
 }
 
 // createTaskScript stores a new task after dropping expired entries from the indexes and
-// checking the limits. KEYS: task, index, owner's open set. ARGV: record, expiry ms, now ms,
-// max tasks (-1 none), max per owner (-1 none), id, open (1 when not terminal).
+// checking the limits, evicting the owner's finished tasks that expire first while a bound is
+// reached. KEYS: task, index, owner's open set, owner's done set. ARGV: record, expiry ms, now
+// ms, max tasks (-1 none), max per owner (-1 none), id, open (1 when not terminal), and the text
+// before and after the id in a task's key (the victims' keys).
 var createTaskScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
-if tonumber(ARGV[4]) >= 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'limit' end
-if ARGV[7] == '1' and tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 'limit' end
+for i = 2, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[3]) end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+local max, per = tonumber(ARGV[4]), tonumber(ARGV[5])
+while (max >= 0 and redis.call('ZCARD', KEYS[2]) >= max) or
+      (per >= 0 and redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4]) >= per) do
+  local victim = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  if not victim then return 'limit' end
+  redis.call('DEL', ARGV[8] .. victim .. ARGV[9])
+  redis.call('ZREM', KEYS[2], victim)
+  redis.call('ZREM', KEYS[4], victim)
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[6])
-if ARGV[7] == '1' then
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[6])
-  local last = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[3], last[2])
-end
+local set = KEYS[4]
+if ARGV[7] == '1' then set = KEYS[3] end
+redis.call('ZADD', set, ARGV[2], ARGV[6])
+local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
+redis.call('PEXPIREAT', set, last[2])
 return 'ok'
 `)
 
 // reserveTaskScript is createTaskScript's limits on a Cluster, in the limit keys' slot: KEYS:
-// index, owner's open set; ARGV as createTaskScript's from the second on. The record is then
-// created on its own (SET NX), and the reservation dropped when the id was taken.
+// index, owner's open set, owner's done set; ARGV as createTaskScript's from the second to the
+// seventh. It answers {'ok', evicted ids...}, {'limit'} or {'exists'}: the record is then
+// created on its own (SET NX), the evicted tasks' records deleted in their own slots, and the
+// reservation dropped when the id was taken.
 var reserveTaskScript = redis.NewScript(`
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
-if tonumber(ARGV[3]) >= 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 'limit' end
-if ARGV[6] == '1' and tonumber(ARGV[4]) >= 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'limit' end
-if redis.call('ZSCORE', KEYS[1], ARGV[5]) then return 'exists' end
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
-if ARGV[6] == '1' then
-  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[5])
-  local last = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[2], last[2])
+for i = 1, 3 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[2]) end
+if redis.call('ZSCORE', KEYS[1], ARGV[5]) then return {'exists'} end
+local max, per = tonumber(ARGV[3]), tonumber(ARGV[4])
+local out = {'ok'}
+while (max >= 0 and redis.call('ZCARD', KEYS[1]) >= max) or
+      (per >= 0 and redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) >= per) do
+  local victim = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  if not victim then return {'limit'} end
+  redis.call('ZREM', KEYS[1], victim)
+  redis.call('ZREM', KEYS[3], victim)
+  out[#out + 1] = victim
 end
-return 'ok'
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
+local set = KEYS[3]
+if ARGV[6] == '1' then set = KEYS[2] end
+redis.call('ZADD', set, ARGV[1], ARGV[5])
+local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
+redis.call('PEXPIREAT', set, last[2])
+return out
 `)
+
+// finishTaskScript moves a task that became terminal from its owner's open set to the done set
+// (the ones evicted first), which lives as long as its last member. KEYS: open set, done set.
+// ARGV: id, expiry ms.
+var finishTaskScript = redis.NewScript(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+local last = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[2], last[2])
+return 1
+`)
+
+// taskKeyAround returns the text before and after the id in a task's key.
+func (s *TaskStore) taskKeyAround() (string, string) {
+	pre, post, _ := strings.Cut(s.key("\x00"), "\x00")
+	return pre, post
+}
 
 // Create implements tasks.Store.
 func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limits) error {
@@ -169,8 +211,9 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 	if s.r.cluster {
 		res, err = s.createOnCluster(ctx, t, b, limits, open)
 	} else {
-		res, err = createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner)},
-			b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
+		pre, post := s.taskKeyAround()
+		res, err = createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner), s.done(t.Owner)},
+			b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open, pre, post).Text()
 	}
 	switch {
 	case err != nil:
@@ -186,10 +229,18 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 // createOnCluster is Create's script in two slots: the limits and the reservation, then the
 // record.
 func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []byte, limits tasks.Limits, open string) (string, error) {
-	res, err := reserveTaskScript.Run(ctx, s.r.rdb, []string{s.index(), s.open(t.Owner)},
-		expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).Text()
-	if err != nil || res != "ok" {
-		return res, err
+	out, err := reserveTaskScript.Run(ctx, s.r.rdb, []string{s.index(), s.open(t.Owner), s.done(t.Owner)},
+		expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).StringSlice()
+	if err != nil || len(out) == 0 || out[0] != "ok" {
+		if len(out) > 0 {
+			return out[0], err
+		}
+		return "", err
+	}
+	for _, victim := range out[1:] { // evicted in the limits' slot; their records are in their own
+		if err := s.r.rdb.Del(ctx, s.key(victim)).Err(); err != nil {
+			return "", err
+		}
 	}
 	created, err := s.r.rdb.SetArgs(ctx, s.key(t.ID), rec, redis.SetArgs{Mode: "NX", ExpireAt: time.UnixMilli(expiry(t))}).Result()
 	if errors.Is(err, redis.Nil) || (err == nil && created != "OK") {
@@ -198,6 +249,7 @@ func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []by
 	if err != nil {
 		s.r.rdb.ZRem(ctx, s.index(), t.ID)
 		s.r.rdb.ZRem(ctx, s.open(t.Owner), t.ID)
+		s.r.rdb.ZRem(ctx, s.done(t.Owner), t.ID)
 		return "", err
 	}
 	return "ok", nil
@@ -283,19 +335,20 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 }
 
 // write stores the updated record nb of a task in Update's transaction, and takes a task that
-// just finished out of its owner's open set: in the transaction, or on a Cluster (where that set
-// is in another slot) after it (a task left there by a crash in between leaves with its expiry).
+// just finished from its owner's open set to its done set: in the transaction, or on a Cluster (where
+// those sets are in another slot) after it (a task left open by a crash in between leaves with its expiry).
 func (s *TaskStore) write(ctx context.Context, tx *redis.Tx, key string, cur, next *tasks.Task, nb []byte) error {
 	closing := !cur.Status.Terminal() && next.Status.Terminal()
+	sets := []string{s.open(cur.Owner), s.done(cur.Owner)}
 	_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
 		if closing && !s.r.cluster {
-			p.ZRem(ctx, s.open(cur.Owner), cur.ID)
+			finishTaskScript.Eval(ctx, p, sets, cur.ID, expiry(cur))
 		}
 		return nil
 	})
 	if err == nil && closing && s.r.cluster {
-		err = s.r.rdb.ZRem(ctx, s.open(cur.Owner), cur.ID).Err()
+		err = finishTaskScript.Run(ctx, s.r.rdb, sets, cur.ID, expiry(cur)).Err()
 	}
 	return err
 }

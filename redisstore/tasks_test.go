@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -238,5 +239,76 @@ func TestTaskStoreOnRedis(t *testing.T) {
 	}
 	if _, err := st.Update(ctx, "nope", func(*tasks.Task) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("unknown Update = %v", err)
+	}
+}
+
+// TestTaskFloodOnRedis: one owner creating and finishing tasks in a loop stays within its own
+// share on Redis (its finished task that expires first is evicted) and others still get tasks;
+// an owner with its share of unfinished tasks is refused. Before, finished tasks did not count
+// against the share and the flood filled MaxTasks for everyone.
+func TestTaskFloodOnRedis(t *testing.T) {
+	rs := needRedis(t)
+	r := newRouter(t, rs, testPrefix())
+	clock := testutil.NewClock()
+	clock.Advance(time.Since(clock.Now()))
+	st := redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{Now: clock.Now})
+	ctx := context.Background()
+	limits := tasks.Limits{MaxTasks: 20, MaxPerOwner: 5}
+	create := func(id, owner string) error {
+		clock.Advance(time.Millisecond) // every task expires after the one before
+		return st.Create(ctx, &tasks.Task{ID: id, Owner: owner, Status: tasks.Working, CreatedAt: clock.Now(), TTL: time.Hour}, limits)
+	}
+	finish := func(id string) {
+		if _, err := st.Update(ctx, id, func(t *tasks.Task) error { t.Status = tasks.Completed; return nil }); err != nil {
+			t.Fatalf("finishing %s: %v", id, err)
+		}
+	}
+	for i := range 60 {
+		id := fmt.Sprint("f", i)
+		if err := create(id, "flood"); err != nil {
+			t.Fatalf("flood task %d: %v", i, err)
+		}
+		finish(id)
+	}
+	for i, want := range map[int]bool{0: false, 54: false, 55: true, 59: true} {
+		if _, err := st.Get(ctx, fmt.Sprint("f", i)); (err == nil) != want {
+			t.Errorf("flood task %d kept = %v, want %v", i, err == nil, want)
+		}
+	}
+	for _, owner := range []string{"a", "b", "c"} {
+		if err := create(owner+"1", owner); err != nil {
+			t.Errorf("%s after the flood: %v", owner, err)
+		}
+	}
+	for i := range 5 {
+		if err := create(fmt.Sprint("busy", i), "busy"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := create("busy5", "busy"); !errors.Is(err, tasks.ErrLimit) {
+		t.Errorf("sixth unfinished task: %v, want ErrLimit", err)
+	}
+	// The store holds 5+3+5 = 13; d stays within its five (18), e fills the store to 20 and,
+	// with nothing of its own to evict, is refused at the total cap.
+	for i := range 9 {
+		id := fmt.Sprint("d", i)
+		if err := create(id, "d"); err != nil {
+			t.Fatalf("d task %d: %v", i, err)
+		}
+		finish(id)
+	}
+	if _, err := st.Get(ctx, "d0"); err == nil {
+		t.Error("d's oldest finished task kept past its share")
+	}
+	for _, id := range []string{"e1", "e2"} {
+		if err := create(id, "e"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := create("e3", "e"); !errors.Is(err, tasks.ErrLimit) {
+		t.Errorf("e at the total cap: %v, want ErrLimit", err)
+	}
+	if keys := r.Client().Keys(ctx, r.Key("t:{*")).Val(); len(keys) != 20 {
+		t.Errorf("%d task records in Redis, want 20 (the evicted ones deleted)", len(keys))
 	}
 }

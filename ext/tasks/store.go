@@ -85,10 +85,17 @@ func (t *Task) Clone() *Task {
 }
 
 // Limits bound how many tasks a store keeps. A negative value removes that bound.
+//
+// Callers stay apart: every stored task, finished ones included, counts against its owner's
+// share (MaxPerOwner). When a Create finds its owner at that share, or the store at MaxTasks,
+// the owner's finished task that expires first is evicted (its result is gone, as after its
+// TTL) to make room; only when the owner has no finished task left is the Create refused. A
+// Create never evicts another owner's task, and no owner holds more than MaxPerOwner tasks, so
+// with MaxPerOwner below MaxTasks no caller can use up the shared cap.
 type Limits struct {
-	// MaxTasks caps the tasks stored at once (any status, until they expire).
+	// MaxTasks caps the tasks stored at once (any status, until they expire or are evicted).
 	MaxTasks int
-	// MaxPerOwner caps the tasks of one owner that are not yet terminal.
+	// MaxPerOwner caps the tasks of one owner stored at once (any status).
 	MaxPerOwner int
 }
 
@@ -123,7 +130,7 @@ type MemoryStore struct {
 
 	mu        sync.Mutex
 	tasks     map[string]*Task
-	open      map[string]int // owner -> tasks not yet terminal
+	owned     map[string]map[string]struct{} // owner -> ids of its stored tasks
 	nextSweep time.Time
 }
 
@@ -133,7 +140,7 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{now: now, tasks: map[string]*Task{}, open: map[string]int{}}
+	return &MemoryStore{now: now, tasks: map[string]*Task{}, owned: map[string]map[string]struct{}{}}
 }
 
 // Create implements Store.
@@ -141,23 +148,57 @@ func (m *MemoryStore) Create(_ context.Context, t *Task, limits Limits) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !now.Before(m.nextSweep) || (limits.MaxTasks >= 0 && len(m.tasks) >= limits.MaxTasks) {
-		m.sweep(now)
-	}
-	if limits.MaxTasks >= 0 && len(m.tasks) >= limits.MaxTasks {
-		return ErrLimit
-	}
-	if limits.MaxPerOwner >= 0 && !t.Status.Terminal() && m.open[t.Owner] >= limits.MaxPerOwner {
-		return ErrLimit
-	}
 	if _, dup := m.tasks[t.ID]; dup {
 		return errors.New("mcpkit: task id already in use")
 	}
-	m.tasks[t.ID] = t.Clone()
-	if !t.Status.Terminal() {
-		m.open[t.Owner]++
+	full := func() bool {
+		return (limits.MaxTasks >= 0 && len(m.tasks) >= limits.MaxTasks) ||
+			(limits.MaxPerOwner >= 0 && len(m.owned[t.Owner]) >= limits.MaxPerOwner)
 	}
+	if !now.Before(m.nextSweep) || full() {
+		m.sweep(now)
+	}
+	for full() {
+		if !m.evict(t.Owner) {
+			return ErrLimit
+		}
+	}
+	m.tasks[t.ID] = t.Clone()
+	if m.owned[t.Owner] == nil {
+		m.owned[t.Owner] = map[string]struct{}{}
+	}
+	m.owned[t.Owner][t.ID] = struct{}{}
 	return nil
+}
+
+// evict drops the owner's finished task that expires first (the oldest, as every task of a
+// store has one TTL); it reports false when the owner has none. m.mu is held.
+func (m *MemoryStore) evict(owner string) bool {
+	var victim *Task
+	for id := range m.owned[owner] {
+		t := m.tasks[id]
+		if t.Status.Terminal() && (victim == nil || evictsBefore(t, victim)) {
+			victim = t
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	m.drop(victim.ID, victim)
+	return true
+}
+
+// evictsBefore orders finished tasks for eviction: earliest expiry first (a task without TTL
+// last), then earliest creation.
+func evictsBefore(a, b *Task) bool {
+	ea, eb := a.ExpiresAt(), b.ExpiresAt()
+	switch {
+	case ea.IsZero() != eb.IsZero():
+		return eb.IsZero()
+	case !ea.Equal(eb):
+		return ea.Before(eb)
+	}
+	return a.CreatedAt.Before(b.CreatedAt)
 }
 
 // sweep drops expired tasks; m.mu is held.
@@ -172,14 +213,11 @@ func (m *MemoryStore) sweep(now time.Time) {
 
 func (m *MemoryStore) drop(id string, t *Task) {
 	delete(m.tasks, id)
-	if !t.Status.Terminal() {
-		m.close(t.Owner)
-	}
-}
-
-func (m *MemoryStore) close(owner string) {
-	if m.open[owner]--; m.open[owner] <= 0 {
-		delete(m.open, owner)
+	if ids := m.owned[t.Owner]; ids != nil {
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(m.owned, t.Owner)
+		}
 	}
 }
 
@@ -222,9 +260,6 @@ func (m *MemoryStore) Update(_ context.Context, id string, fn func(t *Task) erro
 	next.ID, next.Owner = t.ID, t.Owner // identity never changes
 	if t.Status.Terminal() {
 		next.Status = t.Status // nor does a terminal status
-	}
-	if !t.Status.Terminal() && next.Status.Terminal() {
-		m.close(t.Owner)
 	}
 	m.tasks[id] = next
 	return next.Clone(), nil

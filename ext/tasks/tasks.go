@@ -56,11 +56,15 @@ type Options struct {
 	// PollInterval is the pollIntervalMs suggested to clients. Zero means DefaultPollInterval
 	// (one second); a negative value suggests none.
 	PollInterval time.Duration
-	// MaxTasks caps the tasks stored at once. Zero means DefaultMaxTasks (10000); negative
-	// removes the cap. Past it, a call that would become a task is refused with -32603.
+	// MaxTasks caps the tasks stored at once, finished ones included. Zero means
+	// DefaultMaxTasks (10000); negative removes the cap. At it, the caller's own finished task
+	// that expires first is evicted; a caller with none is refused with -32603 "Server busy".
 	MaxTasks int
-	// MaxTasksPerPrincipal caps the tasks of one principal that are not yet terminal. Zero means
-	// DefaultMaxTasksPerPrincipal (100); negative removes the cap.
+	// MaxTasksPerPrincipal caps the tasks one principal has stored at once, finished ones
+	// included (its share: no caller can use up MaxTasks). Zero means
+	// DefaultMaxTasksPerPrincipal (100); negative removes the cap. At it, the principal's
+	// finished task that expires first is evicted (its result is gone, as after its TTL); only a
+	// principal with that many unfinished tasks is refused with -32603 "Server busy".
 	MaxTasksPerPrincipal int
 	// Deferred names tools (supporting tasks) whose calls run as ordinary requests until their
 	// handler calls RunAsTask: the handler may first answer synchronously (a result, or an

@@ -507,6 +507,77 @@ func TestTaskExpiryAndLimits(t *testing.T) {
 	close(tt.release)
 }
 
+// TestTaskFloodStaysInShare: one principal creating finished tasks in a loop stays within its
+// own share (its oldest finished task is evicted), and callers who never made a task still get
+// one. Before, finished tasks did not count against the share and the flood filled MaxTasks.
+func TestTaskFloodStaysInShare(t *testing.T) {
+	s, tt := newTaskServer(t, tasks.Options{MaxTasks: 20, MaxTasksPerPrincipal: 5})
+	defer close(tt.release)
+	flood := &taskClient{t: t, srv: s, principal: "flood"}
+	var first, last string
+	for i := range 60 {
+		last = flood.create("must")
+		flood.waitStatus(last, "failed")
+		if i == 0 {
+			first = last
+		}
+	}
+	if w := flood.send("tasks/get", map[string]any{"taskId": first}); w.Error == nil {
+		t.Errorf("the flood's oldest finished task was kept past its share: %s", w)
+	}
+	flood.get(last)
+	for _, p := range []string{"a", "b", "c"} {
+		c := &taskClient{t: t, srv: s, principal: p}
+		c.waitStatus(c.create("must"), "failed")
+	}
+	// An owner with its share of unfinished tasks is refused, and only that owner.
+	busy := &taskClient{t: t, srv: s, principal: "busy"}
+	for range 5 {
+		busy.create("work")
+		<-tt.started
+	}
+	w := busy.send("tools/call", map[string]any{"name": "work"})
+	if w.Error == nil || !strings.Contains(string(w.Error.Data), "too many live tasks") {
+		t.Errorf("sixth unfinished task = %s, want the limit error", w)
+	}
+	flood.waitStatus(flood.create("must"), "failed")
+}
+
+func TestMemoryTaskStoreEviction(t *testing.T) {
+	clock := testutil.NewClock()
+	st := tasks.NewMemoryStore(clock.Now)
+	ctx := context.Background()
+	limits := tasks.Limits{MaxTasks: 3, MaxPerOwner: 2}
+	mk := func(id, owner string, status tasks.Status) error {
+		clock.Advance(time.Second)
+		return st.Create(ctx, &tasks.Task{ID: id, Owner: owner, Status: status, CreatedAt: clock.Now(), TTL: time.Hour}, limits)
+	}
+	for _, id := range []string{"d1", "d2", "d3"} {
+		if err := mk(id, "o", tasks.Completed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Get(ctx, "d1"); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("the oldest finished task was not evicted: %v", err)
+	}
+	if _, err := st.Get(ctx, "d2"); err != nil {
+		t.Errorf("a newer finished task was evicted: %v", err)
+	}
+	if err := mk("w1", "p", tasks.Working); err != nil {
+		t.Fatal(err)
+	}
+	// The store is full (o's two, p's one): q has nothing to evict and o's tasks are not q's.
+	if err := mk("q1", "q", tasks.Working); !errors.Is(err, tasks.ErrLimit) {
+		t.Errorf("a full store took q's task: %v", err)
+	}
+	if err := mk("w2", "p", tasks.Working); !errors.Is(err, tasks.ErrLimit) {
+		t.Errorf("p past the total cap with nothing finished: %v", err)
+	}
+	if st.Len() != 3 {
+		t.Errorf("Len = %d, want 3", st.Len())
+	}
+}
+
 func TestMemoryTaskStore(t *testing.T) {
 	clock := testutil.NewClock()
 	st := tasks.NewMemoryStore(clock.Now)
