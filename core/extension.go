@@ -253,5 +253,6 @@ func (s *Server) cacheable(method string) bool {
 func (s *Server) LogError(err error) { s.logError(err) }
 
 // WireError returns the error a client sees for err: a *Error (also wrapped) as it is, anything
-// else -32603 with detail as data (never the error's own text).
+// wrapping ErrUnavailable UnavailableError (503 on HTTP), anything else -32603 with detail as
+// data (never the error's own text).
 func WireError(err error, detail string) *Error { return asWireError(err, detail) }

@@ -45,6 +45,8 @@ type Error struct {
 	// Data is optional detail. Errors received from a peer, or decoded from JSON (UnmarshalJSON),
 	// carry it as json.RawMessage.
 	Data any `json:"data,omitzero"`
+
+	unavailable bool // made by UnavailableError
 }
 
 // Error renders the error as "jsonrpc error CODE: MESSAGE: DETAIL", the same for an error built
@@ -145,12 +147,16 @@ func InternalError(detail string) *Error { return typedError(CodeInternalError, 
 // InvalidRequest returns a -32600 error with the generic message and the detail as data.
 func InvalidRequest(detail string) *Error { return typedError(CodeInvalidRequest, detail) }
 
-// asWireError turns any error into the error a client sees: a *Error passes through, anything else
-// becomes -32603 with the given detail (never the error's own text).
+// asWireError turns any error into the error a client sees: a *Error passes through, an error
+// wrapping ErrUnavailable becomes UnavailableError, anything else becomes -32603 with the given
+// detail (never the error's own text).
 func asWireError(err error, detail string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return UnavailableError("a backend the server needs is unavailable; try again later")
 	}
 	return InternalError(detail)
 }

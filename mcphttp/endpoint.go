@@ -366,6 +366,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 		return
 	}
 	recordError(r, resp)
+	if resp.Error.Unavailable() {
+		status = http.StatusServiceUnavailable // as a session store that is down is answered
+	}
 	writeBody(w, status, resp.Encode())
 }
 

@@ -85,10 +85,14 @@ func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // ModernStatus is the HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the
-// errors that say the request itself is wrong, 200 otherwise (errors of the operation included).
+// errors that say the request itself is wrong, 503 for a backend that is unavailable
+// (core.Error.Unavailable), 200 otherwise (errors of the operation included).
 func ModernStatus(e *core.Error) int {
 	if e == nil {
 		return http.StatusOK
+	}
+	if e.Unavailable() {
+		return http.StatusServiceUnavailable
 	}
 	switch e.Code {
 	case core.CodeMethodNotFound:

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
@@ -88,5 +90,31 @@ func TestRedisSlow(t *testing.T) {
 	rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable: session store error", "1")
 	if d := time.Since(start); d > 4*time.Second {
 		t.Fatalf("the request waited %v for a paused Redis (timeout 2 s)", d)
+	}
+}
+
+// TestTasksDuringOutage: with Redis stopped, every task request (creating one, tasks/get,
+// tasks/update, tasks/cancel) gets 503 with -32603 "Service unavailable", as legacy sessions
+// do, not a 200 with an internal error. Before, they were answered 200.
+func TestTasksDuringOutage(t *testing.T) {
+	rs := ownRedis(t)
+	ev := &taskEvents{started: make(chan string, 4), ended: make(chan error, 4)}
+	a := newTaskReplica(t, rs, testPrefix(), "a", ev)
+	id := a.ok(t, "tools/call", map[string]any{"name": "confirm"})["taskId"].(string)
+	await(t, ev.started, "the handler to start")
+	rs.Stop()
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
+	for i, c := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"tools/call", map[string]any{"name": "confirm"}},
+		{"tasks/get", map[string]any{"taskId": id}},
+		{"tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"k": map[string]any{"action": "decline"}}}},
+		{"tasks/cancel", map[string]any{"taskId": id}},
+	} {
+		c.params["_meta"] = testutil.Envelope(testutil.ModernVersion, caps)
+		rep := a.client.Do(t, a.client.NewModernPost(context.Background(), testutil.ModernRequest(i+1, c.method, c.params)))
+		rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable", strconv.Itoa(i+1))
 	}
 }

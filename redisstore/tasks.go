@@ -217,7 +217,7 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 	}
 	switch {
 	case err != nil:
-		return fmt.Errorf("redisstore: creating task: %w", err)
+		return fmt.Errorf("redisstore: creating task: %w", unavailable(err))
 	case res == "limit":
 		return tasks.ErrLimit
 	case res == "exists":
@@ -255,6 +255,17 @@ func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []by
 	return "ok", nil
 }
 
+// unavailable marks an error of a Redis call as core.ErrUnavailable (answered 503 on HTTP)
+// unless Redis itself answered it (a reply error says the command was wrong, not that Redis is
+// out of reach).
+func unavailable(err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) || errors.Is(err, core.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", core.ErrUnavailable, err)
+}
+
 // Get implements tasks.Store.
 func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	ctx, cancel := s.r.Bound(ctx)
@@ -264,7 +275,7 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 		return nil, tasks.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: reading task: %w", err)
+		return nil, fmt.Errorf("redisstore: reading task: %w", unavailable(err))
 	}
 	return s.decode(b)
 }
@@ -328,7 +339,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 		case errors.Is(err, tasks.ErrNotFound):
 			return nil, err
 		default:
-			return nil, fmt.Errorf("redisstore: updating task: %w", err)
+			return nil, fmt.Errorf("redisstore: updating task: %w", unavailable(err))
 		}
 	}
 	return nil, errors.New("redisstore: updating task: too much contention")
@@ -373,7 +384,7 @@ func (s *TaskStore) Watch(ctx context.Context, id string, f func(tasks.Signal)) 
 	}
 	if err := s.r.Join(ctx, s.channel(id)); err != nil {
 		forget()
-		return nil, err
+		return nil, unavailable(err)
 	}
 	var once sync.Once
 	return func() {

@@ -105,7 +105,7 @@ func (x *Extension) lookup(ctx context.Context, c *core.Call) (*Task, *params, e
 			return nil, nil, core.NewError(core.CodeInvalidParams, "Failed to retrieve task: Task not found")
 		}
 		x.logError(fmt.Errorf("mcpkit: reading task: %w", err))
-		return nil, nil, core.InternalError("Internal error reading the task")
+		return nil, nil, core.WireError(err, "Internal error reading the task")
 	}
 	return t, &p, nil
 }
@@ -173,7 +173,7 @@ func (x *Extension) handleUpdate(ctx context.Context, c *core.Call) (any, error)
 	case errors.Is(uerr, errNothingAccepted), errors.Is(uerr, ErrNotFound):
 	default:
 		x.logError(fmt.Errorf("mcpkit: updating task: %w", uerr))
-		return nil, core.InternalError("Internal error updating the task")
+		return nil, core.WireError(uerr, "Internal error updating the task")
 	}
 	return emptyResult{}, nil
 }
@@ -202,7 +202,7 @@ func (x *Extension) handleCancel(ctx context.Context, c *core.Call) (any, error)
 	case errors.Is(uerr, errSettled), errors.Is(uerr, ErrNotFound):
 	default:
 		x.logError(fmt.Errorf("mcpkit: cancelling task: %w", uerr))
-		return nil, core.InternalError("Internal error cancelling the task")
+		return nil, core.WireError(uerr, "Internal error cancelling the task")
 	}
 	return emptyResult{}, nil
 }

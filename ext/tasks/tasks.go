@@ -333,7 +333,7 @@ func (x *Extension) create(c *core.Call, r *run) (*Task, error) {
 		if err != nil {
 			x.forget(r)
 			x.logError(fmt.Errorf("mcpkit: watching a task: %w", err))
-			return nil, core.InternalError("Internal error creating a task")
+			return nil, core.WireError(err, "Internal error creating a task")
 		}
 		r.stopWatch = stop
 	}
@@ -344,7 +344,7 @@ func (x *Extension) create(c *core.Call, r *run) (*Task, error) {
 			return nil, core.InternalError("Server busy: too many live tasks; try again later")
 		}
 		x.logError(fmt.Errorf("mcpkit: storing a task: %w", err))
-		return nil, core.InternalError("Internal error creating a task")
+		return nil, core.WireError(err, "Internal error creating a task")
 	}
 	r.mu.Lock()
 	r.started = true
