@@ -32,6 +32,12 @@ type BearerOptions struct {
 	// challenge so clients can find the authorization server. Required: RequireBearer panics
 	// without a valid one (https, or http on a loopback host; no user information or fragment).
 	ResourceMetadataURL string
+	// Resource is the server's canonical resource URI (the audience its tokens name, as in
+	// JWTOptions.Audience). When set, every admitted request carries it (core.WithResource), so a
+	// requestState sealed for this resource never opens on a server behind another one sharing
+	// the key. Empty names none; RequireBearer panics on an invalid one (as for
+	// ResourceMetadataURL).
+	Resource string
 	// Scopes are scopes every request needs. They are sent as scope in 401 challenges (the
 	// scopes a client should ask for first), and a valid token lacking one of them gets 403
 	// insufficient_scope. Nil requires none and sends no scope parameter.
@@ -61,7 +67,7 @@ type BearerOptions struct {
 //
 // Otherwise the next handler runs with the TokenInfo in the context (TokenInfoFrom) and the
 // principal set with core.WithPrincipal, which session ownership, listen ids, the requestState
-// audience and task ownership all read. Every response of the layer carries
+// audience and task ownership all read, and Resource, when set, with core.WithResource. Every response of the layer carries
 // Cache-Control: no-store.
 //
 // Mount it after the Origin guard and before the decode layer, so the body of an
@@ -74,6 +80,7 @@ func RequireBearer(v Verifier, opts BearerOptions) func(http.Handler) http.Handl
 		panic(err.Error())
 	}
 	checkScopes("BearerOptions.Scopes", opts.Scopes)
+	checkResource(opts.Resource)
 	maxLen := opts.MaxTokenBytes
 	if maxLen < 0 {
 		panic("auth: BearerOptions.MaxTokenBytes must not be negative")
@@ -127,7 +134,7 @@ func RequireBearer(v Verifier, opts BearerOptions) func(http.Handler) http.Handl
 					return
 				}
 			}
-			next.ServeHTTP(w, withToken(r, info, p))
+			next.ServeHTTP(w, withResource(withToken(r, info, p), opts.Resource))
 		})
 	}
 }
@@ -197,4 +204,23 @@ func denyID(w http.ResponseWriter, r *http.Request, status int, id core.ID, chal
 	h.Set("WWW-Authenticate", chal)
 	h.Set("Cache-Control", "no-store")
 	middleware.Refuse(w, r, status, id, core.CodeInvalidRequest, message)
+}
+
+// checkResource panics on a BearerOptions.Resource that is set but not a valid URL.
+func checkResource(uri string) {
+	if uri == "" {
+		return
+	}
+	if _, err := checkURL("BearerOptions.Resource", uri); err != nil {
+		panic(err.Error())
+	}
+}
+
+// withResource names the resource the request was authorized for (core.WithResource); an empty
+// uri leaves the request as it is.
+func withResource(r *http.Request, uri string) *http.Request {
+	if uri == "" {
+		return r
+	}
+	return r.WithContext(core.WithResource(r.Context(), uri))
 }

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -289,6 +291,29 @@ func TestBearerVerifierFuncAndPrincipal(t *testing.T) {
 	}
 }
 
+// TestBearerResource: BearerOptions.Resource reaches the request's context (core.WithResource),
+// where requestState sealing binds to it; without it there is none.
+func TestBearerResource(t *testing.T) {
+	v := auth.VerifierFunc(func(context.Context, string) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{Subject: "alice"}, nil
+	})
+	meta := "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := core.ResourceFrom(r.Context())
+		_, _ = io.WriteString(w, u)
+	})
+	for want, opts := range map[string]auth.BearerOptions{
+		"https://mcp.example.com/mcp": {ResourceMetadataURL: meta, Resource: "https://mcp.example.com/mcp"},
+		"":                            {ResourceMetadataURL: meta},
+	} {
+		ts := httptest.NewServer(auth.RequireBearer(v, opts)(echo))
+		if r := post(t, ts.URL, "Bearer x", initBody); r.body != want {
+			t.Errorf("resource in the context = %q, want %q", r.body, want)
+		}
+		ts.Close()
+	}
+}
+
 func TestConstructionPanics(t *testing.T) {
 	v := auth.VerifierFunc(func(context.Context, string) (*auth.TokenInfo, error) { return nil, nil })
 	good := "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
@@ -304,6 +329,7 @@ func TestConstructionPanics(t *testing.T) {
 		},
 		"metadata http remote": func() { auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: "http://mcp.example.com/x"}) },
 		"bad scope":            func() { auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: good, Scopes: []string{"a b"}}) },
+		"relative resource":    func() { auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: good, Resource: "/mcp"}) },
 		"negative max":         func() { auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: good, MaxTokenBytes: -1}) },
 		"jwt no issuer":        func() { auth.NewJWTVerifier(auth.JWTOptions{Audience: "https://mcp.example.com/mcp"}) },
 		"jwt no audience":      func() { auth.NewJWTVerifier(auth.JWTOptions{Issuer: "https://as.example.com"}) },

@@ -1477,3 +1477,36 @@ type refusingPath struct{ *sink }
 func (refusingPath) RefuseRequests() error {
 	return fmt.Errorf("JSON response mode does not support server-to-client requests")
 }
+
+// TestRequestStateBoundToServer: a state sealed by one server is refused by another sharing its
+// key under another name, and a state sealed for one resource URI (WithResource) is refused for
+// another one or for none. Before, both were accepted for the same tool name and arguments.
+func TestRequestStateBoundToServer(t *testing.T) {
+	opts := &core.Options{RequestState: core.RequestStateOptions{Key: key(1)}}
+	h := newMRTR(t, opts, stateEcho)
+	billing := core.NewServer(core.Implementation{Name: "billing", Version: "1"}, core.Options{
+		Logger: quietLog, RequestState: core.RequestStateOptions{Key: key(1)}})
+	billing.AddTool(&core.Tool{Name: "t"}, func(_ context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
+		text, err := stateEcho(req.Call)
+		if err != nil {
+			return nil, err
+		}
+		return core.TextResult(text), nil
+	})
+	tool := map[string]any{"name": "t", "arguments": map[string]any{"a": 1}}
+	c := newClient(t, h.srv)
+	token := wantInputRequired(t, c.modernCallCtx(as("alice"), "tools/call", tool, nil), "CallToolResult").state(t)
+	w := newClient(t, billing).modernCallCtx(as("alice"), "tools/call", with(tool, "requestState", token), nil)
+	wantError(t, w, -32602, badState, badState)
+
+	res := func(uri string) context.Context { return core.WithResource(as("alice"), uri) }
+	token = wantInputRequired(t, c.modernCallCtx(res("https://a.example/mcp"), "tools/call", tool, nil), "CallToolResult").state(t)
+	for _, ctx := range []context.Context{res("https://b.example/mcp"), as("alice")} {
+		w := c.modernCallCtx(ctx, "tools/call", with(tool, "requestState", token), nil)
+		wantError(t, w, -32602, badState, badState)
+	}
+	w = c.modernCallCtx(res("https://a.example/mcp"), "tools/call", with(tool, "requestState", token), nil)
+	if got := complete(t, w, "CallToolResult"); got != "state=issued" {
+		t.Errorf("the same resource completed with %q", got)
+	}
+}

@@ -17,8 +17,10 @@ import (
 
 // RequestStateOptions configure the protection of requestState. The zero value seals it with a
 // random key made for this process. A sealed state is bound to the request it was issued for
-// (method, target, arguments, lifecycle) and to the request's principal (WithPrincipal): a state
-// issued to P opens only for P, one issued to nobody only for nobody.
+// (method, target, arguments, lifecycle), to the request's principal (WithPrincipal): a state
+// issued to P opens only for P, one issued to nobody only for nobody; to the name of the server
+// that sealed it (Implementation.Name), so servers sharing a key never accept each other's
+// states; and, when an authentication layer names it (WithResource), to the resource URI.
 type RequestStateOptions struct {
 	// Key is the 32-byte AES-256 key (NewServer panics on any other length, even with
 	// Disable). Nil means a random key per process: replicas behind one load balancer must share
@@ -110,6 +112,10 @@ type stateClaims struct {
 	T   string `json:"t"`
 	A   string `json:"a"`
 	Aud string `json:"aud,omitzero"`
+	// N is the name of the server that sealed the state; R the resource URI of the request
+	// (WithResource), when an authentication layer named one.
+	N string `json:"n"`
+	R string `json:"r,omitzero"`
 	// E is the lifecycle the state was issued on: "modern" for a 2026-07-28 request, empty
 	// for a legacy one. A state issued to a stateless request is refused on a session.
 	E string `json:"e,omitzero"`
@@ -120,8 +126,9 @@ type stateClaims struct {
 // tool or prompt, the URI of a resource) and a digest of the normalized arguments (members
 // sorted, floats in their RFC 8785 form, integers kept digit for digit), so that members in
 // another order or floats spelled differently still match while integers beyond 2^53 never
-// collide; and the lifecycle (a state issued to a 2026-07-28 request is refused on a legacy
-// session, where the server never issues one). ok is false when the params cannot be read:
+// collide; the lifecycle (a state issued to a 2026-07-28 request is refused on a legacy
+// session, where the server never issues one); the principal, the resource URI and the name of
+// the server. ok is false when the params cannot be read:
 // such a request matches no state.
 func (c *Call) binding() (cl stateClaims, ok bool) {
 	cl = stateClaims{V: 1, M: c.method}
@@ -154,6 +161,8 @@ func (c *Call) binding() (cl stateClaims, ok bool) {
 	// The audience is the request's principal (WithPrincipal): a state issued to P opens only for
 	// P, and one issued to nobody only for nobody.
 	cl.Aud, _ = PrincipalFrom(c.ctx)
+	cl.R, _ = ResourceFrom(c.ctx)
+	cl.N = c.session.server.impl.Name
 	if c.modern != nil {
 		cl.E = "modern"
 	}
@@ -215,7 +224,8 @@ func (s *sealer) open(c *Call, token string) (string, *Error) {
 		return "", errBadState
 	}
 	want, ok := c.binding()
-	if !ok || cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud || cl.E != want.E {
+	if !ok || cl.M != want.M || cl.T != want.T || cl.A != want.A || cl.Aud != want.Aud || cl.E != want.E ||
+		cl.N != want.N || cl.R != want.R {
 		return "", errBadState
 	}
 	return cl.S, nil
