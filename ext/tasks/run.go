@@ -102,6 +102,9 @@ func (r *run) finish(res any, err error) {
 			return errSettled
 		}
 		t.Status, t.Result, t.Error, t.InputRequests = status, payload, werr, nil
+		if werr != nil {
+			t.StatusMessage = failedMessage(werr)
+		}
 		t.LastUpdatedAt = x.stamp()
 		return nil
 	})
@@ -115,6 +118,12 @@ func (r *run) finish(res any, err error) {
 }
 
 var errSettled = errors.New("mcpkit: task already settled")
+
+// failedMessage is the statusMessage of a failed task: what went wrong, from its JSON-RPC error
+// (code, message and detail), as SEP-2663 asks of a task whose execution failed.
+func failedMessage(e *core.Error) string {
+	return "The tool call failed: " + e.Error()
+}
 
 // AskInput implements core.InputAsker: it adds requests to the task's input requests under keys
 // unique over the task's life, and waits for the answers to all of them. The answers come back

@@ -330,11 +330,21 @@ func TestTaskOutcomes(t *testing.T) {
 		t.Errorf("tool error task = %v", g)
 	}
 	// A panic and a protocol error are failed tasks with the JSON-RPC error and no result.
-	for tool, want := range map[string]int{"boom": -32603, "fail": -32602} {
+	// Each carries a statusMessage with the diagnostic (SEP-2663).
+	for tool, want := range map[string]struct {
+		code float64
+		msg  string
+	}{
+		"boom": {-32603, "The tool call failed: jsonrpc error -32603: Internal error"},
+		"fail": {-32602, "The tool call failed: jsonrpc error -32602: bad input"},
+	} {
 		g := c.waitStatus(c.create(tool), "failed")
 		e, _ := g["error"].(map[string]any)
-		if g["status"] != "failed" || e == nil || e["code"] != float64(want) || g["result"] != nil {
-			t.Errorf("%s task = %v, want failed with %d", tool, g, want)
+		if g["status"] != "failed" || e == nil || e["code"] != want.code || g["result"] != nil {
+			t.Errorf("%s task = %v, want failed with %v", tool, g, want.code)
+		}
+		if msg, _ := g["statusMessage"].(string); !strings.HasPrefix(msg, want.msg) {
+			t.Errorf("%s task statusMessage = %q, want %q", tool, msg, want.msg)
 		}
 	}
 }
