@@ -280,6 +280,39 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	return s.decode(b)
 }
 
+// GetMany implements tasks.Store: one pipelined GET per id, in one round trip.
+func (s *TaskStore) GetMany(ctx context.Context, ids []string) (map[string]*tasks.Task, error) {
+	out := make(map[string]*tasks.Task, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	cmds := make([]*redis.StringCmd, len(ids))
+	_, err := s.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Get(ctx, s.key(id))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redisstore: reading tasks: %w", unavailable(err))
+	}
+	for i, cmd := range cmds {
+		b, err := cmd.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: reading tasks: %w", unavailable(err))
+		}
+		if t, err := s.decode(b); err == nil {
+			out[ids[i]] = t
+		}
+	}
+	return out, nil
+}
+
 func (s *TaskStore) decode(b []byte) (*tasks.Task, error) {
 	var rec taskRecord
 	if err := json.Unmarshal(b, &rec); err != nil {

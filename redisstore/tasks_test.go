@@ -312,3 +312,60 @@ func TestTaskFloodOnRedis(t *testing.T) {
 		t.Errorf("%d task records in Redis, want 20 (the evicted ones deleted)", len(keys))
 	}
 }
+
+// TestTaskListenOnRedis: the taskIds of a listen filter are read in one round trip, and a
+// filter naming 150,000 ids is refused before any Redis command. Before, each id was one
+// sequential GET: 150,000 round trips.
+func TestTaskListenOnRedis(t *testing.T) {
+	rs := needRedis(t)
+	rdb := newClient(t, rs)
+	nop := quietLogger()
+	r := redisstore.NewRouter(rdb, redisstore.Options{Prefix: testPrefix(), Logger: &nop})
+	t.Cleanup(func() { _ = r.Close() })
+	st := redisstore.NewTaskStore(r, redisstore.TaskStoreOptions{})
+	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{Logger: &nop,
+		Extensions: []core.Extension{tasks.New(tasks.Options{Store: st})}})
+	s.AddTool(&core.Tool{Name: "quick", Execution: &core.ToolExecution{TaskSupport: tasks.SupportRequired}},
+		func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
+			return core.TextResult("ok"), nil
+		})
+	ctx := core.WithPrincipal(context.Background(), "alice")
+	now := time.Now()
+	var mine []string
+	for i := range 3 {
+		id := fmt.Sprint("mine", i)
+		if err := st.Create(ctx, &tasks.Task{ID: id, Owner: "alice", Status: tasks.Working, CreatedAt: now, TTL: time.Hour}, tasks.Limits{MaxTasks: -1, MaxPerOwner: -1}); err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, id)
+	}
+	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}}
+	ids := append([]string(nil), mine...)
+	for i := range tasks.DefaultMaxListenIDs - len(mine) {
+		ids = append(ids, fmt.Sprint("nope", i))
+	}
+	if _, err := st.GetMany(ctx, mine); err != nil { // the connection is made (and counted) here
+		t.Fatal(err)
+	}
+	hook := &roundTrips{}
+	rdb.AddHook(hook)
+	got, err := s.HonorListen(ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
+	if err != nil || len(got.Extensions["taskIds"]) != 3 {
+		t.Fatalf("listen of %d ids = %v, %v", len(ids), got.Extensions["taskIds"], err)
+	}
+	if hook.n.Load() != 1 {
+		t.Errorf("a listen of %d ids took %d round trips, want 1", len(ids), hook.n.Load())
+	}
+	hook.n.Store(0)
+	for i := range 150_000 - len(ids) {
+		ids = append(ids, fmt.Sprint("more", i))
+	}
+	_, err = s.HonorListen(ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
+	var e *core.Error
+	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
+		t.Errorf("listen of 150,000 ids = %v, want -32602", err)
+	}
+	if hook.n.Load() != 0 {
+		t.Errorf("a refused listen of 150,000 ids made %d Redis round trips", hook.n.Load())
+	}
+}

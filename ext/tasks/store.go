@@ -115,6 +115,10 @@ type Store interface {
 	Create(ctx context.Context, t *Task, limits Limits) error
 	// Get returns a copy of the task, or ErrNotFound (an expired task is not found).
 	Get(ctx context.Context, id string) (*Task, error)
+	// GetMany returns copies of the tasks of ids it holds, by id, read in one batch (one round
+	// trip to a shared store); ids it does not hold (never created, expired, removed) are
+	// absent. The extension reads the taskIds of a listen filter with it.
+	GetMany(ctx context.Context, ids []string) (map[string]*Task, error)
 	// Update applies fn to a copy of the task and stores the result atomically: no other
 	// update interleaves between the read fn sees and the write. When fn returns an error
 	// nothing is stored and Update returns that error. It returns the stored task, or
@@ -243,6 +247,19 @@ func (m *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 		return nil, ErrNotFound
 	}
 	return t.Clone(), nil
+}
+
+// GetMany implements Store.
+func (m *MemoryStore) GetMany(_ context.Context, ids []string) (map[string]*Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]*Task, len(ids))
+	for _, id := range ids {
+		if t, ok := m.lookup(id); ok {
+			out[id] = t.Clone()
+		}
+	}
+	return out, nil
 }
 
 // Update implements Store.

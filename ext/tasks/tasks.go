@@ -66,6 +66,11 @@ type Options struct {
 	// finished task that expires first is evicted (its result is gone, as after its TTL); only a
 	// principal with that many unfinished tasks is refused with -32603 "Server busy".
 	MaxTasksPerPrincipal int
+	// MaxListenIDs caps the taskIds one subscriptions/listen filter may name: a filter naming
+	// more is refused with -32602 before any is looked up, and the ids of one that does not are
+	// read in one batch (Store.GetMany). Zero means DefaultMaxListenIDs (1000); New panics on a
+	// negative value.
+	MaxListenIDs int
 	// Deferred names tools (supporting tasks) whose calls run as ordinary requests until their
 	// handler calls RunAsTask: the handler may first answer synchronously (a result, or an
 	// input_required round trip) and become a task only once it has what it needs. The calls of
@@ -82,6 +87,7 @@ const (
 	DefaultPollInterval         = time.Second
 	DefaultMaxTasks             = 10000
 	DefaultMaxTasksPerPrincipal = 100
+	DefaultMaxListenIDs         = 1000
 )
 
 // ErrCancelled is the cause of a task's context cancelled by tasks/cancel.
@@ -125,6 +131,12 @@ func New(opts Options) *Extension {
 	}
 	if opts.MaxTasksPerPrincipal == 0 {
 		opts.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal
+	}
+	if opts.MaxListenIDs < 0 {
+		panic("tasks: Options.MaxListenIDs must be >= 0")
+	}
+	if opts.MaxListenIDs == 0 {
+		opts.MaxListenIDs = DefaultMaxListenIDs
 	}
 	x := &Extension{opts: opts, deferred: map[string]bool{}, taskTools: map[string]bool{}, running: map[string]*run{}}
 	for _, name := range opts.Deferred {
@@ -399,8 +411,9 @@ func (x *Extension) notify(t *Task) {
 func (x *Extension) stamp() time.Time { return x.opts.Now().UTC().Truncate(time.Millisecond) }
 
 // admit is the listen hook: the requested taskIds that name tasks of the request's principal
-// (unknown, expired and other principals' ids are left out, as if they did not exist). Asking
-// for taskIds without declaring the extension is -32021.
+// (unknown, expired and other principals' ids are left out, as if they did not exist), read in
+// one batch. Asking for taskIds without declaring the extension is -32021; naming more than
+// MaxListenIDs distinct ids is -32602.
 func (x *Extension) admit(ctx context.Context, env *core.Envelope, ids []string) ([]string, error) {
 	if env == nil || !env.ClientCapabilities.Has("extensions", ExtensionID) {
 		return nil, missingExtension()
@@ -409,15 +422,26 @@ func (x *Extension) admit(ctx context.Context, env *core.Envelope, ids []string)
 		return nil, nil
 	}
 	owner, _ := core.PrincipalFrom(ctx)
-	seen := map[string]bool{}
-	var out []string
+	seen := make(map[string]bool, min(len(ids), x.opts.MaxListenIDs+1))
+	unique := make([]string, 0, len(seen))
 	for _, id := range ids {
 		if seen[id] {
 			continue
 		}
+		if len(unique) == x.opts.MaxListenIDs {
+			return nil, core.InvalidParams(fmt.Sprintf("taskIds names more than %d tasks (tasks.Options.MaxListenIDs)", x.opts.MaxListenIDs))
+		}
 		seen[id] = true
-		t, err := x.opts.Store.Get(ctx, id)
-		if err == nil && t.Owner == owner {
+		unique = append(unique, id)
+	}
+	found, err := x.opts.Store.GetMany(ctx, unique)
+	if err != nil {
+		x.logError(fmt.Errorf("mcpkit: reading listened tasks: %w", err))
+		return nil, core.WireError(err, "Internal error reading the tasks")
+	}
+	var out []string
+	for _, id := range unique {
+		if t := found[id]; t != nil && t.Owner == owner {
 			out = append(out, id)
 		}
 	}

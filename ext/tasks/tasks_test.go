@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -672,4 +673,50 @@ func mustJSON(t testing.TB, v any) []byte {
 
 func okTool(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 	return core.TextResult("ok"), nil
+}
+
+// countingStore counts the reads of the store it wraps.
+type countingStore struct {
+	tasks.Store
+	gets, batches atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, id)
+}
+
+func (c *countingStore) GetMany(ctx context.Context, ids []string) (map[string]*tasks.Task, error) {
+	c.batches.Add(1)
+	return c.Store.GetMany(ctx, ids)
+}
+
+// TestListenIDsCappedAndBatched: a listen filter naming more than MaxListenIDs distinct task ids
+// is refused with -32602 before any is read; one within the cap (repeats do not count) is read
+// in one batch. Before, every id was one Get, without bound.
+func TestListenIDsCappedAndBatched(t *testing.T) {
+	st := &countingStore{Store: tasks.NewMemoryStore(nil)}
+	s, _ := newTaskServer(t, tasks.Options{Store: st, MaxListenIDs: 3})
+	alice := &taskClient{t: t, srv: s, principal: "alice"}
+	id := alice.create("must")
+	st.gets.Store(0)
+	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}}
+	ctx := core.WithPrincipal(context.Background(), "alice")
+	f := core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id, "x", id, "y", "x"}}}
+	got, err := s.HonorListen(ctx, env, f)
+	if err != nil || len(got.Extensions["taskIds"]) != 1 {
+		t.Fatalf("listen within the cap = %+v, %v", got, err)
+	}
+	if st.gets.Load() != 0 || st.batches.Load() != 1 {
+		t.Errorf("reads: %d gets, %d batches; want 0 and 1", st.gets.Load(), st.batches.Load())
+	}
+	f.Extensions["taskIds"] = []string{id, "x", "y", "z"}
+	_, err = s.HonorListen(ctx, env, f)
+	var e *core.Error
+	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams || !strings.Contains(fmt.Sprint(e.Data), "more than 3") {
+		t.Errorf("listen past the cap = %v, want -32602 naming the cap", err)
+	}
+	if st.gets.Load() != 0 || st.batches.Load() != 1 {
+		t.Errorf("a refused listen read the store: %d gets, %d batches", st.gets.Load(), st.batches.Load())
+	}
 }
