@@ -43,17 +43,17 @@ func readFiles(fsys fs.FS, root string, limits Options) (files []File, dirs []st
 		if err != nil {
 			return err
 		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil // symlinks and devices are not part of a skill
+		}
+		if bad, ok := uriSafeFilePath(p); p != "." && !ok {
+			return fmt.Errorf("file %q: its path holds %q, which a resource URI cannot carry as it is (RFC 3986 path characters only: letters, digits and -._~!$&'()*+,;=:@); rename it", p, bad)
+		}
 		if d.IsDir() {
 			if p != "." {
 				dirs = append(dirs, p)
 			}
 			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks and devices are not part of a skill
-		}
-		if !uriSafeFilePath(p) {
-			return fmt.Errorf("file %q: its name cannot be part of a resource URI", p)
 		}
 		if limits.MaxFiles >= 0 && len(files) >= limits.MaxFiles {
 			return fmt.Errorf("more than %d files (Options.MaxFiles)", limits.MaxFiles)
@@ -75,14 +75,30 @@ func readFiles(fsys fs.FS, root string, limits Options) (files []File, dirs []st
 }
 
 // uriSafeFilePath reports whether every segment of a slash-separated file path can stand in a
-// resource URI as it is.
-func uriSafeFilePath(p string) bool {
+// resource URI as it is: non-empty, of RFC 3986 path characters (unreserved, sub-delims, ':'
+// and '@'; no '%', so no name is taken for an escape). Otherwise it returns the first character
+// that cannot ("" for an empty segment).
+func uriSafeFilePath(p string) (string, bool) {
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || strings.ContainsAny(seg, "?#%\\") {
-			return false
+		if seg == "" {
+			return "", false
+		}
+		for _, r := range seg {
+			if !uriPathChar(r) {
+				return string(r), false
+			}
 		}
 	}
-	return true
+	return "", true
+}
+
+// uriPathChar reports whether r is an RFC 3986 pchar other than a percent-encoding.
+func uriPathChar(r rune) bool {
+	switch {
+	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("-._~!$&'()*+,;=:@", r)
 }
 
 // putSkillMDFirst orders a skill's files SKILL.md first (as text/markdown), then by URI. It

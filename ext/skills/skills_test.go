@@ -226,7 +226,10 @@ func TestAddSkillRules(t *testing.T) {
 		{"dot segment", "../x", md("---\nname: x\ndescription: d\n---\n"), skills.Options{}, "segment 1"},
 		{"too many files", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a": {Data: []byte("a")}}, skills.Options{MaxFiles: 1}, "more than 1 files"},
 		{"too big", "x", md("---\nname: x\ndescription: d\n---\n"), skills.Options{MaxBytes: 10}, "more than 10 bytes"},
-		{"bad file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a?b": {Data: []byte("a")}}, skills.Options{}, "cannot be part of a resource URI"},
+		{"bad file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a?b": {Data: []byte("a")}}, skills.Options{}, `holds "?", which a resource URI cannot carry`},
+		{"newline in a file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "new\nline.md": {Data: []byte("a")}}, skills.Options{}, `holds "\n", which a resource URI cannot carry`},
+		{"space in a directory name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "my docs/a.md": {Data: []byte("a")}}, skills.Options{}, `holds " ", which a resource URI cannot carry`},
+		{"percent in a file name", "x", fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\ndescription: d\n---\n")}, "a%20b": {Data: []byte("a")}}, skills.Options{}, `holds "%"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
