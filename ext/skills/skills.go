@@ -349,6 +349,10 @@ func (x *Extension) handleReadDirectory(_ context.Context, c *core.Call) (any, e
 	}
 	x.mu.RLock()
 	kids, ok := x.dirs[uri]
+	if !ok && strings.HasSuffix(uri, "/") {
+		// skill://<path>/ names the directory skill://<path> (the form the docs give).
+		kids, ok = x.dirs[strings.TrimSuffix(uri, "/")]
+	}
 	items := make([]core.Resource, 0, len(kids))
 	for _, r := range kids {
 		items = append(items, r)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -178,7 +179,16 @@ func TestSkillsDirectoryAndRead(t *testing.T) {
 	if kids := r["resources"].([]any); len(kids) != 1 || kids[0].(map[string]any)["uri"] != "skill://acme/billing" {
 		t.Errorf("skill://acme = %v", kids)
 	}
-	for _, uri := range []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/templates/", "skill://other"} {
+	// The form with a trailing slash names the same directory.
+	for _, uri := range []string{"skill://acme/billing/refunds/templates/", "skill://acme/"} {
+		want := strings.TrimSuffix(uri, "/")
+		again := c.ok("resources/directory/read", map[string]any{"uri": uri})
+		other := c.ok("resources/directory/read", map[string]any{"uri": want})
+		if fmt.Sprint(again["resources"]) != fmt.Sprint(other["resources"]) {
+			t.Errorf("%s = %v, want the children of %s", uri, again["resources"], want)
+		}
+	}
+	for _, uri := range []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/templates//", "skill://acme/billing/refunds/SKILL.md/", "skill://other"} {
 		w := c.send("resources/directory/read", map[string]any{"uri": uri})
 		coretest.WantError(t, w, core.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
 	}
