@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -133,7 +134,11 @@ func (x *Extension) Bind(s *core.Server) core.ExtensionSpec {
 }
 
 // Add registers the skill whose directory is the root of fsys (use fs.Sub to pick a
-// sub-directory of an embed.FS) at skill://<skillPath>, replacing a skill at the same path. The
+// sub-directory of an embed.FS) at skill://<skillPath>, replacing a skill at the same path.
+// Add reads only regular files and reads each through fsys, so fsys must never resolve a name
+// outside the skill's directory: an embed.FS or an fstest.MapFS cannot, the FS of an os.Root
+// cannot (AddDir), but os.DirFS follows symbolic links anywhere, also one swapped in between
+// the walk and the read. The
 // directory must hold a SKILL.md that begins with YAML frontmatter naming the skill (name and
 // description); the last segment of skillPath must be that name, which follows the Agent Skills
 // naming rules (1-64 characters of a-z, 0-9 and '-', no leading, trailing or doubled '-');
@@ -171,6 +176,19 @@ func (x *Extension) Add(skillPath string, fsys fs.FS) error {
 	x.install(skillPath, e, skillTree(segs, root, dirs, files))
 	_ = s.NotifyResourcesListChanged(context.Background())
 	return nil
+}
+
+// AddDir registers the skill in the directory dir of the local file system, as Add does, reading
+// it through os.OpenRoot: no file is read from outside dir, even when a file is replaced by a
+// symbolic link (or a directory by one) while the skill is read. It is the recommended way to
+// serve skills from disk; os.DirFS follows links wherever they lead.
+func (x *Extension) AddDir(skillPath, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("skills: AddDir %q: %w", skillPath, err)
+	}
+	defer func() { _ = root.Close() }()
+	return x.Add(skillPath, root.FS())
 }
 
 // install registers a read skill, its directories and its files, replacing a skill at the same

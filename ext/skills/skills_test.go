@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -268,5 +271,78 @@ func TestAddSkillRules(t *testing.T) {
 	}
 	if got := sk.Skills(); len(got) != 1 || got[0].Description != "new" {
 		t.Errorf("Skills() = %+v", sk)
+	}
+}
+
+// swapFS replaces the file name on disk by a symbolic link to target just before it is opened:
+// the swap an attacker makes between the walk and the read.
+type swapFS struct {
+	fs.FS
+	dir, name, target string
+}
+
+func (s swapFS) Open(name string) (fs.File, error) {
+	if name == s.name {
+		p := filepath.Join(s.dir, name)
+		if err := os.Remove(p); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(s.target, p); err != nil {
+			return nil, err
+		}
+	}
+	return s.FS.Open(name)
+}
+
+// TestSkillsAddDir: AddDir serves a skill from disk, and the FS it reads through (an os.Root's)
+// refuses a file swapped for a link leading out of the directory, where os.DirFS reads the
+// secret. AddDir did not exist before.
+func TestSkillsAddDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "skill")
+	secret := filepath.Join(base, "secret.txt")
+	write := func(p, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "SKILL.md"), "---\nname: disk\ndescription: d\n---\n")
+	write(filepath.Join(dir, "notes.md"), "notes")
+	write(secret, "SECRET")
+	sk, s := newSkills(core.Options{}, skills.Options{})
+	if err := sk.AddDir("disk", dir); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, srv: s}
+	got := c.ok("resources/read", map[string]any{"uri": "skill://disk/notes.md"})
+	if text := got["contents"].([]any)[0].(map[string]any)["text"]; text != "notes" {
+		t.Errorf("notes.md = %v", text)
+	}
+	if err := sk.AddDir("nowhere", filepath.Join(base, "missing")); err == nil || !strings.Contains(err.Error(), `skills: AddDir "nowhere"`) {
+		t.Errorf("AddDir of a missing directory = %v", err)
+	}
+
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := sk.Add("disk", swapFS{FS: root.FS(), dir: dir, name: "notes.md", target: secret}); err == nil {
+		t.Error("a file swapped for a link out of the root was read")
+	}
+	if err := os.Remove(filepath.Join(dir, "notes.md")); err != nil { // undo the swap
+		t.Fatal(err)
+	}
+	write(filepath.Join(dir, "notes.md"), "notes")
+	if err := sk.Add("disk", swapFS{FS: os.DirFS(dir), dir: dir, name: "notes.md", target: secret}); err != nil {
+		t.Fatal(err)
+	}
+	got = c.ok("resources/read", map[string]any{"uri": "skill://disk/notes.md"})
+	if text := got["contents"].([]any)[0].(map[string]any)["text"]; text != "SECRET" {
+		t.Errorf("os.DirFS read %v, not the secret the swapped link leads to: the docs of Add say it follows links", text)
 	}
 }
