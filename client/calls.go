@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -126,11 +127,16 @@ func CallToolAs[Out any](ctx context.Context, c *Client, name string, args any, 
 // list follows the cursors of a list method, yielding items until the last page, an error, or
 // the caller stops.
 func list[T any](c *Client, ctx context.Context, method, member string, o *callOpts, keep func(*T) bool) iter.Seq2[*T, error] {
+	return listWith(c, ctx, method, nil, member, o, keep)
+}
+
+// listWith is list for a method whose requests carry params besides the cursor.
+func listWith[T any](c *Client, ctx context.Context, method string, params map[string]any, member string, o *callOpts, keep func(*T) bool) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		cursor := ""
 		seen := map[string]bool{}
 		for {
-			items, next, err := listPage[T](c, ctx, method, member, cursor, o)
+			items, next, err := listPage[T](c, ctx, method, params, member, cursor, o)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -158,8 +164,11 @@ func list[T any](c *Client, ctx context.Context, method, member string, o *callO
 
 // listPage fetches the page of a list method at cursor ("" for the first) and returns its
 // items and the next cursor ("" after the last page).
-func listPage[T any](c *Client, ctx context.Context, method, member, cursor string, o *callOpts) (items []T, next string, err error) {
-	p := map[string]any{}
+func listPage[T any](c *Client, ctx context.Context, method string, params map[string]any, member, cursor string, o *callOpts) (items []T, next string, err error) {
+	p := maps.Clone(params)
+	if p == nil {
+		p = map[string]any{}
+	}
 	if cursor != "" {
 		p["cursor"] = cursor
 	}

@@ -39,6 +39,16 @@ import (
 // ExtensionID is the extension identifier of skills, its key in capabilities.extensions.
 const ExtensionID = "io.modelcontextprotocol/skills"
 
+// The methods of the extension: MethodList lists the skills (params: an optional cursor),
+// MethodGet returns one (params: the uri of its SKILL.md), MethodDirectoryRead lists a directory
+// of the skill:// namespace (params: its uri, with or without a trailing slash, and an optional
+// cursor).
+const (
+	MethodList          = "skills/list"
+	MethodGet           = "skills/get"
+	MethodDirectoryRead = "resources/directory/read"
+)
+
 // DirectoryMimeType is the mimeType of a directory resource.
 const DirectoryMimeType = "inode/directory"
 
@@ -125,9 +135,9 @@ func (x *Extension) Bind(s *core.Server) core.ExtensionSpec {
 		Settings: map[string]any{"directoryRead": true},
 		Offered:  x.offered.Load,
 		Methods: []core.ExtensionMethod{
-			{Method: "skills/list", Handle: x.handleList, Cacheable: true},
-			{Method: "skills/get", Handle: x.handleGet, Cacheable: true},
-			{Method: "resources/directory/read", Handle: x.handleReadDirectory},
+			{Method: MethodList, Handle: x.handleList, Cacheable: true},
+			{Method: MethodGet, Handle: x.handleGet, Cacheable: true},
+			{Method: MethodDirectoryRead, Handle: x.handleReadDirectory},
 		},
 		Resources: source{x},
 	}
