@@ -30,7 +30,7 @@ func ExampleNewEndpoint() {
 	// Output:
 }
 
-// handStack is the README's "Compose your own stack": every layer mcphttp.New composes, in its
+// handStack is docs/http.md's "Compose your own stack": every layer mcphttp.New composes, in its
 // order, with auth (the team's layers) between the origin guard and the method checks. closeAll
 // ends the listen streams first, then the endpoint (and with it the store).
 func handStack(server *core.Server, auth func(http.Handler) http.Handler) (h http.Handler, closeAll func()) {

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
-// The stack of the README's "Compose your own stack" (handStack, with no auth) is exactly the one
+// The stack of docs/http.md's "Compose your own stack" (handStack, with no auth) is exactly the one
 // mcphttp.New composes: both answer a table of requests (refusals of every layer included) with
 // the same status, headers that matter and body, the session id aside.
 func TestHandStackIsTheDefault(t *testing.T) {

@@ -13,26 +13,30 @@ import (
 )
 
 // readme returns the repository's README, whose examples the tests run.
-func readme(t *testing.T) string {
+func readme(t *testing.T) string { return repoFile(t, "README.md") }
+
+// repoFile returns a file of the repository, by its path from the root.
+func repoFile(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../" + path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-// readmeWalkthrough returns the shell blocks of the README's curl walk-through, in order.
+// readmeWalkthrough returns the shell blocks of the curl walk-through (docs/server.md, linked
+// from the README), in order.
 func readmeWalkthrough(t *testing.T) string {
 	t.Helper()
-	s := readme(t)
-	start := strings.Index(s, "### The HTTP side by hand")
+	s := repoFile(t, "docs/server.md")
+	start := strings.Index(s, "## The HTTP side by hand")
 	if start < 0 {
-		t.Fatal("the README has no HTTP walk-through")
+		t.Fatal("docs/server.md has no HTTP walk-through")
 	}
 	section := s[start:]
-	if end := strings.Index(section[4:], "\n## "); end >= 0 {
-		section = section[:end+4]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
 	}
 	var blocks []string
 	for {
