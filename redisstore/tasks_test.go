@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // taskReplica is one replica of a server whose tasks live in Redis: its own router and task
@@ -308,9 +310,24 @@ func TestTaskFloodOnRedis(t *testing.T) {
 	if err := create("e3", "e"); !errors.Is(err, tasks.ErrLimit) {
 		t.Errorf("e at the total cap: %v, want ErrLimit", err)
 	}
-	if keys := r.Client().Keys(ctx, r.Key("t:{*")).Val(); len(keys) != 20 {
-		t.Errorf("%d task records in Redis, want 20 (the evicted ones deleted)", len(keys))
+	if n := countKeys(ctx, r.Client(), r.Key("t:{*")); n != 20 {
+		t.Errorf("%d task records in Redis, want 20 (the evicted ones deleted)", n)
 	}
+}
+
+// countKeys counts the keys matching pattern: on a Redis Cluster over every primary (KEYS asks
+// one node only).
+func countKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) int {
+	c, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return len(rdb.Keys(ctx, pattern).Val())
+	}
+	var n atomic.Int64
+	_ = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		n.Add(int64(len(m.Keys(ctx, pattern).Val())))
+		return nil
+	})
+	return int(n.Load())
 }
 
 // TestTaskListenOnRedis: the taskIds of a listen filter are read in one round trip, and a
