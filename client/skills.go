@@ -2,42 +2,23 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/ext/skills"
 )
 
-// SkillEntry is a skill as skills/list and skills/get describe it (the skills extension).
-type SkillEntry struct {
-	// URI is the URI of the skill's SKILL.md, what GetSkill takes.
-	URI string `json:"uri"`
-	// Frontmatter is the YAML frontmatter of the SKILL.md as a JSON object (name, description
-	// and whatever else it holds).
-	Frontmatter json.RawMessage `json:"frontmatter"`
-	// Resources are the skill's files.
-	Resources []SkillFile `json:"resources"`
-}
-
-// SkillFile is one file of a skill: its resource URI (read it with ReadResource), its digest
-// ("sha256:<hex>") and its size in bytes.
-type SkillFile struct {
-	URI    string `json:"uri"`
-	Digest string `json:"digest"`
-	Size   int64  `json:"size"`
-}
-
-// ListSkills iterates over the server's skills (skills/list), following cursors.
-func (c *Client) ListSkills(ctx context.Context, opts ...CallOption) iter.Seq2[*SkillEntry, error] {
-	return list[SkillEntry](c, ctx, skills.MethodList, "skills", collect(opts), nil)
+// ListSkills iterates over the server's skills (skills/list), following cursors; read a
+// skill's files with ReadResource.
+func (c *Client) ListSkills(ctx context.Context, opts ...CallOption) iter.Seq2[*skills.Entry, error] {
+	return list[skills.Entry](c, ctx, skills.MethodList, "skills", collect(opts), nil)
 }
 
 // GetSkill returns one skill by the URI of its SKILL.md (skills/get); an unknown one is a
 // -32602 *core.Error.
-func (c *Client) GetSkill(ctx context.Context, uri string, opts ...CallOption) (*SkillEntry, error) {
+func (c *Client) GetSkill(ctx context.Context, uri string, opts ...CallOption) (*skills.Entry, error) {
 	var res struct {
-		Skill SkillEntry `json:"skill"`
+		Skill skills.Entry `json:"skill"`
 	}
 	if err := c.call(ctx, skills.MethodGet, map[string]any{"uri": uri}, &res, collect(opts)); err != nil {
 		return nil, err

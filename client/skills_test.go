@@ -43,7 +43,7 @@ func TestSkillsCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			var listed []*client.SkillEntry
+			var listed []*skills.Entry
 			for e, err := range c.ListSkills(ctx) {
 				if err != nil {
 					t.Fatal(err)

@@ -288,35 +288,42 @@ func (src source) Read(_ context.Context, req *core.ResourceRequest) (*core.Read
 	return &core.ReadResourceResult{Contents: []core.ResourceContents{c}}, nil
 }
 
-// entryWire is a skill entry of skills/list and skills/get.
-type entryWire struct {
-	URI         string         `json:"uri"`
-	Frontmatter jsontext.Value `json:"frontmatter"`
-	Resources   []resourceWire `json:"resources"`
+// Entry is a skill as skills/list and skills/get describe it on the wire: the URI of its
+// SKILL.md, its frontmatter as a JSON object, and its files. The kit's client decodes it too.
+type Entry struct {
+	// URI is the URI of the skill's SKILL.md, what skills/get takes.
+	URI string `json:"uri"`
+	// Frontmatter is the YAML frontmatter of the SKILL.md as a JSON object (name, description
+	// and whatever else it holds).
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	// Resources are the skill's files.
+	Resources []EntryFile `json:"resources"`
 }
 
-type resourceWire struct {
+// EntryFile is one file of a skill entry: its resource URI (read it with resources/read), its
+// digest ("sha256:<hex>") and its size in bytes.
+type EntryFile struct {
 	URI    string `json:"uri"`
 	Digest string `json:"digest"`
 	Size   int64  `json:"size"`
 }
 
-func (e *entry) wire() entryWire {
-	w := entryWire{URI: e.skill.URI, Frontmatter: jsontext.Value(e.skill.Frontmatter), Resources: make([]resourceWire, len(e.skill.Files))}
+func (e *entry) wire() Entry {
+	w := Entry{URI: e.skill.URI, Frontmatter: e.skill.Frontmatter, Resources: make([]EntryFile, len(e.skill.Files))}
 	for i, f := range e.skill.Files {
-		w.Resources[i] = resourceWire{URI: f.URI, Digest: f.Digest, Size: f.Size}
+		w.Resources[i] = EntryFile{URI: f.URI, Digest: f.Digest, Size: f.Size}
 	}
 	return w
 }
 
 type listResult struct {
-	Skills     []entryWire `json:"skills"`
-	NextCursor string      `json:"nextCursor,omitzero"`
+	Skills     []Entry `json:"skills"`
+	NextCursor string  `json:"nextCursor,omitzero"`
 }
 
 func (x *Extension) handleList(_ context.Context, c *core.Call) (any, error) {
 	x.mu.RLock()
-	items := make([]entryWire, 0, len(x.paths))
+	items := make([]Entry, 0, len(x.paths))
 	for _, p := range x.paths {
 		items = append(items, x.skills[p].wire())
 	}
@@ -329,7 +336,7 @@ func (x *Extension) handleList(_ context.Context, c *core.Call) (any, error) {
 }
 
 type getResult struct {
-	Skill entryWire `json:"skill"`
+	Skill Entry `json:"skill"`
 }
 
 // object reports whether v is a JSON object.
