@@ -243,16 +243,19 @@ func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []by
 		}
 	}
 	created, err := s.r.rdb.SetArgs(ctx, s.key(t.ID), rec, redis.SetArgs{Mode: "NX", ExpireAt: time.UnixMilli(expiry(t))}).Result()
-	if errors.Is(err, redis.Nil) || (err == nil && created != "OK") {
+	taken := errors.Is(err, redis.Nil) || (err == nil && created != "OK")
+	if err == nil && !taken {
+		return "ok", nil
+	}
+	// Drop the reservation, also when the request's deadline is what failed the SET.
+	drop := context.WithoutCancel(ctx)
+	s.r.rdb.ZRem(drop, s.index(), t.ID)
+	s.r.rdb.ZRem(drop, s.open(t.Owner), t.ID)
+	s.r.rdb.ZRem(drop, s.done(t.Owner), t.ID)
+	if taken {
 		return "exists", nil
 	}
-	if err != nil {
-		s.r.rdb.ZRem(ctx, s.index(), t.ID)
-		s.r.rdb.ZRem(ctx, s.open(t.Owner), t.ID)
-		s.r.rdb.ZRem(ctx, s.done(t.Owner), t.ID)
-		return "", err
-	}
-	return "ok", nil
+	return "", err
 }
 
 // unavailable marks an error of a Redis call as core.ErrUnavailable (answered 503 on HTTP)
