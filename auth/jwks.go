@@ -32,7 +32,7 @@ type keySet struct {
 	minInterval time.Duration
 	now         func() time.Time
 
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked by every verification (snapshot), locked to change
 	keys    []jose.JSONWebKey
 	fetched time.Time // when keys were fetched; zero before the first success
 	// inflight is closed when the running fetch ends; nil while none runs.
@@ -44,8 +44,8 @@ type keySet struct {
 
 // snapshot returns the cached keys and their fetch time.
 func (ks *keySet) snapshot() ([]jose.JSONWebKey, time.Time) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
+	ks.mu.RLock()
+	defer ks.mu.RUnlock()
 	return ks.keys, ks.fetched
 }
 
