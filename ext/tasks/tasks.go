@@ -422,8 +422,9 @@ func (x *Extension) admit(ctx context.Context, env *core.Envelope, ids []string)
 		return nil, nil
 	}
 	owner, _ := core.PrincipalFrom(ctx)
-	seen := make(map[string]bool, min(len(ids), x.opts.MaxListenIDs+1))
-	unique := make([]string, 0, len(seen))
+	n := min(len(ids), x.opts.MaxListenIDs+1)
+	seen := make(map[string]bool, n)
+	unique := make([]string, 0, n)
 	for _, id := range ids {
 		if seen[id] {
 			continue

@@ -654,8 +654,9 @@ func TestHonorListenTasks(t *testing.T) {
 	if err != nil || len(bob.Extensions["taskIds"]) != 0 || bob.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Errorf("bob's listen kept alice's task: %+v, %v", bob, err)
 	}
-	if _, err := s.HonorListen(context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); err == nil {
-		t.Error("taskIds without the extension were accepted")
+	var missing *core.Error
+	if _, err := s.HonorListen(context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != core.CodeMissingRequiredClientCapability {
+		t.Errorf("taskIds without the extension: %v, want -32021", err)
 	}
 	if (core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}).Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Error("Wants took ids HonorListen did not admit")
