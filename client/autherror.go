@@ -143,13 +143,6 @@ func (p *challengeParser) skipCommas() {
 	}
 }
 
-func isTokenChar(c byte) bool {
-	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
 func (p *challengeParser) token() string {
 	start := p.i
 	for p.i < len(p.s) && isTokenChar(p.s[p.i]) {

@@ -167,13 +167,18 @@ func primitiveType(t json.RawMessage) bool {
 
 // headerToken reports whether s is made of HTTP token characters (RFC 9110 tchar).
 func headerToken(s string) bool {
-	const punct = "!#$%&'*+-.^_`|~"
 	for i := 0; i < len(s); i++ {
-		b := s[i]
-		alnum := b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
-		if !alnum && strings.IndexByte(punct, b) < 0 {
+		if !isTokenChar(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isTokenChar reports whether c is an HTTP token character (RFC 9110 tchar).
+func isTokenChar(c byte) bool {
+	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }

@@ -414,14 +414,9 @@ type Holder interface {
 // once per request: GetChecked's contract (allow runs before the session is renewed; a session
 // allow refuses comes back with ErrRefused), and the session returned is one this process serves.
 // mcphttp's endpoint implements it over its Store (building the in-process session of a record a
-// shared store returned); the Memory store implements it too.
+// shared store returned). A bare Store reaches the same contract through Find.
 type Lookup interface {
 	Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error)
-}
-
-// Lookup implements Lookup: GetChecked.
-func (m *Memory) Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error) {
-	return m.GetChecked(ctx, id, touch, allow)
 }
 
 // Find looks a session up in store with allow checked before the renewal: in one call on a
@@ -445,10 +440,7 @@ func Find(ctx context.Context, store Store, id string, touch bool, allow func(*E
 	return s, nil
 }
 
-var (
-	_ Checker = (*Memory)(nil)
-	_ Lookup  = (*Memory)(nil)
-)
+var _ Checker = (*Memory)(nil)
 
 // ErrRefused is what Checker.GetChecked returns for a session its allow function refused.
 var ErrRefused = errors.New("session: request refused for this session")
