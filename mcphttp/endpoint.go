@@ -348,7 +348,7 @@ func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core
 		middleware.Refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: Request id is already in flight for this session")
 		return
 	}
-	middleware.Refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+	middleware.RefuseSessionNotFound(w, r, msg.ID)
 }
 
 func recordError(r *http.Request, resp *core.Response) {

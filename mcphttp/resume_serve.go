@@ -43,7 +43,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 			e.request(w, r, rec.Core, msg, true)
 			return
 		}
-		middleware.Refuse(w, r, http.StatusNotFound, msg.ID, core.CodeInvalidRequest, "Session not found")
+		middleware.RefuseSessionNotFound(w, r, msg.ID)
 		return
 	}
 	stopBase := context.AfterFunc(e.base, cancel)

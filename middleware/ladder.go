@@ -266,6 +266,13 @@ func RefuseMissingSession(w http.ResponseWriter, r *http.Request, id core.ID) {
 	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest, msgMissingSessionID)
 }
 
+// RefuseSessionNotFound answers 404 -32600 "Session not found": the session the request names is
+// unknown or has expired (the client starts a new one). The session validator answers with it, and
+// so does the endpoint for a session that ended while the request was on its way.
+func RefuseSessionNotFound(w http.ResponseWriter, r *http.Request, id core.ID) {
+	refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
+}
+
 // RefuseShuttingDown answers 503 -32603 "Service unavailable: the server is shutting down": the
 // endpoint or the session store is closed.
 func RefuseShuttingDown(w http.ResponseWriter, r *http.Request, id core.ID) {

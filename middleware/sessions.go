@@ -242,7 +242,7 @@ func (v *validator) allows(s *session.Entry, principal, origin string) bool {
 func storeError(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
 	switch {
 	case errors.Is(err, session.ErrNotFound):
-		refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
+		RefuseSessionNotFound(w, r, id)
 	case errors.Is(err, session.ErrClosed):
 		RefuseShuttingDown(w, r, id)
 	default:
