@@ -33,6 +33,7 @@ func TestOptionsDefaults(t *testing.T) {
 	testutil.CheckDefaults(t, []testutil.Default{
 		{Option: "Options.Prefix", Given: ro.Prefix, Got: r.prefix, Doc: "mcpkit:"},
 		{Option: "Options.Timeout", Given: ro.Timeout, Got: r.timeout, Doc: 2 * time.Second},
+		{Option: "Options.LeaseTTL", Given: ro.LeaseTTL, Got: r.leaseTTL, Doc: 15 * time.Second},
 		{Option: "Options.ReplicaID (a random UUID)", Given: ro.ReplicaID, Got: len(r.ID()), Doc: 36},
 
 		{Option: "SessionsOptions.IdleTimeout", Given: so.IdleTimeout, Got: s.idle, Doc: 30 * time.Minute},

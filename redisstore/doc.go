@@ -81,12 +81,35 @@
 // sent while a replica is cut off from Redis, is dropped with a log line and never retried. A
 // session's record survives the replica that created it: the other replicas go on serving it.
 //
+// # Replica leases
+//
+// Each Router holds a liveness lease in Redis: its entry in the replica index, a sorted set
+// ("<prefix>{replicas}:live") scored with the lease's expiry on Redis's clock. NewRouter takes it
+// before it returns, one ticker renews it at a third of Options.LeaseTTL (default 15 s; never per
+// request), and Close removes it. Alive(ctx, replicaID) tells whether a replica's lease is live: a
+// component that records which replica holds something (a request id in flight, a task it runs, a
+// stream it serves) asks it before waiting on that replica.
+//
+// OnLapse(f) registers a LapseHandler, f(ctx, replicaID), that frees what a dead replica held. On
+// the same ticker a janitor (on every replica with a handler) claims the replicas whose lease
+// lapsed in one script, moving them to "<prefix>{replicas}:lapsed" with a claim that lasts one
+// LeaseTTL, so that one surviving replica runs its handlers for each lapsed replica, once; the
+// claim ends when they return. A replica that closes is handed to the janitors at once, for what
+// its components did not release themselves. If the claimant dies before its handlers return, its
+// claim expires and another replica runs them again: handlers free what is still held by that
+// replica and nothing else, so running them twice is harmless. A replica paused past its lease
+// (a long stall, a partition) finds on its next renewal that it lapsed, logs it, and is live again
+// from then on; what it held may have been freed meanwhile.
+//
+// A replica is taken for dead LeaseTTL after its last renewal, and its holdings are freed within
+// a third of LeaseTTL after that.
+//
 // # Topologies
 //
 // Every backend takes a redis.UniversalClient: one node (NewClient), a primary that Sentinel
 // watches and fails over (NewSentinelClient), or a Redis Cluster (NewClusterClient). Every script
 // touches the keys of one hash slot: a session's keys share its hash tag ("{<session>}"), so do a
-// task's. On a single node or under Sentinel the session index (the cap on sessions of all
+// task's, and the replica index has its own ("{replicas}"). On a single node or under Sentinel the session index (the cap on sessions of all
 // replicas) is kept in the same script as the record; on a Cluster it lives in its own slot, is
 // written at initialize and DELETE (pipelined beside the record's script) and renewed by each
 // replica's reaper for the sessions it holds, so that no per-request script leaves the session's

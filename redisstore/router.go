@@ -38,6 +38,12 @@ type Options struct {
 	// ReplicaID names this process on the bus. Empty means a random UUID (recommended: a
 	// restarted process is a new replica).
 	ReplicaID string
+	// LeaseTTL is the lifetime of this replica's liveness lease, which it renews in Redis at a
+	// third of it (see Router.Alive and Router.OnLapse): a replica that stops renewing (killed,
+	// cut off from Redis) is taken for dead that long after its last renewal, and what it held
+	// is then freed by a surviving replica. Every replica must use the same value. Zero means
+	// DefaultLeaseTTL (15 s); a negative value or one under 10 ms panics.
+	LeaseTTL time.Duration
 }
 
 // Envelope is one message of the router: a kind (what the payload is, chosen by the component
@@ -70,8 +76,12 @@ type Router struct {
 	prefix  string
 	timeout time.Duration
 	log     zerolog.Logger
-	id      string
-	self    string // this replica's channel
+
+	leaseTTL  time.Duration
+	leaseStop chan struct{} // closed by Close: the lease's ticker stops
+	leaseDone chan struct{} // closed when the lease's ticker stopped
+	id        string
+	self      string // this replica's channel
 
 	ps *redis.PubSub // one node or Sentinel: every channel on one connection
 
@@ -79,6 +89,7 @@ type Router struct {
 	handlers map[string]Handler
 	joined   map[string]*joined       // channel -> its holders and its confirmation
 	shards   map[string]*redis.PubSub // Cluster: a sharded pub/sub connection per slot (see busSlots)
+	lapse    []LapseHandler
 	closed   bool
 
 	shardMu   sync.Mutex // held while a Cluster shard's connection opens
@@ -95,6 +106,9 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 	if opts.Timeout < 0 {
 		panic("redisstore: Options.Timeout must not be negative")
 	}
+	if opts.LeaseTTL < 0 || (opts.LeaseTTL > 0 && opts.LeaseTTL < minLeaseTTL) {
+		panic("redisstore: Options.LeaseTTL must be zero or at least 10ms")
+	}
 	if strings.ContainsAny(opts.ReplicaID, "\n ") {
 		panic("redisstore: Options.ReplicaID must not contain spaces or newlines")
 	}
@@ -103,6 +117,7 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 		cluster:  isCluster(rdb),
 		prefix:   opts.Prefix,
 		timeout:  opts.Timeout,
+		leaseTTL: opts.LeaseTTL,
 		id:       opts.ReplicaID,
 		handlers: map[string]Handler{},
 		joined:   map[string]*joined{},
@@ -116,6 +131,9 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 	}
 	if r.id == "" {
 		r.id = uuid.NewString()
+	}
+	if r.leaseTTL == 0 {
+		r.leaseTTL = DefaultLeaseTTL
 	}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
@@ -133,6 +151,7 @@ func NewRouter(rdb redis.UniversalClient, opts Options) *Router {
 	if err := r.listen(context.Background(), r.self); err != nil {
 		r.log.Warn().Err(err).Msg("redisstore: subscribing to this replica's channel (retried on reconnect)")
 	}
+	r.startLease()
 	return r
 }
 
@@ -441,7 +460,9 @@ func (r *Router) receive(ps *redis.PubSub) {
 	}
 }
 
-// Close stops receiving and closes the pub/sub connection (not the client).
+// Close stops renewing this replica's lease and removes it (handing what the replica's components
+// still hold to the lapse handlers of a surviving replica), stops receiving and closes the
+// pub/sub connections (not the client).
 func (r *Router) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -449,6 +470,9 @@ func (r *Router) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.mu.Unlock()
+	err := r.stopLease()
+	r.mu.Lock()
 	all := make([]*redis.PubSub, 0, len(r.shards)+1)
 	if r.ps != nil {
 		all = append(all, r.ps)
@@ -457,7 +481,6 @@ func (r *Router) Close() error {
 		all = append(all, ps)
 	}
 	r.mu.Unlock()
-	var err error
 	for _, ps := range all {
 		err = errors.Join(err, ps.Close())
 	}
