@@ -345,7 +345,7 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 
 func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {
 	if errors.Is(err, core.ErrInFlight) {
-		middleware.Refuse(w, r, http.StatusConflict, msg.ID, core.CodeInvalidRequest, "Conflict: Request id is already in flight for this session")
+		middleware.RefuseInFlight(w, r, msg.ID)
 		return
 	}
 	middleware.RefuseSessionNotFound(w, r, msg.ID)

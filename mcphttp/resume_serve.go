@@ -59,14 +59,17 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
 	defer tail.bound()
 	defer sse.Close()
-	e.runResumable(r, call, rs, sse, resumableEnd{cancel: cancel, stopBase: stopBase, release: release})
+	// The call may outlive the POST: its id stays claimed in a shared store until it is done.
+	claim := session.ClaimFrom(r.Context()).Keep()
+	e.runResumable(r, call, rs, sse, resumableEnd{cancel: cancel, stopBase: stopBase, release: release, claim: claim})
 }
 
 // resumableEnd is what a resumable call releases once it is done.
 type resumableEnd struct {
-	cancel   context.CancelFunc // the call's context
-	stopBase func() bool        // the endpoint's Close no longer cancels it
-	release  func()             // the caller's slot
+	cancel   context.CancelFunc    // the call's context
+	stopBase func() bool           // the endpoint's Close no longer cancels it
+	release  func()                // the caller's slot
+	claim    func(context.Context) // the request's session.Claim (see session.Claim.Keep)
 }
 
 // runResumable runs the call of a resumable request on its own goroutine, counted as a request
@@ -85,6 +88,7 @@ func (e *Endpoint) runResumable(r *http.Request, call *core.Call, rs *resumable,
 		resp = call.Run()
 		end.release() // the only release once the call runs: nothing else calls it from here on
 		rs.finish(resp)
+		end.claim(context.Background()) // after the response went to the stream
 		end.stopBase()
 		end.cancel()
 		close(done)

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -51,7 +50,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if st == nil || !st.get.CompareAndSwap(false, true) {
-		middleware.Refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, "Conflict: Only one SSE stream is allowed per session")
+		middleware.RefuseSecondStream(w, r)
 		return
 	}
 	defer st.get.Store(false)

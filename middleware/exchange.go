@@ -37,6 +37,9 @@ type Exchange struct {
 	spanContext trace.SpanContext
 
 	session *session.Entry
+	// claim is what the session layer asks a shared store to hold for the request (see
+	// session.Claim); the context of the record answers session.ClaimKey with it.
+	claim session.Claim
 
 	mu        sync.Mutex
 	sessionID string
@@ -67,8 +70,11 @@ type exchangeContext struct {
 
 // Value returns the Exchange for the package's key and defers to the parent for any other.
 func (c *exchangeContext) Value(key any) any {
-	if key == (exchangeKey{}) {
+	switch key.(type) {
+	case exchangeKey:
 		return &c.ex
+	case session.ClaimKey:
+		return &c.ex.claim
 	}
 	return c.Context.Value(key)
 }

@@ -273,6 +273,20 @@ func RefuseSessionNotFound(w http.ResponseWriter, r *http.Request, id core.ID) {
 	refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
 }
 
+// RefuseInFlight answers 409 -32600 "Conflict: Request id is already in flight for this session":
+// a request of the session with the same id is running, on this process or (with a shared store)
+// another one. The session validator answers with it, and so does the endpoint.
+func RefuseInFlight(w http.ResponseWriter, r *http.Request, id core.ID) {
+	refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, msgInFlight)
+}
+
+// RefuseSecondStream answers 409 -32600 "Conflict: Only one SSE stream is allowed per session":
+// the session's standalone GET stream is open already, on this process or (with a shared store)
+// another one. The session validator answers with it, and so does the endpoint.
+func RefuseSecondStream(w http.ResponseWriter, r *http.Request) {
+	refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, msgSecondStream)
+}
+
 // RefuseShuttingDown answers 503 -32603 "Service unavailable: the server is shutting down": the
 // endpoint or the session store is closed.
 func RefuseShuttingDown(w http.ResponseWriter, r *http.Request, id core.ID) {

@@ -21,6 +21,8 @@ const (
 	msgSessionForbidden   = "Forbidden: session request validation failed"
 	msgStoreFailed        = "Service unavailable: session store error"
 	msgRepeatedSessionID  = "Bad Request: Mcp-Session-Id header is sent more than once"
+	msgInFlight           = "Conflict: Request id is already in flight for this session"
+	msgSecondStream       = "Conflict: Only one SSE stream is allowed per session"
 )
 
 // SessionValidatorOptions configure the session validator.
@@ -79,12 +81,19 @@ func SessionFrom(ctx context.Context) *session.Entry {
 //     nor nobody one opened by a principal), or an Origin header different from the one recorded
 //     at initialize (when both are present): 403 -32600 "Forbidden: session request validation
 //     failed";
+//   - a request whose id a shared store reports in flight on the session, or a GET (without
+//     Last-Event-ID) for a session whose standalone stream is open, on this process or another
+//     (session.ErrClaimed): 409 -32600, the texts the endpoint answers within one process;
 //   - a store that is closed or failing: 503 -32603;
 //   - a GET or DELETE whose MCP-Protocol-Version the ProtocolVersion layer in front left to this
 //     point (after the lookup, as the ladders put it) and that fails it: 400 -32600;
 //   - otherwise the session's idle time is renewed (requests and GET only: notifications, client
 //     responses and DELETE do not keep a session alive) and the next handler gets the session
 //     through the context (SessionFrom).
+//
+// The request's session.Claim (its id, or the GET stream) rides the Exchange for a store that
+// shares its sessions; the layer releases it once the next handler returned and the response was
+// flushed to the client.
 //
 // Error bodies echo the JSON-RPC id of the message when it has one. Requests with other HTTP
 // methods, and POSTs with no decoded message (no Decode layer in front), pass through untouched.
@@ -147,6 +156,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		RefuseMissingSession(w, r, reqID)
 		return
 	}
+	claim := wantClaim(r, reqID)
 	c := checks.Get().(*check)
 	c.v = v
 	c.principal, _ = core.PrincipalFrom(r.Context())
@@ -156,6 +166,14 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	checks.Put(c)
 	if errors.Is(err, session.ErrRefused) {
 		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
+		return
+	}
+	if errors.Is(err, session.ErrClaimed) {
+		if r.Method == http.MethodGet {
+			RefuseSecondStream(w, r)
+		} else {
+			RefuseInFlight(w, r, reqID)
+		}
 		return
 	}
 	if err != nil {
@@ -169,6 +187,33 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		}
 	}
 	next.ServeHTTP(w, WithSession(r, s))
+	if claim.Held() {
+		// After the response: sent to the client first, then the claim is let go of.
+		_ = http.NewResponseController(w).Flush()
+		claim.Release(context.WithoutCancel(r.Context()))
+	}
+}
+
+// wantClaim fills in the request's session.Claim, in its Exchange, for a store that shares its
+// sessions with other processes: the id of a request POST, or the standalone stream of a GET
+// without Last-Event-ID (one that resumes a request's stream claims nothing). It returns nil when
+// the request has no Exchange or claims nothing.
+func wantClaim(r *http.Request, reqID core.ID) *session.Claim {
+	ex := ExchangeFrom(r.Context())
+	if ex == nil {
+		return nil
+	}
+	c := &ex.claim
+	c.Reset()
+	switch {
+	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
+		c.Stream = true
+	case r.Method == http.MethodPost && reqID.IsValid():
+		c.Request = reqID
+	default:
+		return nil
+	}
+	return c
 }
 
 // classify runs the checks that depend on the HTTP method and the message: it returns the

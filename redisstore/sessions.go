@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -67,8 +68,10 @@ type Sessions struct {
 
 	mu     sync.Mutex
 	local  map[string]*held
-	seen   map[string]int64 // revision of each record returned but not held yet (see Hold)
+	seen   map[string]int64    // revision of each record returned but not held yet (see Hold)
+	claims map[string]struct{} // tokens of the claims this replica's requests hold (claims.go)
 	closed bool
+	seq    atomic.Uint64 // the last claim token issued
 
 	stop chan struct{}
 	done chan struct{}
@@ -90,7 +93,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
 	}
 	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval,
-		local: map[string]*held{}, seen: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
+		local: map[string]*held{}, seen: map[string]int64{}, claims: map[string]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if s.idle == 0 {
 		s.idle = session.DefaultIdleTimeout
 	}
@@ -219,8 +222,10 @@ return 1
 `)
 
 // getScript looks a session up and, when asked, renews it (KEYS[2], the index, only off a
-// Cluster): nil when it is gone; {rev} when the
-// caller's revision is current; {rev, origin, owner, state} otherwise.
+// Cluster) and takes a claim in the record (ARGV[5], the claim's field, "" for none: a request id
+// in flight or the standalone stream, held under the token ARGV[6]; a claim held under another
+// token than ARGV[7] is a conflict): nil when it is gone; {'!', token} when another request holds
+// the claim; {rev} when the caller's revision is current; {rev, origin, owner, state} otherwise.
 var getScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
@@ -234,6 +239,11 @@ if ARGV[3] == '1' and idle > 0 then
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     redis.call('ZADD', KEYS[2], 'XX', now + idle, ARGV[1])
   end
+end
+if ARGV[5] ~= '' then
+  local cur = redis.call('HGET', KEYS[1], ARGV[5])
+  if cur and cur ~= ARGV[7] then return {'!', cur} end
+  redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
 end
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if rev == ARGV[4] then return {rev} end
@@ -409,23 +419,49 @@ func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow 
 	return ss, nil
 }
 
-// lookup runs getScript; a session that is gone is let go of here too.
+// lookup runs getScript; a session that is gone is let go of here too. With touch it takes the
+// request's claim (see claims.go).
 func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64) ([]any, error) {
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	t := "0"
+	var c *session.Claim
+	var field, token, replace string
 	if touch {
 		t = "1"
+		if c = session.ClaimFrom(ctx); c.Wants() && !c.Held() {
+			field, token = claimField(c), s.newToken()
+		}
 	}
-	res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), id, s.idleMillis(), t, rev).Slice()
-	if errors.Is(err, redis.Nil) {
-		s.letGo(id)
-		return nil, session.ErrNotFound
+	for {
+		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), id, s.idleMillis(), t, rev, field, token, replace).Slice()
+		if errors.Is(err, redis.Nil) {
+			s.letGo(id)
+			return nil, session.ErrNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
+		}
+		if len(res) == 2 && res[0] == "!" {
+			holder, _ := res[1].(string)
+			if holder == replace {
+				return nil, errors.New("redisstore: a session claim changed under its lookup")
+			}
+			free, err := s.claimFree(bctx, holder)
+			if err != nil {
+				return nil, err
+			}
+			if !free {
+				return nil, session.ErrClaimed
+			}
+			replace = holder // its holder is done or gone: take it over
+			continue
+		}
+		if field != "" {
+			s.holdClaim(c, id, field, token)
+		}
+		return res, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
-	}
-	return res, nil
 }
 
 // apply brings this replica's copy of a session in line with what lookup returned, building it

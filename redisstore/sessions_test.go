@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -303,27 +305,33 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // TestOneRoundTripPerRequest: a request on a session the replica holds costs the session store
-// one Redis round trip (the script that checks, renews and compares revisions), on the replica
-// that created the session and on one that rebuilt it. A resumable SSE stream adds the stored
-// response and forgetting it once delivered.
+// two Redis round trips: the script that checks, renews, compares revisions and claims the
+// request's id, and the claim's release after the response; on the replica that created the
+// session and on one that rebuilt it (one and three before request ids were claimed across
+// replicas). A resumable SSE stream adds the stored response and forgetting it once delivered.
 func TestOneRoundTripPerRequest(t *testing.T) {
 	rs := needRedis(t)
 	for _, c := range []struct {
 		name      string
 		resumable bool
 		want      int64
-	}{{"json", false, 1}, {"resumable sse", true, 3}} {
+	}{{"json", false, 2}, {"sse", false, 2}, {"resumable sse", true, 4}} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := testPrefix()
-			adjust := func(o *mcphttp.Options) { o.JSONResponse = !c.resumable }
+			adjust := func(o *mcphttp.Options) {
+				o.JSONResponse = c.name == "json"
+				o.Resumability.Enabled = c.resumable
+			}
 			a := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe(), adjust)
 			b := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe(), adjust)
 			ca := a.initialize(t)
 			cb := b.client(ca)
 			cb.Call(t, 1, "ping", nil) // b builds its copy
+			rdb := newClient(t, rs)
 			for i, r := range []*replica{a, b} {
 				cl := []*testutil.Client{ca, cb}[i]
 				cl.Call(t, 2, "tools/call", map[string]any{"name": "echo"}) // scripts loaded
+				released(t, rdb, prefix, cl.SessionID, 2)
 				h := &roundTrips{}
 				r.router.Client().AddHook(h)
 				const n = 10
@@ -332,11 +340,31 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 						t.Fatal(w.Error)
 					}
 				}
+				released(t, rdb, prefix, cl.SessionID, 10+n-1) // the last release follows its response
 				if got := h.n.Load(); got != c.want*n {
 					t.Errorf("replica %d: %d round trips for %d requests, want %d each", i+1, got, n, c.want)
 				}
 			}
 		})
+	}
+}
+
+// released waits until the claim of request id of a session is released (the session layer
+// releases it after the response, so a client may see the response first).
+func released(t *testing.T, rdb redis.UniversalClient, prefix, sessionID string, id int) {
+	t.Helper()
+	key, field := prefix+"s:{"+sessionID+"}", "q:"+strconv.Itoa(id)
+	for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
+		held, err := rdb.HExists(context.Background(), key, field).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request %d of session %s still claimed", id, sessionID)
+		}
 	}
 }
 

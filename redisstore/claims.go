@@ -1,0 +1,76 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/session"
+)
+
+// A request's session.Claim lives in the session's record, a field per claim: "q:<request id>"
+// for a request id in flight, "g" for the standalone GET stream, holding the token of the request
+// that took it ("<replica> <sequence>"). getScript takes it in the lookup that renews the session
+// (no round trip of its own); the session layer releases it after the response (releaseScript,
+// one round trip). A claim whose holder is done (on this replica: a token it no longer holds) or
+// whose replica's lease lapsed (Router.Alive) is free: the next request that wants it takes it
+// over in one more lookup. Claims end with the record.
+
+// releaseScript ends a claim (ARGV: field, token) unless another request holds it by now.
+var releaseScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+`)
+
+var _ session.ClaimReleaser = (*Sessions)(nil)
+
+// claimField is the field of the record a claim is held under.
+func claimField(c *session.Claim) string {
+	if c.Stream {
+		return "g"
+	}
+	return "q:" + c.Request.Key().String()
+}
+
+// newToken is the token of a new claim of this replica.
+func (s *Sessions) newToken() string {
+	return s.r.id + " " + strconv.FormatUint(s.seq.Add(1), 36)
+}
+
+// holdClaim records a claim getScript took.
+func (s *Sessions) holdClaim(c *session.Claim, id, field, token string) {
+	s.mu.Lock()
+	s.claims[token] = struct{}{}
+	s.mu.Unlock()
+	c.Hold(s, id, field, token)
+}
+
+// claimFree reports whether the claim held under token may be taken over: its request on this
+// replica is done, or the replica that holds it is gone (its lease lapsed).
+func (s *Sessions) claimFree(ctx context.Context, token string) (bool, error) {
+	replica, _, _ := strings.Cut(token, " ")
+	if replica == s.r.id {
+		s.mu.Lock()
+		_, live := s.claims[token]
+		s.mu.Unlock()
+		return !live, nil
+	}
+	alive, err := s.r.Alive(ctx, replica)
+	return !alive, err
+}
+
+// ReleaseClaim implements session.ClaimReleaser: one round trip, bounded by the timeout; a claim
+// whose release fails is taken over by the next request that wants it (see claimFree), on this
+// replica at once, on another once this replica's lease lapsed.
+func (s *Sessions) ReleaseClaim(ctx context.Context, id, field, token string) {
+	s.mu.Lock()
+	delete(s.claims, token)
+	s.mu.Unlock()
+	ctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	if err := releaseScript.Run(ctx, s.r.rdb, []string{s.key(id)}, field, token).Err(); err != nil {
+		s.r.log.Warn().Err(err).Msg("redisstore: releasing a request's session claim")
+	}
+}
