@@ -180,6 +180,10 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		storeError(w, r, reqID, err)
 		return
 	}
+	returned := false
+	if claim.Held() {
+		defer func() { releaseClaim(w, r, claim, returned) }() // also when a handler below panics
+	}
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.SetSessionID(id)
 		if ex.versionAfterSession && !checkVersion(w, r, reqID) {
@@ -187,11 +191,16 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		}
 	}
 	next.ServeHTTP(w, WithSession(r, s))
-	if claim.Held() {
-		// After the response: sent to the client first, then the claim is let go of.
+	returned = true
+}
+
+// releaseClaim lets go of the request's claim after the response, which is flushed to the client
+// first (unless the handler panicked: the recovering layer answers then).
+func releaseClaim(w http.ResponseWriter, r *http.Request, claim *session.Claim, returned bool) {
+	if returned {
 		_ = http.NewResponseController(w).Flush()
-		claim.Release(context.WithoutCancel(r.Context()))
 	}
+	claim.Release(context.WithoutCancel(r.Context()))
 }
 
 // wantClaim fills in the request's session.Claim, in its Exchange, for a store that shares its
