@@ -2,10 +2,12 @@ package mcphttp_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -138,4 +140,66 @@ func TestListenStreamsPerCaller(t *testing.T) {
 	if again.StatusCode != http.StatusOK {
 		t.Fatalf("alice refused after her stream ended: %d", again.StatusCode)
 	}
+}
+
+// counter is a CallerCounter in memory that can be made to fail, standing for a shared store.
+type counter struct {
+	mu   sync.Mutex
+	n    map[string]int
+	fail error
+}
+
+func (c *counter) Acquire(_ context.Context, key string, max int) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail != nil {
+		return false, c.fail
+	}
+	if c.n[key] >= max {
+		return false, nil
+	}
+	c.n[key]++
+	return true, nil
+}
+
+func (c *counter) Release(_ context.Context, key string) {
+	c.mu.Lock()
+	c.n[key]--
+	c.mu.Unlock()
+}
+
+// TestCallersShared: with Options.Callers the session and listen caps count there, under keys
+// naming the cap and the caller; a counter that fails answers 503 (at initialize as a failing
+// store does), never admits.
+func TestCallersShared(t *testing.T) {
+	cn := &counter{n: map[string]int{}}
+	srv, _, _ := callerServer(t, mcphttp.Options{MaxSessionsPerCaller: 1, Callers: cn})
+	a := clientAs(srv, "alice")
+	if rep := a.Initialize(t); rep.Status != http.StatusOK {
+		t.Fatalf("initialize: %d %s", rep.Status, rep.Body)
+	}
+	cn.mu.Lock()
+	got := cn.n["sessions|principal:alice"]
+	cn.mu.Unlock()
+	if got != 1 {
+		t.Fatalf("the shared counter holds %d of alice's sessions, want 1", got)
+	}
+	clientAs(srv, "alice").Post(t, initBody).WantError(t, http.StatusTooManyRequests, -32603,
+		"Too many requests: this caller holds the maximum of 1 sessions", "1")
+	if rep := a.Do(t, a.NewRequest(context.Background(), http.MethodDelete)); rep.Status != http.StatusOK {
+		t.Fatalf("DELETE: %d", rep.Status)
+	}
+	cn.mu.Lock()
+	got = cn.n["sessions|principal:alice"]
+	cn.fail = errors.New("down")
+	cn.mu.Unlock()
+	if got != 0 {
+		t.Fatalf("the ended session's unit was not given back: %d", got)
+	}
+	clientAs(srv, "alice").Post(t, initBody).WantError(t, http.StatusServiceUnavailable, -32603,
+		"Service unavailable: the session could not be stored", "1")
+	l := clientAs(srv, "bob")
+	rep := l.PostModern(t, testutil.ModernRequest(2, "subscriptions/listen",
+		map[string]any{"notifications": map[string]any{"toolsListChanged": true}}))
+	rep.WantError(t, http.StatusServiceUnavailable, -32603, "Service unavailable: the per-caller limits could not be checked", "2")
 }

@@ -53,8 +53,14 @@ type EndpointOptions struct {
 	// MaxSessionsPerCaller caps the sessions one caller (see CallerKey) holds at once, so one
 	// client cannot fill the store: past it initialize answers 429, -32603. Zero means
 	// DefaultMaxSessionsPerCaller (1000); negative removes the cap. The count is kept by this
-	// process (with a shared store, each replica counts the sessions it created).
+	// process unless Callers is set.
 	MaxSessionsPerCaller int
+	// Callers keeps the count of MaxSessionsPerCaller in a store the replicas share
+	// (redisstore.NewCaps), so that a caller's share holds across them: a session counts against
+	// its caller while the replica that created it holds it. Nil counts it in this process.
+	// Resumability.MaxCallsPerCaller stays counted per process (it bounds the calls each process
+	// runs; counting it in a shared store would cost two round trips per resumable request).
+	Callers CallerCounter
 }
 
 // Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
@@ -91,6 +97,7 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		panic("mcphttp: EndpointOptions.Resumability cannot be enabled with Stateless (a stateless endpoint has no session to resume on)")
 	}
 	e := &Endpoint{server: s, opts: opts, callers: newCallerCaps(opts.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)}
+	e.callers.share(opts.Callers, "sessions|")
 	ka := opts.KeepAlive
 	if ka == 0 {
 		ka = DefaultKeepAlive
@@ -116,6 +123,9 @@ func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *sessio
 	}
 	return rec
 }
+
+// msgNotStored answers an initialize whose session the store (or a shared counter) failed to take.
+const msgNotStored = "Service unavailable: the session could not be stored"
 
 // errNotHeld: the store returned a record of a session it does not serve, and cannot take the
 // one built from it (it is no session.Holder).
@@ -268,9 +278,13 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	// The session belongs to the principal that opened it (nobody's when there is none).
 	rec.Owner, _ = core.PrincipalFrom(r.Context())
 	caller := CallerKey(r)
-	if !e.callers.acquire(caller) {
+	if ok, err := e.callers.acquire(r.Context(), caller); !ok || err != nil {
 		cs.Close()
-		refuseCaller(w, r, msg.ID, "sessions", e.callers.max)
+		if err != nil { // a shared counter failed, as a failing store would
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgNotStored)
+			return
+		}
+		refuseCaller(w, r, msg.ID, "sessions", e.callers.max, nil)
 		return
 	}
 	rec.OnClose(func() { e.callers.release(caller) })
@@ -287,7 +301,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		case errors.Is(err, session.ErrClosed):
 			middleware.RefuseShuttingDown(w, r, msg.ID)
 		default:
-			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: the session could not be stored")
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgNotStored)
 		}
 		return
 	}

@@ -50,6 +50,10 @@ type ListenersOptions struct {
 	// once, so one client cannot take every slot: past it a new listen gets 429, -32603. Zero
 	// means DefaultMaxListenStreamsPerCaller (100); negative removes the cap.
 	MaxStreamsPerCaller int
+	// Callers keeps the count of MaxStreamsPerCaller in a store the replicas share
+	// (redisstore.NewCaps), so that a caller's share holds across them. Nil counts it in this
+	// process.
+	Callers CallerCounter
 }
 
 // Listeners serves subscriptions/listen and fans change notifications out to the open streams.
@@ -99,6 +103,7 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 	}
 	l := &Listeners{server: s, reg: listen.New(s, max),
 		callers: newCallerCaps(opts.MaxStreamsPerCaller, DefaultMaxListenStreamsPerCaller)}
+	l.callers.share(opts.Callers, "listen|")
 	switch ka := opts.KeepAlive; {
 	case ka == 0:
 		l.keepAlive = DefaultListenKeepAlive
@@ -183,9 +188,9 @@ func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Messa
 	scope, _ := core.PrincipalFrom(r.Context())
 	l.active.Add(1) // before the stream opens: Close waits for it once it could open
 	caller = CallerKey(r)
-	if !l.callers.acquire(caller) {
+	if ok, err := l.callers.acquire(r.Context(), caller); !ok || err != nil {
 		l.active.Done()
-		refuseCaller(w, r, id, "subscriptions/listen streams", l.callers.max)
+		refuseCaller(w, r, id, "subscriptions/listen streams", l.callers.max, err)
 		return nil, "", false
 	}
 	st, err := l.reg.Open(scope, id, filter, &listenStream{w: w, rc: http.NewResponseController(w)})

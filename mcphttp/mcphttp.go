@@ -114,6 +114,11 @@ type Options struct {
 	// address: see CallerKey) may hold at once; past it initialize answers 429. Zero means
 	// DefaultMaxSessionsPerCaller (1000); negative removes the cap.
 	MaxSessionsPerCaller int
+	// Callers keeps the per-caller counts of MaxSessionsPerCaller and Listen.MaxStreamsPerCaller
+	// in a store the replicas share (redisstore.NewCaps), so that a caller's share holds across
+	// replicas instead of per process; it takes the place of Listen.Callers. Nil counts them in
+	// each process. Resumability.MaxCallsPerCaller stays per process (see EndpointOptions.Callers).
+	Callers CallerCounter
 
 	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
 	// turns them off.
@@ -222,12 +227,16 @@ func New(s *core.Server, opts Options) *Handler {
 		WriteTimeout:         opts.WriteTimeout,
 		Resumability:         opts.Resumability,
 		MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
+		Callers:              opts.Callers,
 	})
 	var listeners *Listeners
 	if !opts.DisableListen {
 		lo := opts.Listen
 		if lo.WriteTimeout == 0 {
 			lo.WriteTimeout = opts.WriteTimeout
+		}
+		if opts.Callers != nil {
+			lo.Callers = opts.Callers
 		}
 		listeners = NewListeners(s, lo)
 	}

@@ -18,7 +18,7 @@ import (
 // the call sends then waits in the store for a resuming GET.
 func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Entry, st *streams, msg *core.Message) {
 	caller := CallerKey(r)
-	if !e.res.callers.acquire(caller) {
+	if ok, err := e.res.callers.acquire(r.Context(), caller); !ok || err != nil {
 		// The caller runs as many resumable calls as it may: this one is served like a
 		// request without resumability.
 		e.request(w, r, rec.Core, msg, true)

@@ -15,7 +15,8 @@
 //		RequestState: core.RequestStateOptions{Key: sharedKey}, // the same 32 bytes on every replica
 //	})
 //	h := mcphttp.New(server, mcphttp.Options{
-//		Store: redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+//		Store:   redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+//		Callers: redisstore.NewCaps(router), // per-caller caps counted across replicas
 //		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
 //			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
 //	})
@@ -53,6 +54,14 @@
 //     when another replica changed it). The replica running a task's handler joins the task's
 //     channel, so a tasks/update or tasks/cancel served by another replica reaches the handler
 //     ("mcp.task").
+//   - Caps (mcphttp.CallerCounter, mcphttp.Options.Callers): the per-caller caps of the
+//     transport (sessions and listen streams per caller) counted across replicas: a hash per
+//     caller and cap ("<prefix>cap:{<cap>|<caller>}") with a field per replica holding units, one
+//     script to take a unit (at initialize, at the opening of a listen stream) and one to give it
+//     back (when the session ends on the replica that created it, when the stream closes);
+//     nothing per request. Resumable calls per caller stay counted by each replica. A replica's units are freed by a
+//     survivor when its lease lapses. The task limits per principal are counted in Redis by the
+//     TaskStore already.
 //   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
 //     the channel of each session it holds ("<prefix>c:<session>"). On a Redis Cluster the
 //     channels are sharded (SSUBSCRIBE, SPUBLISH: delivered by the primary of the channel's slot,

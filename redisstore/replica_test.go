@@ -57,6 +57,7 @@ func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so rediss
 	events := redisstore.NewEventStore(router, redisstore.EventStoreOptions{})
 	opts := mcphttp.Options{
 		Store:        sessions,
+		Callers:      redisstore.NewCaps(router),
 		Resumability: mcphttp.ResumabilityOptions{Enabled: true, Store: events, RetryInterval: 10 * time.Millisecond},
 	}
 	for _, f := range adjust {

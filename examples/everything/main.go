@@ -200,7 +200,8 @@ func serveReplica(ctx context.Context, addr string, rdb redis.UniversalClient, s
 		stateKey:    stateKey,
 	})
 	h := mcphttp.New(s, mcphttp.Options{
-		Store: redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+		Store:   redisstore.NewSessions(router, redisstore.SessionsOptions{}),
+		Callers: redisstore.NewCaps(router), // per-caller caps shared by the replicas
 		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
 			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
 	})
