@@ -6,7 +6,9 @@
 #     2026-07-28) through the proxy, with scripts/conformance.sh (MCPKIT_FIXTURE_URL), tasks
 #     included, then the cluster scenarios of internal/clustertest (a sampling answer on another
 #     replica, listen and GET streams fed from another replica, then one replica killed);
-#   a Redis Cluster (three primaries, three replicas): the redisstore tests on it, the same
+#   a Redis Cluster (three primaries, three replicas): the redisstore tests on it (the in-flight
+#     id and GET-stream conflicts and the per-caller caps through a per-connection round robin
+#     over three replicas among them), the same
 #     suites and scenarios, and the failover scenario (the primary holding a session killed
 #     under traffic);
 #   Sentinel (one primary, one replica, three Sentinels): the failover scenario.
