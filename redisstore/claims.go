@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -72,5 +74,50 @@ func (s *Sessions) ReleaseClaim(ctx context.Context, id, field, token string) {
 	defer cancel()
 	if err := releaseScript.Run(ctx, s.r.rdb, []string{s.key(id)}, field, token).Err(); err != nil {
 		s.r.log.Warn().Err(err).Msg("redisstore: releasing a request's session claim")
+	}
+}
+
+// lookup runs getScript; a session that is gone is let go of here too. With touch it takes the
+// request's claim (see claims.go).
+func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64) ([]any, error) {
+	bctx, cancel := s.r.Bound(ctx)
+	defer cancel()
+	t := "0"
+	var c *session.Claim
+	var field, token, replace string
+	if touch {
+		t = "1"
+		if c = session.ClaimFrom(ctx); c.Wants() && !c.Held() {
+			field, token = claimField(c), s.newToken()
+		}
+	}
+	for {
+		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), id, s.idleMillis(), t, rev, field, token, replace).Slice()
+		if errors.Is(err, redis.Nil) {
+			s.letGo(id)
+			return nil, session.ErrNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
+		}
+		if len(res) == 2 && res[0] == "!" {
+			holder, _ := res[1].(string)
+			if holder == replace {
+				return nil, errors.New("redisstore: a session claim changed under its lookup")
+			}
+			free, err := s.claimFree(bctx, holder)
+			if err != nil {
+				return nil, err
+			}
+			if !free {
+				return nil, session.ErrClaimed
+			}
+			replace = holder // its holder is done or gone: take it over
+			continue
+		}
+		if field != "" {
+			s.holdClaim(c, id, field, token)
+		}
+		return res, nil
 	}
 }

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -190,7 +191,7 @@ func TestReplicaClaimLapses(t *testing.T) {
 	if err := claim(dead, held); err != nil || !held.Held() {
 		t.Fatalf("claiming the stream: %v (held %v)", err, held.Held())
 	}
-	if err := claim(live, &session.Claim{Stream: true}); err != session.ErrClaimed {
+	if err := claim(live, &session.Claim{Stream: true}); !errors.Is(err, session.ErrClaimed) {
 		t.Fatalf("a second stream on another replica: %v, want ErrClaimed", err)
 	}
 	_ = deadRDB.Close() // killed: its lease is no longer renewed, its claim never released
@@ -214,7 +215,7 @@ func TestReplicaClaimLapses(t *testing.T) {
 	if err := claim(live, &session.Claim{Request: core.IntID(7)}); err != nil {
 		t.Fatalf("a claim of this replica no request holds: %v", err)
 	}
-	if err := claim(live, &session.Claim{Request: core.IntID(7)}); err != session.ErrClaimed {
+	if err := claim(live, &session.Claim{Request: core.IntID(7)}); !errors.Is(err, session.ErrClaimed) {
 		t.Fatalf("a duplicate id while the first is held: %v", err)
 	}
 	took.Release(context.Background())
