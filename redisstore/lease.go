@@ -117,13 +117,23 @@ func (r *Router) OnLapse(f LapseHandler) {
 }
 
 // startLease renews the lease once before NewRouter returns and then from one ticker, at a
-// third of the TTL; the same ticker runs the janitor.
+// third of the TTL; each tick also wakes the janitor, on a goroutine of its own so that slow lapse
+// handlers never delay a renewal.
 func (r *Router) startLease() {
 	r.leaseStop = make(chan struct{})
 	r.leaseDone = make(chan struct{})
 	r.renew(true)
+	sweep := make(chan struct{}, 1)
+	janitor := make(chan struct{})
+	go func() {
+		defer close(janitor)
+		for range sweep {
+			r.sweepLapsed()
+		}
+	}()
 	go func() {
 		defer close(r.leaseDone)
+		defer func() { close(sweep); <-janitor }()
 		t := time.NewTicker(r.leaseTTL / 3)
 		defer t.Stop()
 		for {
@@ -132,7 +142,10 @@ func (r *Router) startLease() {
 				return
 			case <-t.C:
 				r.renew(false)
-				r.sweepLapsed()
+				select {
+				case sweep <- struct{}{}:
+				default: // the janitor is still at the last tick's work
+				}
 			}
 		}
 	}()
