@@ -52,7 +52,10 @@ const shutdownTimeout = 5 * time.Second
 // newServer builds the fixture server with everything registered. The order of registration is
 // the order of the listings: the trivial entries come first, because some scenarios use the
 // first listed tool or resource.
-func newServer() *core.Server { return newServerWith(shared{}) }
+func newServer() *core.Server {
+	s, _ := newServerWith(shared{})
+	return s
+}
 
 // shared is what replicas share; the zero value keeps everything in process.
 type shared struct {
@@ -61,10 +64,12 @@ type shared struct {
 	stateKey    []byte
 }
 
-// newServerWith is newServer with shared pieces.
-func newServerWith(sh shared) *core.Server {
+// newServerWith is newServer with shared pieces; it also returns the tasks extension, whose
+// Shutdown ends the tasks running in the process.
+func newServerWith(sh shared) (*core.Server, *tasks.Extension) {
 	roots := &rootsChanges{}
 	sk := skills.New(skills.Options{})
+	tx := tasks.New(tasks.Options{Store: sh.tasks, Deferred: []string{"test_tool_with_task"}})
 	s := core.NewServer(core.Implementation{Name: "mcpkit-everything", Version: "1.0.0"}, core.Options{
 		SubscribeHandler:   core.AcceptSubscription,
 		CompletionHandler:  complete,
@@ -72,7 +77,7 @@ func newServerWith(sh shared) *core.Server {
 		Broadcaster:        sh.broadcaster,
 		RequestState:       core.RequestStateOptions{Key: sh.stateKey},
 		Extensions: []core.Extension{
-			tasks.New(tasks.Options{Store: sh.tasks, Deferred: []string{"test_tool_with_task"}}),
+			tx,
 			sk,
 		},
 	})
@@ -82,7 +87,7 @@ func newServerWith(sh shared) *core.Server {
 	addTaskTools(s)
 	addSkills(sk)
 	addInteropTools(s, roots)
-	return s
+	return s, tx
 }
 
 func main() {
@@ -116,7 +121,7 @@ func main() {
 		}
 		return
 	}
-	s := newServerWith(shared{stateKey: stateKey})
+	s, tx := newServerWith(shared{stateKey: stateKey})
 	if *useStdio {
 		if err := serveStdio(ctx, s); err != nil {
 			fmt.Fprintln(os.Stderr, "everything:", err)
@@ -124,7 +129,7 @@ func main() {
 		}
 		return
 	}
-	if err := serveHTTP(ctx, s, *addr); err != nil {
+	if err := serveHTTP(ctx, s, tx, *addr); err != nil {
 		log.Fatalf("everything: %v", err)
 	}
 }
@@ -194,7 +199,7 @@ func serveReplica(ctx context.Context, addr string, rdb redis.UniversalClient, s
 	}
 	router := redisstore.NewRouter(rdb, redisstore.Options{})
 	defer router.Close()
-	s := newServerWith(shared{
+	s, tx := newServerWith(shared{
 		broadcaster: redisstore.NewBroadcaster(router),
 		tasks:       redisstore.NewTaskStore(router, redisstore.TaskStoreOptions{}),
 		stateKey:    stateKey,
@@ -205,7 +210,7 @@ func serveReplica(ctx context.Context, addr string, rdb redis.UniversalClient, s
 		Resumability: mcphttp.ResumabilityOptions{Enabled: true,
 			Store: redisstore.NewEventStore(router, redisstore.EventStoreOptions{})},
 	})
-	return serveHandler(ctx, mountFixture(h), h, addr)
+	return serveHandler(ctx, mountFixture(h), h, tx, addr)
 }
 
 // mountFixture mounts the endpoint at /mcp and at /.
@@ -241,13 +246,14 @@ func newHandler(s *core.Server) (http.Handler, *mcphttp.Handler) {
 }
 
 // serveHTTP serves s on addr until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, s *core.Server, addr string) error {
+func serveHTTP(ctx context.Context, s *core.Server, tx *tasks.Extension, addr string) error {
 	mux, h := newHandler(s)
-	return serveHandler(ctx, mux, h, addr)
+	return serveHandler(ctx, mux, h, tx, addr)
 }
 
-// serveHandler serves mux on addr until ctx ends, then shuts h and the server down gracefully.
-func serveHandler(ctx context.Context, mux http.Handler, h *mcphttp.Handler, addr string) error {
+// serveHandler serves mux on addr until ctx ends, then shuts h and the server down gracefully,
+// and with them the tasks still running (tx: they become failed, saying the server shut down).
+func serveHandler(ctx context.Context, mux http.Handler, h *mcphttp.Handler, tx *tasks.Extension, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -268,7 +274,11 @@ func serveHandler(ctx context.Context, mux http.Handler, h *mcphttp.Handler, add
 	// The endpoint first: it ends the long-lived SSE streams, which http.Server.Shutdown would
 	// otherwise wait for.
 	_ = h.Shutdown(shutdown)
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = srv.Shutdown(shutdown)
+	if terr := tx.Shutdown(shutdown); terr != nil {
+		log.Printf("everything: %v", terr)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -86,6 +86,8 @@ func (r *run) finish(res any, err error) {
 		status = Cancelled
 	case errors.Is(cause, errExpired):
 		return // the task is gone
+	case errors.Is(cause, ErrShutdown):
+		status, werr = Failed, core.InternalError(shutdownMessage)
 	case err != nil:
 		status, werr = Failed, core.WireError(err, "Internal error calling tool")
 	default:
@@ -102,7 +104,10 @@ func (r *run) finish(res any, err error) {
 			return errSettled
 		}
 		t.Status, t.Result, t.Error, t.InputRequests = status, payload, werr, nil
-		if werr != nil {
+		switch {
+		case errors.Is(cause, ErrShutdown):
+			t.StatusMessage = shutdownMessage
+		case werr != nil:
 			t.StatusMessage = failedMessage(werr)
 		}
 		t.LastUpdatedAt = x.stamp()

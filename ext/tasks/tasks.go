@@ -109,6 +109,7 @@ type Extension struct {
 
 	mu      sync.Mutex
 	running map[string]*run // tasks whose handler runs in this process
+	closed  bool            // Shutdown ran: no task starts any more
 }
 
 // New returns the tasks extension configured by opts (the zero Options is the documented
@@ -336,6 +337,10 @@ func (x *Extension) create(c *core.Call, r *run) (*Task, error) {
 		t.PollInterval = x.opts.PollInterval
 	}
 	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return nil, core.InternalError("Server shutting down: no task can start; try again later")
+	}
 	x.running[r.id] = r
 	x.mu.Unlock()
 	if sg, ok := x.opts.Store.(Signaler); ok {

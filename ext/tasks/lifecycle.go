@@ -1,0 +1,68 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/core"
+)
+
+// ErrShutdown is the cause of a task's context when the extension shuts down (Shutdown): the
+// process that runs the task's handler stops.
+var ErrShutdown = errors.New("mcpkit: the server running the task shut down")
+
+// Status messages of tasks that end without an outcome of their handler.
+const (
+	shutdownMessage = "The task failed: the server running it shut down before it finished"
+	orphanMessage   = "The task failed: the replica running it stopped before it finished"
+)
+
+// Shutdown ends the tasks whose handler runs in this process: each handler's context ends with
+// ErrShutdown and each task becomes failed, its statusMessage and error saying the server shut
+// down (published to the listen streams that follow it), so that no client waits for work
+// nobody does. From then on a call that would become a task is refused with -32603. ctx bounds
+// the store writes; the errors of those that failed are returned together (such a task stays as
+// it was until its TTL, or, on a shared store that watches its replicas, until this replica's
+// lease lapses). Call it when the process stops serving, after the transport's Shutdown: a task's
+// handler does not outlive its process. Calling it again ends nothing more.
+func (x *Extension) Shutdown(ctx context.Context) error {
+	x.mu.Lock()
+	x.closed = true
+	runs := make([]*run, 0, len(x.running))
+	for _, r := range x.running {
+		runs = append(runs, r)
+	}
+	x.mu.Unlock()
+	var errs []error
+	for _, r := range runs {
+		r.end(ErrShutdown)
+		if err := x.fail(ctx, r.id, shutdownMessage); err != nil {
+			errs = append(errs, fmt.Errorf("mcpkit: task %s: recording the shutdown: %w", r.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fail makes an unfinished task failed with message (its statusMessage, and the detail of its
+// -32603 error) and publishes the change. A task already finished, or gone, is left alone.
+func (x *Extension) fail(ctx context.Context, id, message string) error {
+	werr := core.InternalError(message)
+	t, err := x.opts.Store.Update(ctx, id, func(t *Task) error {
+		if t.Status.Terminal() {
+			return errSettled
+		}
+		t.Status, t.Error, t.Result, t.InputRequests = Failed, werr, nil, nil
+		t.StatusMessage = message
+		t.LastUpdatedAt = x.stamp()
+		return nil
+	})
+	switch {
+	case err == nil:
+		x.notify(t)
+	case errors.Is(err, errSettled), errors.Is(err, ErrNotFound):
+	default:
+		return err
+	}
+	return nil
+}
