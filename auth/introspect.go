@@ -265,6 +265,7 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 	}
 	if resp.Expiry != nil {
 		info.Expiration = unixTime(*resp.Expiry)
+		info.ValidUntil = info.Expiration.Add(v.leeway)
 	}
 	return info, nil
 }

@@ -248,6 +248,7 @@ func (v *JWTVerifier) verify(ctx context.Context, token string) (*TokenInfo, err
 	}
 	if reg.Expiry != nil {
 		info.Expiration = reg.Expiry.Time()
+		info.ValidUntil = info.Expiration.Add(v.leeway)
 	}
 	return info, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/middleware"
 )
 
 // TokenInfo is what a Verifier learned about a valid access token. The verifiers of this package
@@ -26,6 +27,10 @@ type TokenInfo struct {
 	Audience []string
 	// Expiration is when the token expires; the zero time means the verifier does not know.
 	Expiration time.Time
+	// ValidUntil is when the verifier stops accepting the token: Expiration plus the clock skew
+	// it allows (Leeway). The zero time means Expiration. RequireBearer ends the request's
+	// long-lived streams then (middleware.WithCredentialsExpiry).
+	ValidUntil time.Time
 	// Claims holds every claim of the token (or every member of the introspection response), as
 	// decoded JSON values.
 	Claims map[string]any
@@ -75,7 +80,12 @@ func TokenInfoFrom(ctx context.Context) (*TokenInfo, bool) {
 	return info, ok && info != nil
 }
 
-// withToken returns r carrying info and the principal p.
+// withToken returns r carrying info, the principal p and when the token stops being accepted.
 func withToken(r *http.Request, info *TokenInfo, p string) *http.Request {
-	return r.WithContext(core.WithPrincipal(WithTokenInfo(r.Context(), info), p))
+	until := info.ValidUntil
+	if until.IsZero() {
+		until = info.Expiration
+	}
+	ctx := middleware.WithCredentialsExpiry(WithTokenInfo(r.Context(), info), until)
+	return r.WithContext(core.WithPrincipal(ctx, p))
 }

@@ -263,6 +263,8 @@ func (l *Listeners) stream(r *http.Request, st *listen.Listener, ls *listenStrea
 		return
 	}
 	l.pinger.add()
+	expired, stopExpiry := expiryTimer(r.Context())
+	defer stopExpiry()
 	var spare []listen.EncodedChange
 	for {
 		select {
@@ -282,8 +284,20 @@ func (l *Listeners) stream(r *http.Request, st *listen.Listener, ls *listenStrea
 			return
 		case <-r.Context().Done():
 			return // the client closed the stream
+		case <-expired:
+			l.expire(st, ls)
+			return
 		}
 	}
+}
+
+// expire ends a stream whose credentials expired: the listen request is answered with
+// middleware.CredentialsExpired, the stream's last frame.
+func (l *Listeners) expire(st *listen.Listener, ls *listenStream) {
+	resp := (&core.Response{ID: st.ID, Error: middleware.CredentialsExpired()}).Encode()
+	_ = ls.send(l.writeTimeout, func(b []byte) []byte {
+		return appendSSEData(b, func(b []byte) []byte { return append(b, resp...) })
+	})
 }
 
 // streamEnd is what a stream's handler does after a wake-up.

@@ -69,6 +69,8 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	if err := sse.Start(); err != nil {
 		return
 	}
+	expired, stopExpiry := expiryTimer(r.Context())
+	defer stopExpiry()
 	// This handler is the stream's only writer: whoever sends on the session-level path (a
 	// broadcast, a session-level ping) only queues, and never waits on this client.
 	for {
@@ -92,8 +94,22 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sse.Done():
 			return
+		case <-expired:
+			return // the token it was opened with expired: the client must authenticate again
 		}
 	}
+}
+
+// expiryTimer returns a channel that receives when the request's credentials expire
+// (middleware.CredentialsExpiry), and the function that stops its timer. With no expiry the
+// channel is nil (never ready) and no timer exists.
+func expiryTimer(ctx context.Context) (<-chan time.Time, func()) {
+	t, ok := middleware.CredentialsExpiry(ctx)
+	if !ok {
+		return nil, func() {}
+	}
+	tm := time.NewTimer(time.Until(t))
+	return tm.C, func() { tm.Stop() }
 }
 
 // StreamQueueSize is how many messages may wait for a GET stream's writer. A client that falls

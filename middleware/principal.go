@@ -1,7 +1,9 @@
 package middleware
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/mcpkit/mcpkit/core"
 )
@@ -35,4 +37,34 @@ func Principal(opts PrincipalOptions) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// credentialsKey is the context key of when the request's credentials expire.
+type credentialsKey struct{}
+
+// WithCredentialsExpiry returns a copy of ctx saying when the credentials that authenticated the
+// request stop being accepted (for a bearer token, its expiry as the verifier enforces it;
+// auth.RequireBearer records it). The endpoint's long-lived streams end then: the legacy GET
+// stream closes, and a subscriptions/listen stream is answered with CredentialsExpired, so that
+// a stream outlives no token; the client's next request with the same credentials is refused
+// by the authentication layer. The zero time leaves ctx as it is (the credentials never expire).
+func WithCredentialsExpiry(ctx context.Context, t time.Time) context.Context {
+	if t.IsZero() {
+		return ctx
+	}
+	return context.WithValue(ctx, credentialsKey{}, t)
+}
+
+// CredentialsExpiry returns when the request's credentials expire (WithCredentialsExpiry), and
+// whether they do.
+func CredentialsExpiry(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(credentialsKey{}).(time.Time)
+	return t, ok
+}
+
+// CredentialsExpired is the JSON-RPC error that ends a request still pending on a long-lived
+// stream when the credentials it was opened with expire (see WithCredentialsExpiry): -32600,
+// "Unauthorized: the access token expired", the same text as data.
+func CredentialsExpired() *core.Error {
+	return core.NewError(core.CodeInvalidRequest, "Unauthorized: the access token expired")
 }
