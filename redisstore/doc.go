@@ -53,7 +53,10 @@
 //     that creates a task; an update is one optimistic transaction on the task's key (retried
 //     when another replica changed it). The replica running a task's handler joins the task's
 //     channel, so a tasks/update or tasks/cancel served by another replica reaches the handler
-//     ("mcp.task").
+//     ("mcp.task"). Each task records the replica that runs it, and a sorted set per replica
+//     holds its unfinished tasks: when that replica's lease lapses (see Replica leases), the
+//     survivor that claims it makes them failed (tasks.Supervisor), and answers that reach no
+//     replica are refused (tasks.ErrNotRunning).
 //   - Caps (mcphttp.CallerCounter, mcphttp.Options.Callers): the per-caller caps of the
 //     transport (sessions and listen streams per caller) counted across replicas: a hash per
 //     caller and cap ("<prefix>cap:{<cap>|<caller>}") with a field per replica holding units, one

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ type TaskStore struct {
 	mu       sync.Mutex
 	watchers map[string]map[int]func(tasks.Signal)
 	next     int
+	orphaned []func(ctx context.Context, id string) // OnOrphaned
 }
 
 // TaskStoreOptions configure a TaskStore. The zero value is the default.
@@ -59,6 +61,7 @@ func NewTaskStore(r *Router, opts TaskStoreOptions) *TaskStore {
 		s.now = time.Now
 	}
 	r.Handle(kindTask, s.receive)
+	r.OnLapse(s.lapsed)
 	return s
 }
 
@@ -69,6 +72,15 @@ func (s *TaskStore) open(owner string) string {
 		return s.r.Key("{tasks}:to:", owner)
 	}
 	return s.r.Key("to:", owner)
+}
+
+// running is the sorted set of the unfinished tasks a replica runs (by expiry), which a
+// surviving replica reads when that replica's lease lapses.
+func (s *TaskStore) running(replica string) string {
+	if s.r.cluster {
+		return s.r.Key("{tasks}:tr:", replica)
+	}
+	return s.r.Key("tr:", replica)
 }
 func (s *TaskStore) done(owner string) string {
 	if s.r.cluster {
@@ -92,6 +104,7 @@ func taskFromChannel(session string) (string, bool) { return strings.CutPrefix(s
 type taskRecord struct {
 	ID            string                     `json:"id"`
 	Owner         string                     `json:"owner"`
+	Runner        string                     `json:"runner,omitempty"`
 	Status        tasks.Status               `json:"status"`
 	StatusMessage string                     `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time                  `json:"createdAt"`
@@ -104,13 +117,13 @@ type taskRecord struct {
 }
 
 func recordOf(t *tasks.Task) taskRecord {
-	return taskRecord{ID: t.ID, Owner: t.Owner, Status: t.Status, StatusMessage: t.StatusMessage,
+	return taskRecord{ID: t.ID, Owner: t.Owner, Runner: t.Runner, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL.Milliseconds(),
 		PollMs: t.PollInterval.Milliseconds(), InputRequests: t.InputRequests, Result: t.Result, Error: t.Error}
 }
 
 func (rec taskRecord) task() *tasks.Task {
-	return &tasks.Task{ID: rec.ID, Owner: rec.Owner, Status: rec.Status, StatusMessage: rec.StatusMessage,
+	return &tasks.Task{ID: rec.ID, Owner: rec.Owner, Runner: rec.Runner, Status: rec.Status, StatusMessage: rec.StatusMessage,
 		CreatedAt: rec.CreatedAt, LastUpdatedAt: rec.LastUpdatedAt, TTL: time.Duration(rec.TTLMs) * time.Millisecond,
 		PollInterval: time.Duration(rec.PollMs) * time.Millisecond, InputRequests: rec.InputRequests,
 		Result: rec.Result, Error: rec.Error}
@@ -126,11 +139,12 @@ func expiry(t *tasks.Task) int64 {
 
 // createTaskScript stores a new task after dropping expired entries from the indexes and
 // checking the limits, evicting the owner's finished tasks that expire first while a bound is
-// reached. KEYS: task, index, owner's open set, owner's done set. ARGV: record, expiry ms, now
-// ms, max tasks (-1 none), max per owner (-1 none), id, open (1 when not terminal), and the text
-// before and after the id in a task's key (the victims' keys).
+// reached. KEYS: task, index, owner's open set, owner's done set, the runner's set of running
+// tasks. ARGV: record, expiry ms, now ms, max tasks (-1 none), max per owner (-1 none), id, open
+// (1 when not terminal), and the text before and after the id in a task's key (the victims'
+// keys).
 var createTaskScript = redis.NewScript(`
-for i = 2, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[3]) end
+for i = 2, 5 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[3]) end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 local max, per = tonumber(ARGV[4]), tonumber(ARGV[5])
 while (max >= 0 and redis.call('ZCARD', KEYS[2]) >= max) or
@@ -143,21 +157,23 @@ while (max >= 0 and redis.call('ZCARD', KEYS[2]) >= max) or
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[6])
-local set = KEYS[4]
-if ARGV[7] == '1' then set = KEYS[3] end
-redis.call('ZADD', set, ARGV[2], ARGV[6])
-local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
-redis.call('PEXPIREAT', set, last[2])
+local sets = {KEYS[4]}
+if ARGV[7] == '1' then sets = {KEYS[3], KEYS[5]} end
+for _, set in ipairs(sets) do
+  redis.call('ZADD', set, ARGV[2], ARGV[6])
+  local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
+  redis.call('PEXPIREAT', set, last[2])
+end
 return 'ok'
 `)
 
 // reserveTaskScript is createTaskScript's limits on a Cluster, in the limit keys' slot: KEYS:
-// index, owner's open set, owner's done set; ARGV as createTaskScript's from the second to the
+// index, owner's open set, owner's done set, the runner's set; ARGV as createTaskScript's from the second to the
 // seventh. It answers {'ok', evicted ids...}, {'limit'} or {'exists'}: the record is then
 // created on its own (SET NX), the evicted tasks' records deleted in their own slots, and the
 // reservation dropped when the id was taken.
 var reserveTaskScript = redis.NewScript(`
-for i = 1, 3 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[2]) end
+for i = 1, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[2]) end
 if redis.call('ZSCORE', KEYS[1], ARGV[5]) then return {'exists'} end
 local max, per = tonumber(ARGV[3]), tonumber(ARGV[4])
 local out = {'ok'}
@@ -170,19 +186,22 @@ while (max >= 0 and redis.call('ZCARD', KEYS[1]) >= max) or
   out[#out + 1] = victim
 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
-local set = KEYS[3]
-if ARGV[6] == '1' then set = KEYS[2] end
-redis.call('ZADD', set, ARGV[1], ARGV[5])
-local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
-redis.call('PEXPIREAT', set, last[2])
+local sets = {KEYS[3]}
+if ARGV[6] == '1' then sets = {KEYS[2], KEYS[4]} end
+for _, set in ipairs(sets) do
+  redis.call('ZADD', set, ARGV[1], ARGV[5])
+  local last = redis.call('ZREVRANGE', set, 0, 0, 'WITHSCORES')
+  redis.call('PEXPIREAT', set, last[2])
+end
 return out
 `)
 
 // finishTaskScript moves a task that became terminal from its owner's open set to the done set
-// (the ones evicted first), which lives as long as its last member. KEYS: open set, done set.
-// ARGV: id, expiry ms.
+// (the ones evicted first), which lives as long as its last member, and out of its runner's set.
+// KEYS: open set, done set, runner's set. ARGV: id, expiry ms.
 var finishTaskScript = redis.NewScript(`
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 local last = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[2], last[2])
@@ -195,9 +214,14 @@ func (s *TaskStore) taskKeyAround() (string, string) {
 	return pre, post
 }
 
-// Create implements tasks.Store.
+// Create implements tasks.Store. It records this replica as the task's runner (Task.Runner,
+// unless set), as the replica that created a task runs its handler.
 func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limits) error {
-	b, err := json.Marshal(recordOf(t))
+	rec := recordOf(t)
+	if rec.Runner == "" {
+		rec.Runner = s.r.ID()
+	}
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
@@ -209,10 +233,10 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 	defer cancel()
 	var res string
 	if s.r.cluster {
-		res, err = s.createOnCluster(ctx, t, b, limits, open)
+		res, err = s.createOnCluster(ctx, t, rec.Runner, b, limits, open)
 	} else {
 		pre, post := s.taskKeyAround()
-		res, err = createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner), s.done(t.Owner)},
+		res, err = createTaskScript.Run(ctx, s.r.rdb, []string{s.key(t.ID), s.index(), s.open(t.Owner), s.done(t.Owner), s.running(rec.Runner)},
 			b, expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open, pre, post).Text()
 	}
 	switch {
@@ -228,8 +252,8 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task, limits tasks.Limi
 
 // createOnCluster is Create's script in two slots: the limits and the reservation, then the
 // record.
-func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []byte, limits tasks.Limits, open string) (string, error) {
-	out, err := reserveTaskScript.Run(ctx, s.r.rdb, []string{s.index(), s.open(t.Owner), s.done(t.Owner)},
+func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, runner string, rec []byte, limits tasks.Limits, open string) (string, error) {
+	out, err := reserveTaskScript.Run(ctx, s.r.rdb, []string{s.index(), s.open(t.Owner), s.done(t.Owner), s.running(runner)},
 		expiry(t), s.now().UnixMilli(), limits.MaxTasks, limits.MaxPerOwner, t.ID, open).StringSlice()
 	if err != nil || len(out) == 0 || out[0] != "ok" {
 		if len(out) > 0 {
@@ -252,6 +276,7 @@ func (s *TaskStore) createOnCluster(ctx context.Context, t *tasks.Task, rec []by
 	s.r.rdb.ZRem(drop, s.index(), t.ID)
 	s.r.rdb.ZRem(drop, s.open(t.Owner), t.ID)
 	s.r.rdb.ZRem(drop, s.done(t.Owner), t.ID)
+	s.r.rdb.ZRem(drop, s.running(runner), t.ID)
 	if taken {
 		return "exists", nil
 	}
@@ -352,7 +377,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 			if fnErr = fn(next); fnErr != nil {
 				return fnErr
 			}
-			next.ID, next.Owner = cur.ID, cur.Owner
+			next.ID, next.Owner, next.Runner = cur.ID, cur.Owner, cur.Runner
 			if cur.Status.Terminal() {
 				next.Status = cur.Status
 			}
@@ -386,7 +411,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(t *tasks.Task
 // those sets are in another slot) after it (a task left open by a crash in between leaves with its expiry).
 func (s *TaskStore) write(ctx context.Context, tx *redis.Tx, key string, cur, next *tasks.Task, nb []byte) error {
 	closing := !cur.Status.Terminal() && next.Status.Terminal()
-	sets := []string{s.open(cur.Owner), s.done(cur.Owner)}
+	sets := []string{s.open(cur.Owner), s.done(cur.Owner), s.running(cur.Runner)}
 	_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
 		if closing && !s.r.cluster {
@@ -435,17 +460,21 @@ func (s *TaskStore) Watch(ctx context.Context, id string, f func(tasks.Signal)) 
 	}, nil
 }
 
-// Signal implements tasks.Signaler.
+// Signal implements tasks.Signaler: tasks.ErrNotRunning when no replica is on the task's
+// channel (the process running its handler is gone: its subscription ended with its connection).
 func (s *TaskStore) Signal(ctx context.Context, id string, sig tasks.Signal) error {
 	b, err := json.Marshal(sig)
 	if err != nil {
 		return err
 	}
 	n, err := s.r.ToSession(ctx, s.channel(id), kindTask, b)
-	if err == nil && n == 0 {
-		s.r.log.Debug().Str("task", id).Msg("redisstore: no replica runs the task; signal dropped")
+	if err != nil {
+		return unavailable(err)
 	}
-	return err
+	if n == 0 {
+		return tasks.ErrNotRunning
+	}
+	return nil
 }
 
 // receive hands a signal from the bus to the watchers of its task in this process.
@@ -467,5 +496,53 @@ func (s *TaskStore) receive(e Envelope) {
 	s.mu.Unlock()
 	for _, f := range fs {
 		f(sig)
+	}
+}
+
+// Alive implements tasks.Supervisor: the lease of the task's runner (Router.Alive).
+func (s *TaskStore) Alive(ctx context.Context, t *tasks.Task) (bool, error) {
+	if t.Runner == "" || t.Runner == s.r.ID() {
+		return true, nil
+	}
+	alive, err := s.r.Alive(ctx, t.Runner)
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return alive, nil
+}
+
+// OnOrphaned implements tasks.Supervisor: when a replica's lease lapses (Router.OnLapse), the
+// replica that claims it calls f with each unfinished task the lapsed replica ran.
+func (s *TaskStore) OnOrphaned(f func(ctx context.Context, id string)) {
+	s.mu.Lock()
+	s.orphaned = append(s.orphaned, f)
+	s.mu.Unlock()
+}
+
+// lapsed hands the unfinished tasks of a replica whose lease lapsed to the OnOrphaned
+// functions, then forgets the replica's set.
+func (s *TaskStore) lapsed(ctx context.Context, replica string) {
+	s.mu.Lock()
+	fs := s.orphaned
+	s.mu.Unlock()
+	if len(fs) == 0 {
+		return
+	}
+	bctx, cancel := s.r.Bound(ctx)
+	ids, err := s.r.rdb.ZRangeByScore(bctx, s.running(replica), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(s.now().UnixMilli(), 10), Max: "+inf"}).Result()
+	cancel()
+	if err != nil {
+		s.r.log.Warn().Err(err).Str("replica", replica).Msg("redisstore: reading the tasks of a lapsed replica")
+		return
+	}
+	for _, id := range ids {
+		for _, f := range fs {
+			f(ctx, id)
+		}
+	}
+	bctx, cancel = s.r.Bound(ctx)
+	defer cancel()
+	if err := s.r.rdb.Del(bctx, s.running(replica)).Err(); err != nil {
+		s.r.log.Warn().Err(err).Str("replica", replica).Msg("redisstore: forgetting the tasks of a lapsed replica (they expire by themselves)")
 	}
 }

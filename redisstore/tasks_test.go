@@ -34,7 +34,13 @@ type taskEvents struct {
 
 func newTaskReplica(t *testing.T, rs *testutil.RedisServer, prefix, name string, ev *taskEvents) *taskReplica {
 	t.Helper()
-	r := newRouter(t, rs, prefix)
+	return newTaskReplicaOn(t, newRouter(t, rs, prefix), name, ev)
+}
+
+// newTaskReplicaOn is newTaskReplica on a router of the test's. Its tool "slow" runs until its
+// context ends.
+func newTaskReplicaOn(t *testing.T, r *redisstore.Router, name string, ev *taskEvents) *taskReplica {
+	t.Helper()
 	nop := quietLogger()
 	s := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, core.Options{
 		Logger:     &nop,
@@ -51,6 +57,12 @@ func newTaskReplica(t *testing.T, rs *testutil.RedisServer, prefix, name string,
 			}
 			ev.ended <- nil
 			return core.TextResult(name + ": " + res.Action), nil
+		})
+	s.AddTool(&core.Tool{Name: "slow", Execution: &core.ToolExecution{TaskSupport: tasks.SupportOptional}},
+		func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
+			ev.started <- name
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})
 	h := mcphttp.New(s, mcphttp.Options{})
 	srv := httptest.NewServer(h)

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -65,4 +66,52 @@ func (x *Extension) fail(ctx context.Context, id, message string) error {
 		return err
 	}
 	return nil
+}
+
+// orphaned makes a task whose replica died failed (Supervisor.OnOrphaned).
+func (x *Extension) orphaned(ctx context.Context, id string) {
+	if err := x.fail(ctx, id, orphanMessage); err != nil {
+		x.logError(fmt.Errorf("mcpkit: task %s: recording that its replica stopped: %w", id, err))
+	}
+}
+
+// undelivered settles a tasks/update whose accepted answers reached no handler (err from
+// deliver), so that none is lost in silence. When nobody runs the task (its replica is gone, as
+// the store's Supervisor confirms, or there is no other replica to run it), the task becomes
+// failed and the client is told so. When its replica lives but could not be reached, the
+// answers are put back (the task asks for them again) and the client is told to send them
+// again.
+func (x *Extension) undelivered(ctx context.Context, before *Task, accepted map[string]json.RawMessage, err error) error {
+	gone := errors.Is(err, ErrNotRunning)
+	if sup, ok := x.opts.Store.(Supervisor); ok && gone {
+		alive, aerr := sup.Alive(ctx, before)
+		gone = aerr == nil && !alive
+	}
+	if gone {
+		if ferr := x.fail(ctx, before.ID, orphanMessage); ferr != nil {
+			x.logError(fmt.Errorf("mcpkit: task %s: recording that its replica stopped: %w", before.ID, ferr))
+		}
+		return core.InternalError(orphanMessage + "; the input responses were not delivered")
+	}
+	if !errors.Is(err, ErrNotRunning) {
+		x.logError(fmt.Errorf("mcpkit: task %s: signalling the replica that runs it: %w", before.ID, err))
+	}
+	t, rerr := x.opts.Store.Update(ctx, before.ID, func(t *Task) error {
+		if t.Status.Terminal() {
+			return errSettled
+		}
+		if t.InputRequests == nil {
+			t.InputRequests = map[string]json.RawMessage{}
+		}
+		for k := range accepted {
+			t.InputRequests[k] = before.InputRequests[k]
+		}
+		t.Status = InputRequired
+		t.LastUpdatedAt = x.stamp()
+		return nil
+	})
+	if rerr == nil {
+		x.notify(t)
+	}
+	return core.WireError(err, "The replica running the task could not be reached: the input responses were not delivered; send them again")
 }

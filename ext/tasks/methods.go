@@ -166,7 +166,9 @@ func (x *Extension) handleUpdate(ctx context.Context, c *core.Call) (any, error)
 	var we *core.Error
 	switch {
 	case uerr == nil:
-		x.deliver(ctx, t.ID, accepted)
+		if derr := x.deliver(ctx, t.ID, accepted); derr != nil {
+			return nil, x.undelivered(ctx, t, accepted, derr)
+		}
 		x.notify(updated)
 	case errors.As(uerr, &we):
 		return nil, we

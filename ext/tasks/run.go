@@ -211,13 +211,19 @@ func inputKey(method, key string, seq int) string {
 	return key + "-" + strconv.Itoa(seq)
 }
 
-// deliver hands accepted answers to the task's handler, wherever it runs.
-func (x *Extension) deliver(ctx context.Context, id string, answers map[string]json.RawMessage) {
+// deliver hands accepted answers to the task's handler, wherever it runs. It returns
+// ErrNotRunning when no process runs the handler (none in this one, and the store carries no
+// signals or none took this one), or the error of the signal.
+func (x *Extension) deliver(ctx context.Context, id string, answers map[string]json.RawMessage) error {
 	if r := x.local(id); r != nil {
 		r.signal(Signal{Answers: answers})
-		return
+		return nil
 	}
-	x.relay(ctx, id, Signal{Answers: answers})
+	sg, ok := x.opts.Store.(Signaler)
+	if !ok {
+		return ErrNotRunning
+	}
+	return sg.Signal(ctx, id, Signal{Answers: answers})
 }
 
 // cancel ends the context of the task's handler, wherever it runs.
@@ -229,13 +235,14 @@ func (x *Extension) cancel(ctx context.Context, id string) {
 	x.relay(ctx, id, Signal{Cancel: true})
 }
 
-// relay sends a signal to the replica running the task, when the store is shared.
+// relay sends a signal to the replica running the task, when the store is shared (a task
+// nobody runs has nothing to signal).
 func (x *Extension) relay(ctx context.Context, id string, sig Signal) {
 	sg, ok := x.opts.Store.(Signaler)
 	if !ok {
 		return
 	}
-	if err := sg.Signal(ctx, id, sig); err != nil {
+	if err := sg.Signal(ctx, id, sig); err != nil && !errors.Is(err, ErrNotRunning) {
 		x.logError(fmt.Errorf("mcpkit: task %s: signalling the replica that runs it: %w", id, err))
 	}
 }
@@ -275,6 +282,25 @@ type Signaler interface {
 	// Watch calls f with every signal sent for task id until stop is called. f must return
 	// quickly.
 	Watch(ctx context.Context, id string, f func(Signal)) (stop func(), err error)
-	// Signal sends sig to the replicas watching task id (none is not an error).
+	// Signal sends sig to the replicas watching task id. It returns ErrNotRunning when none
+	// received it.
 	Signal(ctx context.Context, id string, sig Signal) error
+}
+
+// ErrNotRunning is returned by Signaler.Signal when no replica watches the task: nobody runs
+// its handler.
+var ErrNotRunning = errors.New("mcpkit: no replica runs the task")
+
+// Supervisor is implemented by a Store shared between replicas that knows whether the replica
+// running a task's handler (Task.Runner) is alive, and finds the unfinished tasks of a replica
+// that died. The extension makes such tasks failed (statusMessage: the replica running it
+// stopped), so that no client waits for a task nobody runs.
+type Supervisor interface {
+	// Alive reports whether the replica running t's handler is alive (true for a task without
+	// Runner).
+	Alive(ctx context.Context, t *Task) (bool, error)
+	// OnOrphaned registers f, which one surviving replica calls with the id of each unfinished
+	// task whose replica died (at most once per task, give or take a replica dying meanwhile:
+	// f must be idempotent). New registers the extension's.
+	OnOrphaned(f func(ctx context.Context, id string))
 }

@@ -36,6 +36,10 @@ type Task struct {
 	// Owner is the principal that created it (core.PrincipalFrom of the creating request; empty for
 	// a caller without one). Only a request of the same principal may see or change the task.
 	Owner string
+	// Runner names the replica running the task's handler, as a Store shared between replicas
+	// records it at Create (redisstore: the Router's replica id); empty for a store of one
+	// process. Like ID and Owner it never changes.
+	Runner string
 	// Status is the current status.
 	Status Status
 	// StatusMessage optionally describes the status.
@@ -274,7 +278,7 @@ func (m *MemoryStore) Update(_ context.Context, id string, fn func(t *Task) erro
 	if err := fn(next); err != nil {
 		return nil, err
 	}
-	next.ID, next.Owner = t.ID, t.Owner // identity never changes
+	next.ID, next.Owner, next.Runner = t.ID, t.Owner, t.Runner // identity never changes
 	if t.Status.Terminal() {
 		next.Status = t.Status // nor does a terminal status
 	}

@@ -143,6 +143,9 @@ func New(opts Options) *Extension {
 	for _, name := range opts.Deferred {
 		x.deferred[name] = true
 	}
+	if sup, ok := opts.Store.(Supervisor); ok {
+		sup.OnOrphaned(x.orphaned)
+	}
 	return x
 }
 
