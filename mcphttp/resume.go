@@ -83,7 +83,8 @@ const DefaultMaxResumableCallsPerCaller = 256
 // resumer is the endpoint's resumability configuration once defaults are applied.
 type resumer struct {
 	store      session.EventStore
-	shared     session.SharedEventStore // store, when it is shared with other replicas
+	shared     session.SharedEventStore   // store, when it is shared with other replicas
+	followed   session.FollowedEventStore // store, when it also knows streams' owners and wakes their followers
 	retry      time.Duration
 	maxStreams int
 	callers    *callerCaps // resumable calls running per caller (MaxCallsPerCaller)
@@ -105,6 +106,7 @@ func newResumer(o ResumabilityOptions) *resumer {
 		r.store = session.NewMemoryEventStore(session.MemoryEventStoreOptions{MaxEvents: o.MaxEvents, MaxBytes: o.MaxBytes})
 	}
 	r.shared, _ = r.store.(session.SharedEventStore)
+	r.followed, _ = r.store.(session.FollowedEventStore)
 	if r.retry == 0 {
 		r.retry = DefaultRetryInterval
 	}
@@ -148,8 +150,9 @@ var (
 // connection) attached from the outset and cancel the function that cancels its call. When the
 // session is at its cap it forgets the oldest stream no connection is attached to (cancelling
 // its call if that is still running); when there is none it opens nothing and returns
-// errStreamsBusy. It returns errSessionEnded once the session has ended.
-func (st *streams) openStream(ctx context.Context, res *resumer, sessionID string, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
+// errStreamsBusy. It returns errSessionEnded once the session has ended. A followed store
+// learns that this process runs the stream, which answers request.
+func (st *streams) openStream(ctx context.Context, res *resumer, sessionID string, request core.ID, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()
@@ -183,6 +186,9 @@ func (st *streams) openStream(ctx context.Context, res *resumer, sessionID strin
 	st.mu.Unlock()
 	if evicted != nil {
 		evicted.forget()
+	}
+	if res.followed != nil {
+		res.followed.Own(sessionID, rs.key, request)
 	}
 	return rs, nil
 }
@@ -263,6 +269,7 @@ type resumable struct {
 	post      *middleware.SSEWriter // the POST connection while attached
 	postGone  chan struct{}         // closed when the POST connection is detached
 	sub       *resumeQueue          // the resuming GET connection while attached
+	marked    bool                  // event 0 is stored (markLocked)
 	finished  bool                  // the response (or nothing, for a cancelled request) is in
 	answered  bool                  // finished with a response, the stream's last stored event
 	forgotten bool                  // no longer kept: the store has nothing of it
@@ -298,11 +305,16 @@ func (rs *resumable) unattended() bool {
 
 // prime sends the priming event (retry field, the id of seq 0, empty data) on the POST
 // connection the stream was opened with. It returns the channel closed when that connection is
-// detached.
+// detached. With a followed store, event 0 is stored first (with this process as the stream's
+// owner), so that a client resuming the stream on another replica finds it, and learns it if
+// this process dies before answering.
 func (rs *resumable) prime() <-chan struct{} {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	gone := rs.postGone
+	if rs.res.followed != nil {
+		rs.markLocked()
+	}
 	if rs.post == nil {
 		return gone // already detached
 	}
@@ -344,10 +356,10 @@ func (rs *resumable) detachPostLocked() {
 // resuming it there follows it (see session.SharedEventStore) instead of being an ordinary GET. It costs
 // nothing on a stream whose connection stays attached.
 func (rs *resumable) markLocked() {
-	if rs.res.shared == nil || rs.seq != 0 || rs.finished || rs.forgotten {
+	if rs.res.shared == nil || rs.seq != 0 || rs.marked || rs.finished || rs.forgotten {
 		return
 	}
-	_ = rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: 0})
+	rs.marked = rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: 0}) == nil
 }
 
 func (rs *resumable) detachSubLocked() {
@@ -533,7 +545,3 @@ func (rs *resumable) detachGet(q *resumeQueue) {
 	}
 	rs.mu.Unlock()
 }
-
-// sharedPollInterval is how often a GET following a stream that runs on another replica looks
-// for its new events in the shared store.
-const sharedPollInterval = 100 * time.Millisecond

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -33,7 +33,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sse := middleware.NewSSEWriter(w, e.sse)
-	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, sse, cancel)
+	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, msg.ID, sse, cancel)
 	if err != nil {
 		cancel()
 		release()
@@ -215,11 +215,14 @@ func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middlewar
 }
 
 // replayShared serves a GET whose Last-Event-ID names a stream of the session that this process
-// does not hold, from the shared event store (see session.SharedEventStore): the retry field, the stored
-// events after the id, then, every sharedPollInterval, the events stored since, until the
-// request's response (after which the store forgets the stream), the stream's disappearance from
-// the store, or the client leaving. It reports false, having written nothing, when the store
-// does not know the stream.
+// does not hold, from the shared event store (see session.SharedEventStore): the retry field and
+// the stored events after the id. With a session.FollowedEventStore it then follows the stream,
+// woken by the store as events are stored (no polling), until the request's response (after which
+// the store forgets the stream), the stream's disappearance from the store, or the client leaving;
+// when the replica running the stream is gone, the GET ends with a JSON-RPC error for the
+// stream's request, so that the client sends it again. With a plain shared store the GET ends
+// after the stored events and the client comes back after the retry interval. It reports false,
+// having written nothing, when the store does not know the stream.
 func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Entry, lastEventID string) bool {
 	stream, seq, ok := parseEventID(lastEventID)
 	if !ok {
@@ -242,41 +245,115 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *ses
 	if sse.Start() != nil || sse.WriteRetry(e.res.retry) != nil {
 		return true
 	}
-	tick := time.NewTicker(sharedPollInterval)
-	defer tick.Stop()
+	f := &sharedFollow{e: e, sse: sse, rec: rec, stream: stream, key: key, seq: seq}
+	if e.res.followed == nil {
+		f.replay(ctx)
+		return true
+	}
+	f.follow(ctx)
+	return true
+}
+
+// sharedFollow is a GET following a stream that another replica runs (or ran).
+type sharedFollow struct {
+	e      *Endpoint
+	sse    *middleware.SSEWriter
+	rec    *session.Entry
+	stream uint64
+	key    string
+	seq    uint64 // the last event written
+	wrote  bool   // the last replay wrote events
+}
+
+// replay writes the stored events after the last one written. It reports whether the GET is
+// over: the response was written (the store then forgets the stream), or the store or a write
+// failed.
+func (f *sharedFollow) replay(ctx context.Context) (over bool) {
+	backlog, err := f.e.res.store.After(ctx, f.rec.ID, f.key, f.seq)
+	if err != nil {
+		return true // the client reconnects and tries again
+	}
+	for _, ev := range backlog {
+		frame := middleware.SSEEvent{ID: eventID(f.stream, ev.Seq), Data: ev.Data}
+		if isResponse(ev.Data) {
+			if f.sse.WriteFinalSSE(frame) == nil {
+				f.e.res.store.DropStream(context.WithoutCancel(ctx), f.rec.ID, f.key)
+			}
+			return true
+		}
+		if f.sse.WriteSSE(frame) != nil {
+			return true
+		}
+		f.seq = ev.Seq
+	}
+	f.wrote = len(backlog) > 0
+	return false
+}
+
+// follow writes the stream's events as the store wakes it, until the GET is over. The owner of
+// the stream is checked first and after each lapse of a replica.
+func (f *sharedFollow) follow(ctx context.Context) {
+	wake := make(chan struct{}, 1)
+	var lapsed atomic.Bool
+	stop, err := f.e.res.followed.Follow(ctx, f.rec.ID, f.key, func(l bool) {
+		if l {
+			lapsed.Store(true)
+		}
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		f.replay(ctx) // what is stored; the client comes back for the rest
+		return
+	}
+	defer stop()
+	checkOwner := true
 	for {
-		backlog, err := e.res.store.After(ctx, rec.ID, key, seq)
-		if err != nil {
-			return true // the client reconnects and tries again
+		if f.replay(ctx) {
+			return
 		}
-		for _, ev := range backlog {
-			frame := middleware.SSEEvent{ID: eventID(stream, ev.Seq), Data: ev.Data}
-			if isResponse(ev.Data) {
-				if sse.WriteFinalSSE(frame) == nil {
-					e.res.store.DropStream(context.WithoutCancel(ctx), rec.ID, key)
-				}
-				return true
-			}
-			if sse.WriteSSE(frame) != nil {
-				return true
-			}
-			seq = ev.Seq
+		if checkOwner && f.ownerGone(ctx) {
+			return
 		}
-		if len(backlog) == 0 {
-			if still, err := e.res.shared.Has(ctx, rec.ID, key); err != nil || !still {
-				return true // forgotten (answered elsewhere, or dropped): nothing more will come
+		if !f.wrote {
+			if still, err := f.e.res.shared.Has(ctx, f.rec.ID, f.key); err != nil || !still {
+				return // forgotten (answered elsewhere, or dropped): nothing more will come
 			}
 		}
 		select {
-		case <-tick.C:
+		case <-wake:
+			checkOwner = lapsed.Swap(false)
 		case <-ctx.Done():
-			return true
-		case <-rec.Core.Done():
-			return true
-		case <-sse.Done():
-			return true
+			return
+		case <-f.rec.Core.Done():
+			return
+		case <-f.sse.Done():
+			return
 		}
 	}
+}
+
+// ownerGone reports whether the GET is over because of the stream's owner: the replica running
+// it is gone (the stream then ends with errOwnerGone for its request), the store has no owner
+// for it, or the owner could not be read (the client comes back).
+func (f *sharedFollow) ownerGone(ctx context.Context) bool {
+	id, alive, known, err := f.e.res.followed.Owner(ctx, f.rec.ID, f.key)
+	switch {
+	case err != nil || !known:
+		return true
+	case alive:
+		return false
+	}
+	resp := &core.Response{ID: id, Error: errOwnerGone()}
+	_ = f.sse.WriteFinalSSE(middleware.SSEEvent{ID: eventID(f.stream, f.seq+1), Data: resp.Encode()})
+	return true
+}
+
+// errOwnerGone answers a request whose stream a replica that died was running.
+func errOwnerGone() *core.Error {
+	return core.InternalError("The server replica handling the request stopped before answering it; send the request again")
 }
 
 // isResponse reports whether an encoded message is a JSON-RPC response.

@@ -45,9 +45,13 @@
 //   - Broadcaster (core.Broadcaster): one PUBLISH per change; each replica delivers to its own
 //     legacy GET streams and listen streams, filtered there as in process.
 //   - EventStore (session.SharedEventStore): one script per stored event (push and trim to the
-//     bounds), a list read per resumption. A GET with Last-Event-ID that lands on a replica that
-//     does not run the stream replays what is stored and ends, so the client polls again after
-//     the retry interval, wherever its next GET lands.
+//     bounds), a list read per resumption. It is a session.FollowedEventStore: a stream's first
+//     event (stored when it opens) records the replica running it and the request it answers,
+//     and each event stored wakes the replicas following the stream over pub/sub ("mcp.event").
+//     A GET with Last-Event-ID that lands on a replica that does not run the stream replays what
+//     is stored and follows it, woken, until its response; when the replica running it lapsed
+//     (see Replica leases; the survivor that claims it tells every replica, "mcp.lapse"), the
+//     GET ends with a JSON-RPC error for the request, so that the client sends it again.
 //   - TaskStore (tasks.Store, tasks.Signaler): a key per task holding its JSON record,
 //     expiring with the task's TTL, and sorted sets that enforce the task limits in the script
 //     that creates a task; an update is one optimistic transaction on the task's key (retried

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,9 +40,14 @@ type EventStore struct {
 	maxEvents int
 	maxBytes  int
 	ttl       time.Duration
+
+	mu        sync.Mutex
+	owned     map[string]map[string]string  // session -> stream -> its request id (JSON), for streams this process runs
+	followers map[string]map[int]func(bool) // "<session>:<stream>" -> the wakes of the GETs following it here
+	next      int
 }
 
-var _ session.SharedEventStore = (*EventStore)(nil)
+var _ session.FollowedEventStore = (*EventStore)(nil)
 
 // NewEventStore returns the shared event store. It panics on invalid options.
 func NewEventStore(r *Router, opts EventStoreOptions) *EventStore {
@@ -66,6 +72,9 @@ func NewEventStore(r *Router, opts EventStoreOptions) *EventStore {
 	if e.ttl == 0 {
 		e.ttl = session.DefaultIdleTimeout
 	}
+	e.owned = map[string]map[string]string{}
+	e.followers = map[string]map[int]func(bool){}
+	e.startFollowing()
 	return e
 }
 
@@ -78,8 +87,16 @@ func (e *EventStore) bytesKey(sessionID, streamID string) string {
 }
 func (e *EventStore) streams(sessionID string) string { return e.r.prefix + "es:{" + sessionID + "}" }
 
+// ownerKey holds "<replica>\n<request id>" of a stream a replica runs (see Own).
+func (e *EventStore) ownerKey(sessionID, streamID string) string {
+	return e.r.prefix + "eo:{" + sessionID + "}:" + streamID
+}
+
 // appendScript pushes "<seq>:<data>" and trims the oldest events while the stream holds more
-// than one event and is over either bound.
+// than one event and is over either bound. KEYS: list, bytes, the session's streams, the owner
+// key. ARGV: entry, data length, max events, max bytes, TTL ms, stream id, the owner record (""
+// for none), and a channel and message to PUBLISH ("" for none) that wakes the stream's
+// followers.
 var appendScript = redis.NewScript(`
 redis.call('RPUSH', KEYS[1], ARGV[1])
 local b = redis.call('INCRBY', KEYS[2], ARGV[2])
@@ -95,6 +112,8 @@ redis.call('SADD', KEYS[3], ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[5]) end
+if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], ARGV[9]) end
 return n
 `)
 
@@ -104,25 +123,34 @@ var dropSessionScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local ids = redis.call('SMEMBERS', KEYS[1])
 for _, id in ipairs(ids) do
-  redis.call('DEL', ARGV[1] .. id, ARGV[2] .. id)
+  redis.call('DEL', ARGV[1] .. id, ARGV[2] .. id, ARGV[3] .. id)
 end
 redis.call('DEL', KEYS[1])
 return #ids
 `)
 
-// Append implements session.EventStore: one round trip.
+// Append implements session.EventStore: one round trip (two on a Cluster for a stream this
+// process owns, whose followers are woken after the script).
 func (e *EventStore) Append(ctx context.Context, sessionID, streamID string, ev session.StoredEvent) error {
 	entry := make([]byte, 0, 21+len(ev.Data))
 	entry = strconv.AppendUint(entry, ev.Seq, 10)
 	entry = append(entry, ':')
 	entry = append(entry, ev.Data...)
+	owner, ch, wake := e.ownerRecord(sessionID, streamID)
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
+	pub, msg := ch, wake
+	if e.r.cluster {
+		pub, msg = "", nil
+	}
 	err := appendScript.Run(ctx, e.r.rdb,
-		[]string{e.list(sessionID, streamID), e.bytesKey(sessionID, streamID), e.streams(sessionID)},
-		entry, len(ev.Data), e.maxEvents, e.maxBytes, e.ttl.Milliseconds(), streamID).Err()
+		[]string{e.list(sessionID, streamID), e.bytesKey(sessionID, streamID), e.streams(sessionID), e.ownerKey(sessionID, streamID)},
+		entry, len(ev.Data), e.maxEvents, e.maxBytes, e.ttl.Milliseconds(), streamID, owner, pub, msg).Err()
 	if err != nil {
 		return fmt.Errorf("redisstore: storing an event: %w", err)
+	}
+	if e.r.cluster && ch != "" {
+		e.wakeOnCluster(ctx, ch, wake)
 	}
 	return nil
 }
@@ -164,8 +192,9 @@ func (e *EventStore) Has(ctx context.Context, sessionID, streamID string) (bool,
 func (e *EventStore) DropStream(ctx context.Context, sessionID, streamID string) {
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
+	e.disown(sessionID, streamID)
 	_, err := e.r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, e.list(sessionID, streamID), e.bytesKey(sessionID, streamID))
+		p.Del(ctx, e.list(sessionID, streamID), e.bytesKey(sessionID, streamID), e.ownerKey(sessionID, streamID))
 		p.SRem(ctx, e.streams(sessionID), streamID)
 		return nil
 	})
@@ -176,10 +205,13 @@ func (e *EventStore) DropStream(ctx context.Context, sessionID, streamID string)
 
 // DropSession implements session.EventStore: the session's streams go once its record is gone.
 func (e *EventStore) DropSession(ctx context.Context, sessionID string) {
+	e.mu.Lock()
+	delete(e.owned, sessionID)
+	e.mu.Unlock()
 	ctx, cancel := e.r.Bound(ctx)
 	defer cancel()
 	err := dropSessionScript.Run(ctx, e.r.rdb, []string{e.streams(sessionID), e.r.sessionKey(sessionID)},
-		e.r.prefix+"e:{"+sessionID+"}:", e.r.prefix+"eb:{"+sessionID+"}:").Err()
+		e.r.prefix+"e:{"+sessionID+"}:", e.r.prefix+"eb:{"+sessionID+"}:", e.r.prefix+"eo:{"+sessionID+"}:").Err()
 	if err != nil {
 		e.r.log.Warn().Err(err).Msg("redisstore: forgetting a session's events (they expire by themselves)")
 	}

@@ -43,7 +43,12 @@ type replica struct {
 // newReplica starts a replica behind a loopback HTTP server; everything stops with the test.
 func newReplica(t *testing.T, rs *testutil.RedisServer, prefix string, so redisstore.SessionsOptions, p *probe, adjust ...func(*mcphttp.Options)) *replica {
 	t.Helper()
-	router := newRouter(t, rs, prefix)
+	return newReplicaOn(t, newRouter(t, rs, prefix), so, p, adjust...)
+}
+
+// newReplicaOn is newReplica on a router of the test's.
+func newReplicaOn(t *testing.T, router *redisstore.Router, so redisstore.SessionsOptions, p *probe, adjust ...func(*mcphttp.Options)) *replica {
+	t.Helper()
 	nop := quietLogger()
 	s := core.NewServer(core.Implementation{Name: "replica", Version: "1"}, core.Options{
 		Broadcaster:                  redisstore.NewBroadcaster(router),

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"sync"
+
+	"github.com/mcpkit/mcpkit/core"
 )
 
 // StoredEvent is one event of a resumable stream as an EventStore keeps it: its place in the
@@ -38,15 +40,34 @@ type EventStore interface {
 
 // SharedEventStore is an EventStore that several replicas share (for example one on Redis). With
 // it, a GET whose Last-Event-ID names a stream of its session that this process does not hold
-// (the stream runs, or ran, on another replica) replays what the store keeps of it, then follows
-// the stream in the store (a look every 100 ms) until its response, which ends the GET. A
-// stream whose connection is cut before it stored anything stores an empty event 0, so that
+// (the stream runs, or ran, on another replica) replays what the store keeps of it and ends (the
+// client comes back after the retry interval); a FollowedEventStore also follows the stream live.
+// A stream whose connection is cut before it stored anything stores an empty event 0, so that
 // the other replicas know it. Stream ids start at a random point per session and replica, so
 // that two replicas never share one.
 type SharedEventStore interface {
 	EventStore
 	// Has reports whether the store keeps the stream.
 	Has(ctx context.Context, sessionID, streamID string) (bool, error)
+}
+
+// FollowedEventStore is a SharedEventStore that knows which replica runs each stream and wakes
+// the replicas following it. A GET resuming a stream of another replica replays what is stored,
+// then writes each event as it is stored (woken by the store, never polling), until the
+// response; when the replica running the stream is gone, the GET ends with a JSON-RPC error for
+// the stream's request, so that the client sends it again.
+type FollowedEventStore interface {
+	SharedEventStore
+	// Own tells the store that this process runs the stream, which answers request: the store
+	// records it with the stream's events from the next Append on. It makes no call of its own.
+	Own(sessionID, streamID string, request core.ID)
+	// Owner returns the request of a stream and whether the replica running it is alive; known
+	// is false when the store has no owner recorded for the stream.
+	Owner(ctx context.Context, sessionID, streamID string) (request core.ID, alive, known bool, err error)
+	// Follow calls wake each time an event of the stream is stored, and with lapsed set when a
+	// replica was found dead (its streams' owners may be gone), until stop is called. wake must
+	// return quickly.
+	Follow(ctx context.Context, sessionID, streamID string, wake func(lapsed bool)) (stop func(), err error)
 }
 
 // Defaults of MemoryEventStoreOptions.
