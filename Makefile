@@ -73,7 +73,9 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
-## stress: a bounded load and fault run against examples/everything on loopback (STRESSFLAGS=-short for the CI size)
+## stress: a bounded load and fault run against examples/everything on loopback (STRESSFLAGS=-short for the CI size):
+## session flood, stalled readers, disconnect storm, hostile requests, a task flood from one caller, then two
+## replicas on a redis-server of its own, one killed with SIGKILL mid-work (skipped without redis-server)
 STRESSFLAGS ?=
 stress:
 	$(GO) build -o bin/everything ./examples/everything

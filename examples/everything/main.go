@@ -98,6 +98,7 @@ func main() {
 	redisCluster := flag.String("redis-cluster", "", "the same through a Redis Cluster: its seed nodes, host:port,host:port,...")
 	redisSentinel := flag.String("redis-sentinel", "", "the same through the primary Sentinel fails over: MASTER@host:port,host:port,... (the Sentinels)")
 	stateKeyHex := flag.String("state-key", os.Getenv("MCPKIT_STATE_KEY"), "the requestState key shared by every replica: 64 hex characters (default $MCPKIT_STATE_KEY)")
+	flag.DurationVar(&leaseTTL, "lease-ttl", 0, "with Redis: the lifetime of this replica's liveness lease (default 15s); every replica must use the same")
 	flag.Parse()
 
 	stateKey, err := parseStateKey(*stateKeyHex)
@@ -197,7 +198,7 @@ func serveReplica(ctx context.Context, addr string, rdb redis.UniversalClient, s
 	if stateKey == nil {
 		log.Printf("everything: no -state-key: requestState tokens of this replica open here only")
 	}
-	router := redisstore.NewRouter(rdb, redisstore.Options{})
+	router := redisstore.NewRouter(rdb, redisstore.Options{LeaseTTL: leaseTTL})
 	defer router.Close()
 	s, tx := newServerWith(shared{
 		broadcaster: redisstore.NewBroadcaster(router),
@@ -223,6 +224,9 @@ func mountFixture(h *mcphttp.Handler) http.Handler {
 	}
 	return mux
 }
+
+// leaseTTL is redisstore.Options.LeaseTTL of a replica (the -lease-ttl flag).
+var leaseTTL time.Duration
 
 // serveStats turns on /debug/stats (the -stats flag).
 var serveStats bool

@@ -1,8 +1,11 @@
 // Command stress runs a bounded load and fault run against the conformance fixture
 // (examples/everything) on loopback and prints what it measured: a session flood past the
-// per-caller and global caps, stalled readers while changes are broadcast, a disconnect storm
-// and a table of hostile requests. It fails (exit 1) on a leak of goroutines or heap, a 5xx
-// other than 503, a fixture that died (a panic) or a request that hung.
+// per-caller and global caps, stalled readers while changes are broadcast, a disconnect storm,
+// a table of hostile requests and a task flood from one caller; then two replicas on one
+// redis-server, one of them killed (SIGKILL) with a task running, a task waiting for input and a
+// legacy request in flight, which the other must fail, refuse and end. It fails (exit 1) on a
+// leak of goroutines or heap, a 5xx other than 503, a fixture that died (a panic), a request that
+// hung, or a dead replica's work left waiting.
 //
 //	go build -o bin/everything ./examples/everything
 //	go run ./internal/stress -fixture bin/everything [-short]
@@ -39,11 +42,15 @@ type sizes struct {
 	broadcasts          int // tool-list changes published while they stall
 	probes              int // timed tools/call on a healthy session, before and during the stall
 	storm               int // clients that open a stream and drop it
+	tasks, taskWorkers  int // task-augmented calls in the task flood, and how many at once
+	lease               time.Duration
 }
 
 var (
-	full  = sizes{flood: 12000, floodWorkers: 64, stalled: 100, broadcasts: 1000, probes: 300, storm: 1000}
-	short = sizes{flood: 1500, floodWorkers: 32, stalled: 20, broadcasts: 200, probes: 100, storm: 200}
+	full = sizes{flood: 12000, floodWorkers: 64, stalled: 100, broadcasts: 1000, probes: 300, storm: 1000,
+		tasks: 12000, taskWorkers: 32, lease: 15 * time.Second}
+	short = sizes{flood: 1500, floodWorkers: 32, stalled: 20, broadcasts: 200, probes: 100, storm: 200,
+		tasks: 1500, taskWorkers: 16, lease: time.Second}
 )
 
 // requestTimeout bounds every request: an answer that takes longer is a hang.
@@ -78,6 +85,11 @@ type report struct {
 	peak          stats
 	statuses      sync.Map // phase + " " + status -> *atomic.Int64
 	p50, p99      [2]time.Duration
+	figures       []string // lines of the task flood and the replica kill
+}
+
+func (r *report) note(format string, args ...any) {
+	r.figures = append(r.figures, fmt.Sprintf(format, args...))
 }
 
 func (r *report) count(phase string, status int) {
@@ -95,6 +107,9 @@ func (r *report) print() {
 	if r.p99[0] > 0 {
 		fmt.Printf("tools/call latency, calm: p50 %v p99 %v; with stalled readers and broadcasts: p50 %v p99 %v (p99 ratio %.2f)\n",
 			r.p50[0], r.p99[0], r.p50[1], r.p99[1], float64(r.p99[1])/float64(r.p99[0]))
+	}
+	for _, f := range r.figures {
+		fmt.Println(f)
 	}
 	var keys []string
 	r.statuses.Range(func(k, _ any) bool { keys = append(keys, k.(string)); return true })
@@ -117,14 +132,12 @@ type target struct {
 	hc   *http.Client
 }
 
-func start(bin string) (*target, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func start(bin string, args ...string) (*target, error) {
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, "-http", addr, "-stats")
+	cmd := exec.Command(bin, append([]string{"-http", addr, "-stats"}, args...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -263,6 +276,7 @@ func run(bin string, sz sizes) (*report, error) {
 		{"stall", stall},
 		{"storm", storm},
 		{"hostile", hostile},
+		{"tasks", taskFlood},
 	} {
 		start := time.Now()
 		if err := phase.fn(t, r, sz); err != nil {
@@ -277,7 +291,26 @@ func run(bin string, sz sizes) (*report, error) {
 		}
 		fmt.Printf("phase %-8s %v\n", phase.name, time.Since(start).Round(time.Millisecond))
 	}
-	return r, settle(t, r)
+	if err := settle(t, r); err != nil {
+		return r, err
+	}
+	start := time.Now()
+	if err := replicaKill(bin, r, sz); err != nil {
+		return r, fmt.Errorf("replica kill: %w", err)
+	}
+	fmt.Printf("phase %-8s %v\n", "kill", time.Since(start).Round(time.Millisecond))
+	return r, nil
+}
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr, nil
 }
 
 // settle waits for the fixture to come back to its starting point once every client left:
