@@ -45,3 +45,26 @@ func TestTaskShutdownFailsRunningTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTaskUpdateReachingNoHandlerRefused: two servers share a store that carries no signals, so
+// answers given to the one that does not run a task reach no handler: they are refused (the
+// task, which nobody can resume, becomes failed saying why), never accepted and lost.
+func TestTaskUpdateReachingNoHandlerRefused(t *testing.T) {
+	store := tasks.NewMemoryStore(nil)
+	runs, _ := newTaskServer(t, tasks.Options{Store: store})
+	other, _ := newTaskServer(t, tasks.Options{Store: store})
+	id := (&taskClient{t: t, srv: runs}).create("ask")
+	c := &taskClient{t: t, srv: other}
+	g := c.waitStatus(id, "input_required")
+	var key string
+	for k := range g["inputRequests"].(map[string]any) {
+		key = k
+	}
+	w := c.send("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		key: map[string]any{"action": "accept", "content": map[string]any{"name": "x"}}}})
+	coretest.WantError(t, w, core.CodeInternalError, "Internal error",
+		"The task failed: the replica running it stopped before it finished; the input responses were not delivered")
+	if g := c.get(id); g["status"] != "failed" {
+		t.Fatalf("after the refused update: %v", g)
+	}
+}
