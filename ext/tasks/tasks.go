@@ -404,6 +404,9 @@ func (x *Extension) logError(err error) {
 // complete DetailedTask, as tasks/get would answer at that moment.
 func (x *Extension) notify(t *Task) {
 	s := x.server.Load()
+	if s == nil {
+		return // not bound to a server yet: no listen stream can follow the task
+	}
 	b, err := marshal(wireTask(t, true))
 	if err != nil {
 		s.LogError(fmt.Errorf("mcpkit: encoding the notification of task %s: %w", t.ID, err))
