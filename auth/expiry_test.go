@@ -123,3 +123,66 @@ func TestValidUntilIsExpiryPlusLeeway(t *testing.T) {
 		t.Fatalf("Expiration %v, ValidUntil %v: want ValidUntil 5 s after Expiration", info.Expiration, info.ValidUntil)
 	}
 }
+
+// TestTokenExpiryEndsResumedStream: a GET resuming a request's stream with a token that expires
+// closes at the expiry; the request goes on, and a resume with a valid token gets its response.
+func TestTokenExpiryEndsResumedStream(t *testing.T) {
+	as := testutil.StartAuthServer(t)
+	h := http.NotFoundHandler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	release := make(chan struct{})
+	s := core.NewServer(core.Implementation{Name: "expiry", Version: "1"}, core.Options{})
+	s.AddTool(&core.Tool{Name: "wait"}, func(ctx context.Context, _ *core.ToolRequest) (*core.CallToolResult, error) {
+		select {
+		case <-release:
+			return core.TextResult("done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	mcp := mcphttp.New(s, mcphttp.Options{Resumability: mcphttp.ResumabilityOptions{Enabled: true}})
+	t.Cleanup(func() { _ = mcp.Close() })
+	v := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer, Audience: url, Leeway: -1})
+	h = auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: auth.MetadataURL(url)})(mcp)
+
+	c := testutil.NewClient(url, nil)
+	long := "Bearer " + as.Token(t, "alice", url)
+	c.Header.Set("Authorization", long)
+	c.Initialize(t)
+	post, cut := context.WithCancel(context.Background())
+	resp := c.Open(t, c.NewPost(post, testutil.CallTool(5, "wait", map[string]any{}, nil)))
+	sr := testutil.NewSSEReader(resp.Body)
+	if _, err := sr.Next(); err != nil || sr.LastEventID() == "" {
+		t.Fatalf("priming event: %v", err)
+	}
+	last := sr.LastEventID()
+	cut()
+	resp.Body.Close()
+
+	resume := func(authz string) *http.Response {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		t.Cleanup(cancel)
+		req := c.NewRequest(ctx, http.MethodGet)
+		req.Header.Set("Authorization", authz)
+		req.Header.Set("Last-Event-ID", last)
+		return c.Open(t, req)
+	}
+	get := resume("Bearer " + shortToken(t, as, "alice", url))
+	if get.StatusCode != http.StatusOK {
+		t.Fatalf("resume: %d", get.StatusCode)
+	}
+	if _, err := io.Copy(io.Discard, get.Body); err != nil {
+		t.Fatalf("the resumed stream did not end at the token's expiry: %v", err)
+	}
+	get.Body.Close()
+	// The request went on: resumed with a valid token, it answers.
+	get = resume(long)
+	defer get.Body.Close()
+	close(release)
+	ev, err := testutil.NewSSEReader(get.Body).NextMessage()
+	if err != nil || !strings.Contains(ev.Data, `"done"`) {
+		t.Fatalf("the response after resuming with a valid token: %q %v", ev.Data, err)
+	}
+}

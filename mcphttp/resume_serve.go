@@ -152,7 +152,9 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 		rs.drop()
 		return true
 	}
-	tail.abort = followLive(r.Context(), rec.Core.Done(), sse, rs, q)
+	ctx, stop := untilExpiry(r.Context())
+	defer stop()
+	tail.abort = followLive(ctx, rec.Core.Done(), sse, rs, q)
 	return true
 }
 
@@ -246,6 +248,8 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *ses
 		return true
 	}
 	f := &sharedFollow{e: e, sse: sse, rec: rec, stream: stream, key: key, seq: seq}
+	ctx, stop := untilExpiry(ctx)
+	defer stop()
 	if e.res.followed == nil {
 		f.replay(ctx)
 		return true

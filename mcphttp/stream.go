@@ -100,6 +100,16 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// untilExpiry returns ctx ended when the request's credentials expire (middleware.CredentialsExpiry),
+// for the streams that resume a request: they close then, and the request goes on for a client
+// that resumes it with valid credentials.
+func untilExpiry(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t, ok := middleware.CredentialsExpiry(ctx); ok {
+		return context.WithDeadline(ctx, t)
+	}
+	return ctx, func() {}
+}
+
 // expiryTimer returns a channel that receives when the request's credentials expire
 // (middleware.CredentialsExpiry), and the function that stops its timer. With no expiry the
 // channel is nil (never ready) and no timer exists.

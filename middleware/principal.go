@@ -44,8 +44,9 @@ type credentialsKey struct{}
 
 // WithCredentialsExpiry returns a copy of ctx saying when the credentials that authenticated the
 // request stop being accepted (for a bearer token, its expiry as the verifier enforces it;
-// auth.RequireBearer records it). The endpoint's long-lived streams end then: the legacy GET
-// stream closes, and a subscriptions/listen stream is answered with CredentialsExpired, so that
+// auth.RequireBearer records it). The endpoint's long-lived streams end then: a legacy GET
+// stream closes (one resuming a request's stream too; the request goes on), and a
+// subscriptions/listen stream is answered with CredentialsExpired, so that
 // a stream outlives no token; the client's next request with the same credentials is refused
 // by the authentication layer. The zero time leaves ctx as it is (the credentials never expire).
 func WithCredentialsExpiry(ctx context.Context, t time.Time) context.Context {
