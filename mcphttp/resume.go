@@ -354,7 +354,8 @@ func (rs *resumable) detachPostLocked() {
 // markLocked stores an empty event 0 for a stream that stored nothing yet, when the store is
 // shared and the call still runs: it tells the other replicas the stream exists, so that a GET
 // resuming it there follows it (see session.SharedEventStore) instead of being an ordinary GET. It costs
-// nothing on a stream whose connection stays attached.
+// nothing on a stream whose connection stays attached, except with a FollowedEventStore, where
+// prime stores it at once (the record of the stream's owner goes with it).
 func (rs *resumable) markLocked() {
 	if rs.res.shared == nil || rs.seq != 0 || rs.marked || rs.finished || rs.forgotten {
 		return
