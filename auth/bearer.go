@@ -22,6 +22,8 @@ const (
 	msgInsufficientScope  = "Forbidden: insufficient scope"
 	descInvalidToken      = "The access token is invalid or expired"
 	descMalformed         = "The Authorization header is not a valid bearer credential"
+	descMalformedDPoP     = "The Authorization header is not a valid DPoP credential"
+	descBoundAsBearer     = "The access token is bound to a DPoP key: send it with the DPoP scheme and a proof"
 	descInsufficientScope = "The access token lacks scopes this operation needs"
 )
 
@@ -49,6 +51,9 @@ type BearerOptions struct {
 	// MaxTokenBytes bounds the length of an access token; a longer one is refused as invalid
 	// without calling the verifier. Zero means DefaultMaxTokenBytes (16384); negative panics.
 	MaxTokenBytes int
+	// DPoP turns on DPoP-bound access tokens (RFC 9449) and says whether plain bearer tokens
+	// are still accepted. The zero value is DPoPOff: bearer tokens only.
+	DPoP DPoPOptions
 }
 
 // RequireBearer returns the layer that admits only requests carrying a valid bearer access
@@ -61,9 +66,18 @@ type BearerOptions struct {
 //   - a malformed bearer credential (empty, not a token68, repeated Authorization headers,
 //     longer than MaxTokenBytes) or a token the verifier refuses: 401 with
 //     error="invalid_token" added;
+//   - a token bound to a DPoP key (a cnf.jkt claim) presented as Bearer: 401 invalid_token,
+//     whatever DPoP.Mode says (a bound token is worthless without its proof);
 //   - a verifier error wrapping ErrUnavailable: 503 with -32603 (the token is not blamed);
 //   - a valid token without every scope of Scopes: 403 with error="insufficient_scope" and the
 //     scopes in the challenge.
+//
+// With DPoP on (DPoPOptions.Mode), Authorization: DPoP <token> is accepted with one DPoP proof
+// header (RFC 9449 section 4.3, see DPoPOptions), challenges add (or, for DPoPRequired, are)
+// WWW-Authenticate: DPoP algs="...", a bad proof is answered 401 error="invalid_dpop_proof",
+// a token not bound to the proof's key 401 error="invalid_token", a missing or stale nonce
+// (RequireNonce) 401 error="use_dpop_nonce" with a DPoP-Nonce header, and a replay cache that
+// fails 503. The challenge of the scheme at fault comes first.
 //
 // Otherwise the next handler runs with the TokenInfo in the context (TokenInfoFrom) and the
 // principal set with core.WithPrincipal, which session ownership, listen ids, the requestState
@@ -73,6 +87,28 @@ type BearerOptions struct {
 // Mount it after the Origin guard and before the decode layer, so the body of an
 // unauthenticated request is never read. It panics on invalid options.
 func RequireBearer(v Verifier, opts BearerOptions) func(http.Handler) http.Handler {
+	l := newBearerLayer(v, opts)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.serve(w, r, next) })
+	}
+}
+
+// bearerLayer is the state of one RequireBearer layer: its options and its challenges, built
+// once.
+type bearerLayer struct {
+	v         Verifier
+	opts      BearerOptions
+	maxLen    int
+	principal func(*TokenInfo) string
+	dpop      *dpopChecker // nil for DPoPOff
+	meta      string
+	scope     string
+	// Bearer challenges: no credential, a refused token, a malformed credential, missing scopes.
+	missing, invalid, malformed, insufficient string
+	bound                                     string // a DPoP-bound token sent as Bearer
+}
+
+func newBearerLayer(v Verifier, opts BearerOptions) *bearerLayer {
 	if v == nil {
 		panic("auth: RequireBearer needs a Verifier")
 	}
@@ -88,55 +124,96 @@ func RequireBearer(v Verifier, opts BearerOptions) func(http.Handler) http.Handl
 	if maxLen == 0 {
 		maxLen = DefaultMaxTokenBytes
 	}
-	principal := opts.Principal
-	if principal == nil {
-		principal = func(t *TokenInfo) string { return t.Subject }
+	l := &bearerLayer{v: v, opts: opts, maxLen: maxLen, principal: opts.Principal,
+		dpop: newDPoPChecker(opts.DPoP, opts.Resource), meta: opts.ResourceMetadataURL, scope: strings.Join(opts.Scopes, " ")}
+	if l.principal == nil {
+		l.principal = func(t *TokenInfo) string { return t.Subject }
 	}
-	meta := opts.ResourceMetadataURL
-	scope := strings.Join(opts.Scopes, " ")
-	missing := challenge("resource_metadata", meta, "scope", scope)
-	invalid := challenge("error", errInvalidToken, "error_description", descInvalidToken, "resource_metadata", meta, "scope", scope)
-	malformed := challenge("error", errInvalidToken, "error_description", descMalformed, "resource_metadata", meta, "scope", scope)
-	insufficient := challenge("error", errInsufficientScope, "error_description", descInsufficientScope, "resource_metadata", meta, "scope", scope)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodOptions {
-				next.ServeHTTP(w, r)
-				return
-			}
-			token, status := bearerToken(r, maxLen)
-			switch status {
-			case credMissing:
-				deny(w, r, http.StatusUnauthorized, missing, msgUnauthorized)
-				return
-			case credMalformed:
-				deny(w, r, http.StatusUnauthorized, malformed, msgInvalidToken)
-				return
-			}
-			info, err := v.Verify(r.Context(), token)
-			switch {
-			case err != nil && errors.Is(err, ErrUnavailable):
-				w.Header().Set("Cache-Control", "no-store")
-				middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
-				return
-			case err != nil || info == nil:
-				deny(w, r, http.StatusUnauthorized, invalid, msgInvalidToken)
-				return
-			}
-			p := principal(info)
-			if p == "" {
-				deny(w, r, http.StatusUnauthorized, invalid, msgInvalidToken)
-				return
-			}
-			for _, s := range opts.Scopes {
-				if !info.HasScope(s) {
-					deny(w, r, http.StatusForbidden, insufficient, msgInsufficientScope)
-					return
-				}
-			}
-			next.ServeHTTP(w, withResource(withToken(r, info, p), opts.Resource))
-		})
+	meta, scope := l.meta, l.scope
+	l.missing = challenge("resource_metadata", meta, "scope", scope)
+	l.invalid = challenge("error", errInvalidToken, "error_description", descInvalidToken, "resource_metadata", meta, "scope", scope)
+	l.malformed = challenge("error", errInvalidToken, "error_description", descMalformed, "resource_metadata", meta, "scope", scope)
+	l.insufficient = challenge("error", errInsufficientScope, "error_description", descInsufficientScope, "resource_metadata", meta, "scope", scope)
+	l.bound = challenge("error", errInvalidToken, "error_description", descBoundAsBearer, "resource_metadata", meta, "scope", scope)
+	return l
+}
+
+func (l *bearerLayer) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if r.Method == http.MethodOptions {
+		next.ServeHTTP(w, r)
+		return
 	}
+	scheme, token, status := readCredential(r, l.maxLen, l.dpop != nil)
+	if scheme == schemeBearer && l.dpop != nil && l.dpop.mode == DPoPRequired {
+		status = credMissing // plain bearer tokens are not accepted at all
+	}
+	switch status {
+	case credMissing:
+		l.denyBearer(w, r, http.StatusUnauthorized, l.missing, msgUnauthorized)
+		return
+	case credMalformed:
+		if scheme == schemeDPoP {
+			l.denyDPoP(w, r, &dpopProblem{code: errInvalidToken, desc: descMalformedDPoP, status: http.StatusUnauthorized})
+		} else {
+			l.denyBearer(w, r, http.StatusUnauthorized, l.malformed, msgInvalidToken)
+		}
+		return
+	}
+	var proof *verifiedProof
+	if scheme == schemeDPoP {
+		var p *dpopProblem
+		if proof, p = l.dpop.checkProof(r, token); p != nil {
+			l.denyDPoP(w, r, p)
+			return
+		}
+	}
+	info, err := l.v.Verify(r.Context(), token)
+	switch {
+	case err != nil && errors.Is(err, ErrUnavailable):
+		w.Header().Set("Cache-Control", "no-store")
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
+		return
+	case err != nil || info == nil:
+		l.refuseToken(w, r, scheme)
+		return
+	}
+	p := l.principal(info)
+	if p == "" {
+		l.refuseToken(w, r, scheme)
+		return
+	}
+	if proof != nil {
+		if prob := l.dpop.bind(r.Context(), info, proof); prob != nil {
+			l.denyDPoP(w, r, prob)
+			return
+		}
+		if proof.reNonc {
+			w.Header().Set(headerDPoPNonce, l.dpop.nonces.issue(l.dpop.now()))
+		}
+	} else if boundKey(info) != "" {
+		l.denyBearer(w, r, http.StatusUnauthorized, l.bound, msgInvalidToken)
+		return
+	}
+	for _, s := range l.opts.Scopes {
+		if !info.HasScope(s) {
+			if scheme == schemeDPoP {
+				l.denyDPoP(w, r, &dpopProblem{code: errInsufficientScope, desc: descInsufficientScope, status: http.StatusForbidden})
+			} else {
+				l.denyBearer(w, r, http.StatusForbidden, l.insufficient, msgInsufficientScope)
+			}
+			return
+		}
+	}
+	next.ServeHTTP(w, withResource(withToken(r, info, p), l.opts.Resource))
+}
+
+// refuseToken answers a token the verifier refused, in the scheme it came with.
+func (l *bearerLayer) refuseToken(w http.ResponseWriter, r *http.Request, scheme int) {
+	if scheme == schemeDPoP {
+		l.denyDPoP(w, r, &dpopProblem{code: errInvalidToken, desc: descInvalidToken, status: http.StatusUnauthorized})
+		return
+	}
+	l.denyBearer(w, r, http.StatusUnauthorized, l.invalid, msgInvalidToken)
 }
 
 // Outcomes of reading the Authorization header.
@@ -146,30 +223,42 @@ const (
 	credMalformed
 )
 
-// bearerToken reads the bearer token of the Authorization header. A missing header or another
-// scheme is credMissing; an empty or syntactically invalid token, a repeated header or a token
-// longer than maxLen is credMalformed.
-func bearerToken(r *http.Request, maxLen int) (string, int) {
+// Schemes of the Authorization header.
+const (
+	schemeNone = iota
+	schemeBearer
+	schemeDPoP
+)
+
+// readCredential reads the access token of the Authorization header and its scheme (DPoP only
+// when dpop is on). A missing header or another scheme is credMissing; an empty or
+// syntactically invalid token, a repeated header or a token longer than maxLen is
+// credMalformed.
+func readCredential(r *http.Request, maxLen int, dpop bool) (int, string, int) {
 	values := r.Header.Values("Authorization")
 	if len(values) == 0 {
-		return "", credMissing
+		return schemeNone, "", credMissing
 	}
 	v := values[0]
-	scheme, rest, _ := strings.Cut(strings.TrimLeft(v, " "), " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		if len(values) > 1 {
-			return "", credMalformed
-		}
-		return "", credMissing
+	name, rest, _ := strings.Cut(strings.TrimLeft(v, " "), " ")
+	scheme := schemeNone
+	switch {
+	case strings.EqualFold(name, "Bearer"):
+		scheme = schemeBearer
+	case dpop && strings.EqualFold(name, "DPoP"):
+		scheme = schemeDPoP
 	}
 	if len(values) > 1 {
-		return "", credMalformed
+		return scheme, "", credMalformed
+	}
+	if scheme == schemeNone {
+		return scheme, "", credMissing
 	}
 	token := strings.Trim(rest, " ")
 	if token == "" || len(token) > maxLen || !isToken68(token) {
-		return "", credMalformed
+		return scheme, "", credMalformed
 	}
-	return token, credOK
+	return scheme, token, credOK
 }
 
 // isToken68 reports whether s is a b64token of RFC 6750 section 2.1:
@@ -192,11 +281,6 @@ func isToken68(s string) bool {
 		}
 	}
 	return true
-}
-
-// deny answers with status, the challenge in WWW-Authenticate and a JSON-RPC -32600 body.
-func deny(w http.ResponseWriter, r *http.Request, status int, chal, message string) {
-	denyID(w, r, status, core.ID{}, chal, message)
 }
 
 func denyID(w http.ResponseWriter, r *http.Request, status int, id core.ID, chal, message string) {

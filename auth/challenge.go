@@ -12,9 +12,12 @@ const (
 
 // challenge builds a WWW-Authenticate value for the Bearer scheme: the parameters in the given
 // order, each value a quoted-string (RFC 9110 section 11.2), empty values left out.
-func challenge(params ...string) string {
+func challenge(params ...string) string { return schemeChallenge("Bearer", params...) }
+
+// schemeChallenge is challenge for any scheme (Bearer, DPoP).
+func schemeChallenge(scheme string, params ...string) string {
 	var b strings.Builder
-	b.WriteString("Bearer")
+	b.WriteString(scheme)
 	first := true
 	for i := 0; i+1 < len(params); i += 2 {
 		if params[i+1] == "" {

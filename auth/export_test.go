@@ -29,3 +29,19 @@ func AwaitKeyFetch(v *JWTVerifier) {
 // OnIntrospectionJoin makes the verifier call f whenever a check joins a call in flight (tests
 // only).
 func OnIntrospectionJoin(v *IntrospectionVerifier, f func()) { v.joined = f }
+
+// NewNonceSealerForTest returns the nonce sealer DPoP uses (tests only).
+func NewNonceSealerForTest(key []byte, lifetime time.Duration) *nonceSealer {
+	return &nonceSealer{keys: newNonceKeys(key, nil), lifetime: lifetime}
+}
+
+// IssueNonce issues a nonce at now (tests only).
+func IssueNonce(n *nonceSealer, now time.Time) string { return n.issue(now) }
+
+// OpenNonce opens a nonce at now (tests only).
+func OpenNonce(n *nonceSealer, nonce string, now time.Time) (fresh, ok bool) {
+	return n.open(nonce, now)
+}
+
+// SetReplayClock replaces the cache's clock (tests only).
+func SetReplayClock(c *MemoryReplayCache, now func() time.Time) { c.now = now }

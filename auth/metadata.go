@@ -27,6 +27,13 @@ type Metadata struct {
 	ResourceName string `json:"resource_name,omitempty"`
 	// ResourceDocumentation is a URL of documentation for developers.
 	ResourceDocumentation string `json:"resource_documentation,omitempty"`
+	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the server accepts (RFC 9449
+	// section 5.1; DPoPOptions.Advertise fills it). Nil leaves it out; an algorithm that is not
+	// an asymmetric JWS algorithm panics.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// DPoPBoundAccessTokensRequired says the server accepts DPoP-bound tokens only
+	// (DPoPRequired). False leaves it out.
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // MetadataHandler serves a Metadata document at the path-inserted well-known URI of its
@@ -72,6 +79,11 @@ func NewMetadataHandler(m Metadata) *MetadataHandler {
 	if m.ResourceDocumentation != "" {
 		if _, err := checkURL("Metadata.ResourceDocumentation", m.ResourceDocumentation); err != nil {
 			panic(err.Error())
+		}
+	}
+	for _, a := range m.DPoPSigningAlgValuesSupported {
+		if !slices.Contains(asymmetricAlgorithms, a) {
+			panic("auth: Metadata.DPoPSigningAlgValuesSupported: " + strconvQuote(a) + " is not an asymmetric JWS algorithm")
 		}
 	}
 	body, err := json.Marshal(m)
