@@ -69,6 +69,10 @@
 //     nothing per request. Resumable calls per caller stay counted by each replica. A replica's units are freed by a
 //     survivor when its lease lapses. The task limits per principal are counted in Redis by the
 //     TaskStore already.
+//     ("mcp.task").
+//   - ReplayCache (auth.ReplayCache, for auth.DPoPOptions.Replay): one SET NX per DPoP request,
+//     a key per accepted proof expiring at the end of its window, so a proof replayed on
+//     another replica is refused.
 //   - Router: the bus. Every replica listens on its own channel ("<prefix>r:<replica>") and on
 //     the channel of each session it holds ("<prefix>c:<session>"). On a Redis Cluster the
 //     channels are sharded (SSUBSCRIBE, SPUBLISH: delivered by the primary of the channel's slot,
