@@ -7,6 +7,8 @@
 //	go run ./examples/oauth -issuer https://as.example.com    # trust an external authorization server instead
 //	go run ./examples/oauth -resource https://mcp.example.com/mcp   # the canonical URI tokens must name
 //	go run ./examples/oauth -connect http://127.0.0.1:8090/mcp      # the client mode, in a second terminal
+//	go run ./examples/oauth -dpop                             # DPoP-bound tokens only (add -dpop-nonce for server nonces)
+//	go run ./examples/oauth -trust-issuer https://issuer.example -trust-jwk "$JWK"   # also trust tokens signed with that key
 //
 // Without -issuer, the example also runs a local test authorization server on the same address
 // (issuer http://ADDR): its metadata at /.well-known/oauth-authorization-server, its keys at
@@ -22,6 +24,13 @@
 // browser; the local test server approves at once), takes the redirect on 127.0.0.1, calls
 // whoami, then add_note, which needs notes:write: it authorizes once more for that scope and
 // prints both answers.
+//
+// With -dpop the server accepts only DPoP-bound tokens (RFC 9449): every request carries
+// Authorization: DPoP and a proof, and the local authorization server binds the tokens it issues
+// to the key of the proof sent with the token request; the client mode does all of it by itself.
+// -trust-issuer and -trust-jwk add an issuer whose tokens are accepted too, its public key
+// published at /trusted-issuer/jwks (the conformance suite's DPoP scenario mints its own tokens
+// that way: pass it DPOP_ISSUER and DPOP_ISSUER_PRIVATE_JWK).
 //
 // The protected resource metadata is served at /.well-known/oauth-protected-resource/mcp (and
 // at the root well-known path). Sessions, listen ids and requestState belong to the token's
@@ -56,6 +65,11 @@ type config struct {
 	issuer      string // external authorization server; "" runs the local one
 	resource    string // canonical resource URI; "" means http://ADDR/mcp
 	conformance bool   // also serve the conformance suite's scope fixture
+	dpop        bool   // accept only DPoP-bound tokens (RFC 9449)
+	dpopNonce   bool   // with dpop, require server nonces in proofs
+	// trustIssuer and trustJWK name one more issuer whose tokens are accepted, signed with
+	// the key trustJWK (a JSON JWK; only its public part is used).
+	trustIssuer, trustJWK string
 	// setup, when set, adjusts the local test authorization server before it serves (tests:
 	// its clock, token lifetime, clients).
 	setup func(*testutil.AuthServer)
@@ -68,7 +82,15 @@ func main() {
 	connect := flag.String("connect", "", "run as a client of the MCP server at this URL instead of serving: print the URL to authorize (the redirect comes back to 127.0.0.1), then call whoami and add_note")
 	open := flag.Bool("open", false, "with -connect, also open the authorization URL in the browser")
 	conformance := flag.Bool("conformance", false, "also serve the entries and accept the two fixed opaque tokens of the conformance suite's scope-challenge scenario (local test runs only)")
+	dpop := flag.Bool("dpop", false, "accept only DPoP-bound access tokens (RFC 9449), each request with a proof; the local authorization server binds its tokens to the proof key of the token request")
+	dpopNonce := flag.Bool("dpop-nonce", false, "with -dpop, require a server nonce in every proof (DPoP-Nonce, use_dpop_nonce)")
+	trustIssuer := flag.String("trust-issuer", "", "also accept tokens of this issuer, signed with the key of -trust-jwk")
+	trustJWK := flag.String("trust-jwk", "", "the JSON JWK of -trust-issuer's signing key (a private JWK is accepted: only its public part is used)")
 	flag.Parse()
+	if (*trustIssuer == "") != (*trustJWK == "") {
+		fmt.Fprintln(os.Stderr, "oauth: -trust-issuer and -trust-jwk go together")
+		os.Exit(2)
+	}
 
 	if *connect != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +111,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, ln, config{issuer: *issuer, resource: *resource, conformance: *conformance}); err != nil {
+	cfg := config{issuer: *issuer, resource: *resource, conformance: *conformance, dpop: *dpop, dpopNonce: *dpopNonce,
+		trustIssuer: *trustIssuer, trustJWK: *trustJWK}
+	if err := serve(ctx, ln, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "oauth:", err)
 		os.Exit(1)
 	}
@@ -136,21 +160,33 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 			return nil, nil, err
 		}
 		as := testutil.NewAuthServer(base, &testutil.SigningKey{KID: "local-1", Alg: "ES256", Key: key})
+		as.DPoP = cfg.dpop
 		issuer = as.Issuer
 		if cfg.setup != nil {
 			cfg.setup(as)
 		}
 		as.Mount(mux)
 	}
-	meta := auth.NewMetadataHandler(auth.Metadata{
+	var dpop auth.DPoPOptions
+	if cfg.dpop {
+		dpop = auth.DPoPOptions{Mode: auth.DPoPRequired, RequireNonce: cfg.dpopNonce}
+	}
+	meta := auth.NewMetadataHandler(dpop.Advertise(auth.Metadata{
 		Resource:             resource,
 		AuthorizationServers: []string{issuer},
 		ScopesSupported:      []string{scopeRead, scopeWrite},
 		ResourceName:         "mcpkit notes example",
-	})
+	}))
 	meta.Mount(mux)
 
 	var verifier auth.Verifier = auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
+	if cfg.trustIssuer != "" {
+		extra, err := trustedIssuer(mux, base, cfg.trustIssuer, cfg.trustJWK, resource)
+		if err != nil {
+			return nil, nil, err
+		}
+		verifier = anyOf(verifier, extra)
+	}
 	s := newServer()
 	scopes := notesScopes(s, meta.URL())
 	if cfg.conformance {
@@ -159,7 +195,7 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 	}
 	mcp := mcphttp.New(s, mcphttp.Options{})
 	mux.Handle("/mcp", middleware.OriginGuard(middleware.OriginGuardOptions{})(
-		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL()})(
+		auth.RequireBearer(verifier, auth.BearerOptions{ResourceMetadataURL: meta.URL(), Resource: resource, DPoP: dpop})(
 			middleware.Decode(middleware.DecodeOptions{})(
 				auth.RequireScopes(scopes)(mcp)))))
 	return mux, mcp.Shutdown, nil
