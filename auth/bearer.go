@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -54,6 +55,9 @@ type BearerOptions struct {
 	// DPoP turns on DPoP-bound access tokens (RFC 9449) and says whether plain bearer tokens
 	// are still accepted. The zero value is DPoPOff: bearer tokens only.
 	DPoP DPoPOptions
+	// StructuredDenials adds the SEP-2643 (draft) authorization denial envelope to the 403
+	// answer for want of Scopes, as ScopeOptions.StructuredDenials does. Off by default.
+	StructuredDenials bool
 }
 
 // RequireBearer returns the layer that admits only requests carrying a valid bearer access
@@ -190,6 +194,7 @@ func (l *bearerLayer) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 		if proof.reNonc {
 			w.Header().Set(headerDPoPNonce, l.dpop.nonces.issue(l.dpop.now()))
 		}
+		r = r.WithContext(context.WithValue(r.Context(), dpopKeyCtx{}, proof.jkt))
 	} else if boundKey(info) != "" {
 		l.denyBearer(w, r, http.StatusUnauthorized, l.bound, msgInvalidToken)
 		return

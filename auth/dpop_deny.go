@@ -24,7 +24,7 @@ func (l *bearerLayer) denyBearer(w http.ResponseWriter, r *http.Request, status 
 	if l.dpop == nil || l.dpop.mode != DPoPRequired {
 		h.Add("WWW-Authenticate", chal)
 	}
-	if l.dpop != nil {
+	if l.dpop != nil && status == http.StatusUnauthorized {
 		h.Add("WWW-Authenticate", l.dpopChallenge(nil))
 	}
 	l.finishDenial(w, r, status, message)
@@ -41,7 +41,7 @@ func (l *bearerLayer) denyDPoP(w http.ResponseWriter, r *http.Request, p *dpopPr
 	h := w.Header()
 	h.Del("WWW-Authenticate")
 	h.Add("WWW-Authenticate", l.dpopChallenge(p))
-	if l.dpop.mode == DPoPAccepted {
+	if l.dpop.mode == DPoPAccepted && p.status == http.StatusUnauthorized {
 		h.Add("WWW-Authenticate", l.missing)
 	}
 	message := msgInvalidToken
@@ -74,6 +74,10 @@ func (l *bearerLayer) finishDenial(w http.ResponseWriter, r *http.Request, statu
 	h.Set("Cache-Control", "no-store")
 	if status == http.StatusUnauthorized && l.dpop != nil && l.dpop.nonces != nil {
 		h.Set(headerDPoPNonce, l.dpop.nonces.issue(l.dpop.now()))
+	}
+	if status == http.StatusForbidden && l.opts.StructuredDenials {
+		writeDenial(w, r, core.ID{}, ScopeDenial(l.opts.Scopes, l.meta))
+		return
 	}
 	middleware.Refuse(w, r, status, core.ID{}, core.CodeInvalidRequest, message)
 }

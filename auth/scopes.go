@@ -72,6 +72,11 @@ type ScopeOptions struct {
 	// except initialize, server/discover and ping, and must not return invalid scope tokens (the
 	// request is then refused with 500).
 	Require func(op *Operation) []string
+	// StructuredDenials adds the SEP-2643 (draft) authorization denial envelope to the 403
+	// answers: the JSON-RPC error's data is {"_meta": {"io.modelcontextprotocol/authorization":
+	// ScopeDenial(...)}}, naming the scopes to request and the metadata URL. Off by default
+	// until the SEP is final; the WWW-Authenticate challenge is sent either way.
+	StructuredDenials bool
 	// MaxRequestBytes is the body cap of the decode layer RequireScopes runs itself when no
 	// decode layer ran before it. Zero means middleware.DefaultMaxRequestBytes; negative
 	// panics.
@@ -175,11 +180,11 @@ func (p *scopePolicy) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	for _, s := range need {
 		if !info.HasScope(s) {
-			denyID(w, r, http.StatusForbidden, msg.ID, challenge(
+			refuseScope(w, r, msg.ID, schemeChallenge(challengeScheme(r.Context()),
 				"error", errInsufficientScope,
 				"scope", strings.Join(need, " "),
 				"resource_metadata", meta,
-				"error_description", descInsufficientScope), msgInsufficientScope)
+				"error_description", descInsufficientScope), need, meta, p.opts.StructuredDenials)
 			return
 		}
 	}
