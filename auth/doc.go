@@ -14,6 +14,11 @@
 //     IntrospectionVerifier asks an RFC 7662 introspection endpoint about opaque tokens, caches
 //     the answers (refusals briefly), shares one call among simultaneous checks of a token and
 //     bounds the calls a second.
+//   - With BearerOptions.DPoP, RequireBearer also accepts DPoP-bound tokens (RFC 9449):
+//     Authorization: DPoP with one proof header, checked as section 4.3 says (signature with
+//     the embedded key, typ, the algorithm allow-list, htm and htu, iat window, ath, the token's
+//     cnf.jkt, jti replay through a ReplayCache), optional stateless server nonces, and DPoP
+//     challenges beside or instead of the Bearer ones (DPoPAccepted, DPoPRequired).
 //   - MetadataHandler serves the RFC 9728 protected resource metadata document at the
 //     path-inserted and the root well-known URIs.
 //   - RequireScopes maps each operation (a tool, prompt, resource or resource template, or a
@@ -42,5 +47,6 @@
 //
 // The decode layer inside mcphttp.New sees the message already decoded and does not read the
 // body again. stdio is out of scope: the specification has stdio servers take their credentials
-// from the environment.
+// from the environment; a tool refusing a call there can answer core.DeniedResult with
+// ScopeDenial, the SEP-2643 (draft) envelope that StructuredDenials adds to the 403s on HTTP.
 package auth
