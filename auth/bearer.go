@@ -191,7 +191,7 @@ func (l *bearerLayer) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 			l.denyDPoP(w, r, prob)
 			return
 		}
-		if proof.reNonc {
+		if proof.renew {
 			w.Header().Set(headerDPoPNonce, l.dpop.nonces.issue(l.dpop.now()))
 		}
 		r = r.WithContext(context.WithValue(r.Context(), dpopKeyCtx{}, proof.jkt))

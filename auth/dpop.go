@@ -189,13 +189,13 @@ type proofClaims struct {
 	Nonce *string          `json:"nonce"`
 }
 
-// verifiedProof is what a valid proof says: its key's thumbprint, its replay id and the iat.
+// verifiedProof is what a valid proof says: its key's thumbprint, its jti and iat, and whether
+// its nonce is past half its life (a new one is sent).
 type verifiedProof struct {
-	jkt    string
-	jti    string
-	iat    time.Time
-	nonce  string
-	reNonc bool // the nonce is past half its life: send a new one
+	jkt   string
+	jti   string
+	iat   time.Time
+	renew bool
 }
 
 // checkProof runs the checks of RFC 9449 section 4.3 that need no token verification: one
@@ -251,7 +251,7 @@ func (c *dpopChecker) checkProof(r *http.Request, token string) (*verifiedProof,
 		if !ok {
 			return nil, &dpopProblem{code: errUseDPoPNonce, desc: "The resource server requires a fresh nonce in the DPoP proof", status: http.StatusUnauthorized}
 		}
-		vp.reNonc = !fresh
+		vp.renew = !fresh
 	}
 	return vp, nil
 }

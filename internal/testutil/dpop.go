@@ -46,11 +46,17 @@ func (k *DPoPKey) PrivateJWK() map[string]any { return jwkMap(k.Key, true) }
 
 func jwkMap(k *ecdsa.PrivateKey, private bool) map[string]any {
 	enc := base64.RawURLEncoding
-	m := map[string]any{"kty": "EC", "crv": "P-256",
-		"x": enc.EncodeToString(k.PublicKey.X.FillBytes(make([]byte, 32))),
-		"y": enc.EncodeToString(k.PublicKey.Y.FillBytes(make([]byte, 32)))}
+	pub, err := k.PublicKey.Bytes() // 0x04 || X || Y
+	if err != nil {
+		panic(err)
+	}
+	m := map[string]any{"kty": "EC", "crv": "P-256", "x": enc.EncodeToString(pub[1:33]), "y": enc.EncodeToString(pub[33:])}
 	if private {
-		m["d"] = enc.EncodeToString(k.D.FillBytes(make([]byte, 32)))
+		d, err := k.Bytes()
+		if err != nil {
+			panic(err)
+		}
+		m["d"] = enc.EncodeToString(d)
 	}
 	return m
 }
