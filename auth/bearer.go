@@ -24,6 +24,7 @@ const (
 	descInvalidToken      = "The access token is invalid or expired"
 	descMalformed         = "The Authorization header is not a valid bearer credential"
 	descMalformedDPoP     = "The Authorization header is not a valid DPoP credential"
+	descTwoSchemes        = "The request carries both a Bearer and a DPoP credential: send one"
 	descBoundAsBearer     = "The access token is bound to a DPoP key: send it with the DPoP scheme and a proof"
 	descInsufficientScope = "The access token lacks scopes this operation needs"
 )
@@ -79,7 +80,8 @@ type BearerOptions struct {
 // With DPoP on (DPoPOptions.Mode), Authorization: DPoP <token> is accepted with one DPoP proof
 // header (RFC 9449 section 4.3, see DPoPOptions), challenges add (or, for DPoPRequired, are)
 // WWW-Authenticate: DPoP algs="...", a bad proof is answered 401 error="invalid_dpop_proof",
-// a token not bound to the proof's key 401 error="invalid_token", a missing or stale nonce
+// a token not bound to the proof's key 401 error="invalid_token", both a Bearer and a DPoP
+// credential (two methods at once, RFC 6750 section 3.1) 400 error="invalid_request", a missing or stale nonce
 // (RequireNonce) 401 error="use_dpop_nonce" with a DPoP-Nonce header, and a replay cache that
 // fails 503. The challenge of the scheme at fault comes first.
 //
@@ -155,6 +157,10 @@ func (l *bearerLayer) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 	case credMissing:
 		l.denyBearer(w, r, http.StatusUnauthorized, l.missing, msgUnauthorized)
 		return
+	case credTwoSchemes:
+		// RFC 6750 section 3.1: a request using more than one method is invalid_request, 400.
+		l.denyDPoP(w, r, &dpopProblem{code: errInvalidRequest, desc: descTwoSchemes, status: http.StatusBadRequest})
+		return
 	case credMalformed:
 		if scheme == schemeDPoP {
 			l.denyDPoP(w, r, &dpopProblem{code: errInvalidToken, desc: descMalformedDPoP, status: http.StatusUnauthorized})
@@ -226,6 +232,7 @@ const (
 	credOK = iota
 	credMissing
 	credMalformed
+	credTwoSchemes // both a Bearer and a DPoP credential: two methods at once
 )
 
 // Schemes of the Authorization header.
@@ -254,6 +261,14 @@ func readCredential(r *http.Request, maxLen int, dpop bool) (int, string, int) {
 		scheme = schemeDPoP
 	}
 	if len(values) > 1 {
+		if dpop && scheme != schemeNone {
+			for _, o := range values[1:] {
+				n, _, _ := strings.Cut(strings.TrimLeft(o, " "), " ")
+				if strings.EqualFold(n, "Bearer") != (scheme == schemeBearer) && (strings.EqualFold(n, "Bearer") || strings.EqualFold(n, "DPoP")) {
+					return scheme, "", credTwoSchemes
+				}
+			}
+		}
 		return scheme, "", credMalformed
 	}
 	if scheme == schemeNone {

@@ -8,6 +8,7 @@ import (
 const (
 	errInvalidToken      = "invalid_token"
 	errInsufficientScope = "insufficient_scope"
+	errInvalidRequest    = "invalid_request"
 )
 
 // challenge builds a WWW-Authenticate value for the Bearer scheme: the parameters in the given

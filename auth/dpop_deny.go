@@ -14,6 +14,7 @@ const headerDPoPNonce = "DPoP-Nonce"
 const (
 	msgInvalidProof = "Unauthorized: the DPoP proof is invalid"
 	msgUseNonce     = "Unauthorized: the DPoP proof needs a fresh server nonce"
+	msgTwoSchemes   = "Bad Request: send either a Bearer or a DPoP credential, not both"
 )
 
 // denyBearer answers a refusal of the Bearer scheme (or of a request with no credential):
@@ -52,6 +53,8 @@ func (l *bearerLayer) denyDPoP(w http.ResponseWriter, r *http.Request, p *dpopPr
 		message = msgUseNonce
 	case errInsufficientScope:
 		message = msgInsufficientScope
+	case errInvalidRequest:
+		message = msgTwoSchemes
 	}
 	l.finishDenial(w, r, p.status, message)
 }

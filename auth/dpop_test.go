@@ -206,6 +206,16 @@ func TestDPoPReplayBearerAndNormalization(t *testing.T) {
 		t.Fatalf("bound-as-bearer description %q does not say why", d)
 	}
 
+	// Both schemes at once (two methods, RFC 6750 section 3.1): 400 invalid_request.
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.url, strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Add("Authorization", "Bearer "+s.token)
+	req.Header.Add("Authorization", "DPoP "+s.token)
+	req.Header.Set("DPoP", s.proof(t, nil))
+	wantRefusal(t, send(t, req), http.StatusBadRequest, "DPoP", "invalid_request")
+
 	host := strings.TrimPrefix(s.url, "http://127.0.0.1:")
 	port := strings.TrimSuffix(host, "/mcp")
 	for _, htu := range []string{
