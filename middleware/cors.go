@@ -16,14 +16,15 @@ const DefaultCORSMaxAge = 10 * time.Minute
 // the layers read, the ones of content negotiation and authorization, and trace propagation.
 // Mcp-Param-* headers are allowed by prefix.
 var corsAllowHeaders = []string{
-	"Accept", "Authorization", "Content-Type", "Last-Event-ID",
+	"Accept", "Authorization", "DPoP", "Content-Type", "Last-Event-ID",
 	HeaderSessionID, HeaderProtocolVersion, HeaderMethod, HeaderName,
 	"traceparent", "tracestate", "baggage",
 }
 
 // corsExposeHeaders are the response headers a browser client needs to read: the session id and
-// protocol version of the legacy lifecycle and the authorization challenge.
-var corsExposeHeaders = []string{HeaderSessionID, HeaderProtocolVersion, "WWW-Authenticate"}
+// protocol version of the legacy lifecycle, the authorization challenge and the DPoP server
+// nonce (RFC 9449 section 8).
+var corsExposeHeaders = []string{HeaderSessionID, HeaderProtocolVersion, "WWW-Authenticate", "DPoP-Nonce"}
 
 // CORSOptions configures the CORS layer. The zero value lets no other origin in: pass the same
 // OriginGuardOptions the endpoint's Origin guard uses (mcphttp.Options.Origin), and the origins
@@ -38,7 +39,7 @@ type CORSOptions struct {
 	// Mcp-Name, Mcp-Param-*, traceparent, tracestate, baggage). Nil adds none.
 	AllowHeaders []string
 	// ExposeHeaders are response headers scripts may read beyond Mcp-Session-Id,
-	// MCP-Protocol-Version and WWW-Authenticate. Nil adds none.
+	// MCP-Protocol-Version, WWW-Authenticate and DPoP-Nonce. Nil adds none.
 	ExposeHeaders []string
 	// MaxAge is how long a browser may reuse a preflight answer (Access-Control-Max-Age, in whole
 	// seconds). Zero means DefaultCORSMaxAge; negative sends none (the browser's own default, a

@@ -46,7 +46,7 @@ func sendCORS(t *testing.T, srv *httptest.Server, method string, headers map[str
 
 func TestCORSPreflight(t *testing.T) {
 	srv, reached := corsServer(t, CORSOptions{Origins: OriginGuardOptions{AllowedOrigins: []string{appOrigin}}, AllowHeaders: []string{"X-Tenant"}})
-	mcpHeaders := "content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-region, authorization, traceparent, x-tenant"
+	mcpHeaders := "content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-region, authorization, dpop, traceparent, x-tenant"
 	for _, tc := range []struct {
 		name, origin, method, headers string
 		status                        int
@@ -89,7 +89,7 @@ func TestCORSActualRequests(t *testing.T) {
 	srv, reached := corsServer(t, CORSOptions{Origins: OriginGuardOptions{AllowedOrigins: []string{appOrigin}}, ExposeHeaders: []string{"X-Request-Id"}})
 	res := sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": appOrigin})
 	if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != appOrigin ||
-		res.Header.Get("Access-Control-Expose-Headers") != "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, X-Request-Id" {
+		res.Header.Get("Access-Control-Expose-Headers") != "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, DPoP-Nonce, X-Request-Id" {
 		t.Fatalf("allowed origin: %d %v", res.StatusCode, res.Header)
 	}
 	// Another origin gets no CORS headers, and the guard behind refuses it.
@@ -154,7 +154,7 @@ func TestCORSDefaults(t *testing.T) {
 		{Option: "CORSOptions.AllowHeaders (the kit's only)", Given: opts.AllowHeaders,
 			Got: []int{preflight(same, "mcp-session-id").StatusCode, preflight(same, "x-tenant").StatusCode}, Doc: []int{http.StatusNoContent, http.StatusForbidden}},
 		{Option: "CORSOptions.ExposeHeaders (the kit's only)", Given: opts.ExposeHeaders,
-			Got: sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": same}).Header.Get("Access-Control-Expose-Headers"), Doc: "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"},
+			Got: sendCORS(t, srv, http.MethodPost, map[string]string{"Origin": same}).Header.Get("Access-Control-Expose-Headers"), Doc: "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, DPoP-Nonce"},
 		{Option: "CORSOptions.MaxAge", Given: opts.MaxAge, Got: preflight(same, "").Header.Get("Access-Control-Max-Age"), Doc: "600"},
 	})
 	if DefaultCORSMaxAge != 10*time.Minute {
