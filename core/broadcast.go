@@ -19,6 +19,13 @@ type Change struct {
 	// subscriptions/listen streams whose filter names Key receive it, never legacy sessions.
 	Key    string          `json:"key,omitzero"`
 	Params json.RawMessage `json:"params,omitzero"`
+	// Principal, when set, aims a list change at one caller (Server.FilterChanged): only the
+	// legacy sessions and subscriptions/listen streams of that principal receive it.
+	Principal string `json:"principal,omitzero"`
+	// Name, when set on a list change, is the entry whose registration caused it (a tool's or a
+	// prompt's name, a resource's URI, a template's URI template): a subscriptions/listen stream
+	// whose caller may not see that entry (see Visibility) does not receive it.
+	Name string `json:"name,omitzero"`
 }
 
 // Change notification methods.
@@ -124,6 +131,9 @@ func (s *Server) deliverToSessions(c Change) {
 		return
 	}
 	for _, ss := range s.liveSessions() {
+		if c.Principal != "" && ss.Principal() != c.Principal {
+			continue
+		}
 		if c.Method == ResourceUpdated {
 			if !ss.Subscribed(c.URI) {
 				continue

@@ -7,7 +7,8 @@ import (
 )
 
 // CompletionHandler serves completion/complete. The reference has been checked: a prompt
-// reference names a registered prompt, a resource reference a registered resource URI or template.
+// reference names a registered prompt, a resource reference a registered resource URI or template,
+// one the caller may see (see Visibility).
 // A nil result means no values. More than 100 values are cut to the first 100, with HasMore set
 // and Total defaulting to the full count.
 type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
@@ -66,13 +67,13 @@ func handleComplete(c *Call) (any, error) {
 	switch ref.Type {
 	case "ref/prompt":
 		s.mu.RLock()
-		_, ok := s.prompts.get(ref.Name)
+		e, ok := s.prompts.get(ref.Name)
 		s.mu.RUnlock()
-		if !ok {
+		if !ok || !seesEntry(c, e, promptVisible, promptView) {
 			return nil, InvalidParams("Prompt not found: " + ref.Name)
 		}
 	case "ref/resource":
-		if !s.knownResourceRef(ref.URI) {
+		if !s.knownResourceRef(c, ref.URI) {
 			return nil, ResourceNotFound(ref.URI)
 		}
 	default:
@@ -108,13 +109,13 @@ func handleComplete(c *Call) (any, error) {
 	return res, nil
 }
 
-// knownResourceRef reports whether uri is a registered resource or a template's own text.
-func (s *Server) knownResourceRef(uri string) bool {
+// knownResourceRef reports whether uri is a registered resource or a template's own text that
+// the caller of c may see.
+func (s *Server) knownResourceRef(c *Call, uri string) bool {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if _, ok := s.resources.get(uri); ok {
-		return true
-	}
-	_, ok := s.templates.get(uri)
-	return ok
+	r, exact := s.resources.get(uri)
+	t, tpl := s.templates.get(uri)
+	s.mu.RUnlock()
+	return exact && seesEntry(c, r, resourceVisible, resourceView) ||
+		tpl && seesEntry(c, t, templateVisible, templateView)
 }

@@ -12,6 +12,20 @@
 // capability is not offered is answered with -32603 "Server does not support <cap> (required for
 // <method>)".
 //
+// # Who sees what
+//
+// What a caller sees is decided per request: an entry's own Visible predicate (Tool.Visible,
+// Prompt.Visible, Resource.Visible, ResourceTemplate.Visible), the server-wide
+// Options.Visibility and the filters a layer in front put in the request's context
+// (WithVisibility; auth.RequireScopes with ScopeOptions.Hide) each get the request's context
+// (its principal, its token) and a View of the entry. A hidden entry is left out of the list
+// methods (cursors count what the caller sees: no empty pages, nothing learnt of hidden
+// entries; on 2026-07-28 such a list is cacheScope "private"), and naming it in tools/call,
+// prompts/get, resources/read or completion/complete is answered exactly as an unknown name.
+// A listen stream is not told of a new entry its caller may not see. Server.FilterChanged
+// tells one principal's sessions and listen streams, on every replica, that its view changed.
+// A server with none of these pays nothing.
+//
 // # Extensions
 //
 // Core serves the protocol's own methods and nothing else. A protocol extension (the packages

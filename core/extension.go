@@ -80,7 +80,10 @@ type ExtensionMethod struct {
 // ResourceSource serves the resources under one URI scheme, beside the server's own:
 // resources/read of a URI of the scheme goes to Read, and resources/list lists Resources after
 // the server's own resources. An extension that changes what it serves calls
-// Server.NotifyResourcesListChanged.
+// Server.NotifyResourcesListChanged. Options.Visibility and the request's filters
+// (WithVisibility) decide about its resources in both, as about the server's own; the Visible
+// field of the resources it lists is not consulted (a source that scopes its entries per caller
+// does so itself, from the request's context).
 type ResourceSource interface {
 	// Scheme is the URI scheme served ("skill" for skill://...).
 	Scheme() string

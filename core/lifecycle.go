@@ -68,6 +68,9 @@ func handleInitialize(c *Call) (any, error) {
 	ss.version = version
 	ss.clientInfo = &info
 	ss.clientCaps = caps
+	if ss.principal == "" {
+		ss.principal, _ = PrincipalFrom(c.ctx) // whose session it is, for FilterChanged
+	}
 	ss.mu.Unlock()
 	if e := ss.persist(c.ctx); e != nil {
 		return nil, e

@@ -34,6 +34,17 @@ type SubscriptionFilter struct {
 	unknown []string
 	// admitted are the extension members HonorListen checked, in extension order.
 	admitted []admittedMember
+	// view is the caller of the listen request, as HonorListen saw it: list changes aimed at
+	// another principal, or caused by an entry this caller may not see, are not for it.
+	view *listenView
+}
+
+// listenView is the caller of a subscriptions/listen request.
+type listenView struct {
+	server    *Server
+	ctx       context.Context
+	principal string
+	version   string
 }
 
 // admittedMember is an extension's filter member as HonorListen admitted it.
@@ -66,15 +77,20 @@ func (s *Server) honor(f SubscriptionFilter) SubscriptionFilter {
 	return out
 }
 
-// Wants reports whether a stream with this (honored) filter receives the change.
+// Wants reports whether a stream with this (honored) filter receives the change. A list change
+// aimed at one principal (Server.FilterChanged) reaches only that principal's streams, and one
+// naming a new entry only the streams whose caller may see it (see Visibility).
 func (f SubscriptionFilter) Wants(c Change) bool {
+	if c.Principal != "" && (f.view == nil || f.view.principal != c.Principal) {
+		return false
+	}
 	switch c.Method {
 	case ToolsListChanged:
-		return f.ToolsListChanged
+		return f.ToolsListChanged && f.view.seesChanged(c)
 	case PromptsListChanged:
-		return f.PromptsListChanged
+		return f.PromptsListChanged && f.view.seesChanged(c)
 	case ResourcesListChanged:
-		return f.ResourcesListChanged
+		return f.ResourcesListChanged && f.view.seesChanged(c)
 	case ResourceUpdated:
 		for _, u := range f.ResourceSubscriptions {
 			if u == c.URI {
@@ -124,7 +140,50 @@ func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionF
 		}
 		f.admitted = append(f.admitted, a)
 	}
-	return s.honor(f), nil
+	out := s.honor(f)
+	out.view = &listenView{server: s, ctx: ctx}
+	out.view.principal, _ = PrincipalFrom(ctx)
+	if env != nil {
+		out.view.version = env.ProtocolVersion
+	}
+	return out, nil
+}
+
+// seesChanged reports whether the caller of the stream may see the entry a list change names
+// (any change naming none, or an entry gone since, is for every stream that wants its kind).
+func (v *listenView) seesChanged(c Change) bool {
+	if v == nil || c.Name == "" {
+		return true
+	}
+	s := v.server
+	vw := viewer{ctx: v.ctx, server: s.opts.Visibility, version: v.version, modern: true}
+	vw.scoped, _ = v.ctx.Value(visibilityKey{}).(*visibilityNode)
+	var view View
+	s.mu.RLock()
+	var own Visibility
+	found := false
+	switch c.Method {
+	case ToolsListChanged:
+		if e, ok := s.tools.get(c.Name); ok {
+			toolView(&view, e)
+			own, found = e.tool.Visible, true
+		}
+	case PromptsListChanged:
+		if e, ok := s.prompts.get(c.Name); ok {
+			promptView(&view, e)
+			own, found = e.prompt.Visible, true
+		}
+	case ResourcesListChanged:
+		if e, ok := s.resources.get(c.Name); ok {
+			resourceView(&view, e)
+			own, found = e.resource.Visible, true
+		} else if t, ok := s.templates.get(c.Name); ok {
+			templateView(&view, t)
+			own, found = t.template.Visible, true
+		}
+	}
+	s.mu.RUnlock()
+	return !found || vw.sees(own, &view)
 }
 
 // ListenServer serves subscriptions/listen on a session whose one channel carries everything

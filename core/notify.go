@@ -14,6 +14,20 @@ func (s *Server) notifyListChanged(ctx context.Context, method string) error {
 	return s.publish(ctx, Change{Method: method})
 }
 
+// notifyEntryChanged announces the list change caused by registering the entry name: a new
+// entry (added is set) is named in the change, so that listen streams whose caller may not see
+// it are spared; a replaced or removed one is not, since what the caller saw of it may be gone.
+func (s *Server) notifyEntryChanged(method, name string, added bool) {
+	if !s.announcesListChanged(method) {
+		return
+	}
+	c := Change{Method: method}
+	if added {
+		c.Name = name
+	}
+	_ = s.publish(context.Background(), c)
+}
+
 // announcesListChanged reports whether the capabilities promise the given list_changed
 // notification. Derived capabilities always do (even once the last item is removed, so that
 // clients learn about the removal); configured ones only when they say listChanged.
@@ -58,4 +72,36 @@ func (s *Server) NotifyPromptsListChanged(ctx context.Context) error {
 // NotifyToolsListChanged).
 func (s *Server) NotifyResourcesListChanged(ctx context.Context) error {
 	return s.notifyListChanged(ctx, ResourcesListChanged)
+}
+
+// FilterChanged tells one caller that what it may see changed (a grant, a revoked scope, a
+// feature flag turned on: anything a Visibility decides by): the legacy sessions and the
+// subscriptions/listen streams of principal, on every replica (through Options.Broadcaster),
+// get the list-changed notifications of the lists the server announces changes of (tools,
+// prompts, resources), and nobody else does; the client then lists again and sees its new
+// view. A session or stream belongs to the principal of the request that opened it
+// (PrincipalFrom). An empty principal names nobody: nothing is sent. ctx and the error are as
+// for NotifyResourceUpdated (the first error, after trying every list).
+func (s *Server) FilterChanged(ctx context.Context, principal string) error {
+	if principal == "" {
+		return nil
+	}
+	caps := s.Capabilities()
+	var first error
+	for _, l := range [...]struct {
+		method string
+		on     bool
+	}{
+		{ToolsListChanged, caps.Tools != nil && caps.Tools.ListChanged},
+		{PromptsListChanged, caps.Prompts != nil && caps.Prompts.ListChanged},
+		{ResourcesListChanged, caps.Resources != nil && caps.Resources.ListChanged},
+	} {
+		if !l.on {
+			continue
+		}
+		if err := s.publish(ctx, Change{Method: l.method, Principal: principal}); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

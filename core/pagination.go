@@ -63,25 +63,31 @@ func paginate[T any](items []T, cursor string, size int) ([]T, string, error) {
 }
 
 // listPage serves one page of a list method: the cursor from the params, a snapshot of the
-// registry taken under the server's read lock, and the page's entries turned into wire items.
-func listPage[E, T any](c *Call, reg *registry[E], item func(E) T) ([]T, string, error) {
+// registry taken under the server's read lock, the entries the caller may see (own is an
+// entry's own predicate, view describes one for the filters), and the page's entries turned
+// into wire items. filtered reports whether the caller's view was filtered. Cursors count the
+// entries the caller sees, so they reveal nothing of hidden ones and no page is empty.
+func listPage[E, T any](c *Call, reg *registry[E], item func(E) T, own func(E) Visibility, view func(*View, E)) (_ []T, next string, filtered bool, _ error) {
 	cursor, err := listParams(c)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	s := c.session.server
 	s.mu.RLock()
 	entries := reg.values()
 	s.mu.RUnlock()
+	if vw := viewerOf(c); guarded(vw, entries, own) {
+		entries, filtered = filterVisible(c, vw, entries, own, view), true
+	}
 	page, next, err := paginate(entries, cursor, s.opts.PageSize)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	items := make([]T, len(page))
 	for i, e := range page {
 		items[i] = item(e)
 	}
-	return items, next, nil
+	return items, next, filtered, nil
 }
 
 // Page returns the page of items a list request asks for (the cursor of its params) at the

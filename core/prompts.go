@@ -33,9 +33,11 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 		panic("mcpkit: AddPrompt needs a named prompt and a handler")
 	}
 	s.mu.Lock()
+	_, had := s.prompts.get(p.Name)
 	s.prompts.set(p.Name, &promptEntry{prompt: *p, handler: h})
+	s.prompts.guard(p.Name, p.Visible != nil)
 	s.mu.Unlock()
-	_ = s.notifyListChanged(context.Background(), "notifications/prompts/list_changed")
+	s.notifyEntryChanged(PromptsListChanged, p.Name, !had)
 }
 
 // RemovePrompts removes prompts by name and announces the change.
@@ -60,11 +62,13 @@ type listPromptsResult struct {
 }
 
 func handleListPrompts(c *Call) (any, error) {
-	items, next, err := listPage(c, &c.session.server.prompts, func(e *promptEntry) Prompt { return e.prompt })
+	items, next, filtered, err := listPage(c, &c.session.server.prompts, func(e *promptEntry) Prompt { return e.prompt }, promptVisible, promptView)
 	if err != nil {
 		return nil, err
 	}
-	return &listPromptsResult{Prompts: items, NextCursor: next}, nil
+	res := &listPromptsResult{Prompts: items, NextCursor: next}
+	res.markPrivate(c, filtered)
+	return res, nil
 }
 
 func handleGetPrompt(c *Call) (any, error) {
@@ -83,7 +87,7 @@ func handleGetPrompt(c *Call) (any, error) {
 	s.mu.RLock()
 	e, ok := s.prompts.get(name)
 	s.mu.RUnlock()
-	if !ok {
+	if !ok || !seesEntry(c, e, promptVisible, promptView) {
 		return nil, InvalidParams("Prompt not found: " + name)
 	}
 	args, perr := promptArguments(p.Arguments)

@@ -53,9 +53,11 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 		panic("mcpkit: AddResource needs a resource with a URI and a name, and a handler")
 	}
 	s.mu.Lock()
+	_, had := s.resources.get(r.URI)
 	s.resources.set(r.URI, &resourceEntry{resource: *r, handler: h})
+	s.resources.guard(r.URI, r.Visible != nil)
 	s.mu.Unlock()
-	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
+	s.notifyEntryChanged(ResourcesListChanged, r.URI, !had)
 }
 
 // AddResourceTemplate registers a resource template, an RFC 6570 URI template of levels 1 to 3,
@@ -79,9 +81,11 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 		panic(err)
 	}
 	s.mu.Lock()
+	_, had := s.templates.get(t.URITemplate)
 	s.templates.set(t.URITemplate, &templateEntry{template: *t, tpl: tpl, handler: h})
+	s.templates.guard(t.URITemplate, t.Visible != nil)
 	s.mu.Unlock()
-	_ = s.notifyListChanged(context.Background(), "notifications/resources/list_changed")
+	s.notifyEntryChanged(ResourcesListChanged, t.URITemplate, !had)
 }
 
 // RemoveResources removes resources and templates by URI (or URI template) and announces it.
@@ -122,11 +126,13 @@ func handleListResources(c *Call) (any, error) {
 	if len(s.resourceSources) > 0 {
 		return listWithSources(c)
 	}
-	items, next, err := listPage(c, &s.resources, func(e *resourceEntry) Resource { return e.resource })
+	items, next, filtered, err := listPage(c, &s.resources, func(e *resourceEntry) Resource { return e.resource }, resourceVisible, resourceView)
 	if err != nil {
 		return nil, err
 	}
-	return &listResourcesResult{Resources: items, NextCursor: next}, nil
+	res := &listResourcesResult{Resources: items, NextCursor: next}
+	res.markPrivate(c, filtered)
+	return res, nil
 }
 
 // listWithSources lists the server's resources, then those of its extensions' sources.
@@ -139,20 +145,31 @@ func listWithSources(c *Call) (any, error) {
 	s.mu.RLock()
 	entries := s.resources.values()
 	s.mu.RUnlock()
+	vw := viewerOf(c)
+	filtered := guarded(vw, entries, resourceVisible)
+	if filtered {
+		entries = filterVisible(c, vw, entries, resourceVisible, resourceView)
+	}
 	items := make([]Resource, 0, len(entries))
 	for _, e := range entries {
 		items = append(items, e.resource)
 	}
 	for _, x := range s.exts {
 		if src := x.spec.Resources; src != nil && x.offered() {
-			items = append(items, src.Resources()...)
+			more := src.Resources()
+			if vw.filters() {
+				more, filtered = filterVisible(c, vw, more, sourceVisible, sourceView), true
+			}
+			items = append(items, more...)
 		}
 	}
 	page, next, err := paginate(items, cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &listResourcesResult{Resources: page, NextCursor: next}, nil
+	res := &listResourcesResult{Resources: page, NextCursor: next}
+	res.markPrivate(c, filtered)
+	return res, nil
 }
 
 // sourceFor returns the extension's source serving uri's scheme, or nil.
@@ -178,11 +195,13 @@ func (s *Server) offersSources() bool {
 }
 
 func handleListTemplates(c *Call) (any, error) {
-	items, next, err := listPage(c, &c.session.server.templates, func(e *templateEntry) ResourceTemplate { return e.template })
+	items, next, filtered, err := listPage(c, &c.session.server.templates, func(e *templateEntry) ResourceTemplate { return e.template }, templateVisible, templateView)
 	if err != nil {
 		return nil, err
 	}
-	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
+	res := &listTemplatesResult{ResourceTemplates: items, NextCursor: next}
+	res.markPrivate(c, filtered)
+	return res, nil
 }
 
 func uriParam(c *Call) (string, error) {
@@ -199,19 +218,12 @@ func uriParam(c *Call) (string, error) {
 	return uri, nil
 }
 
-// findResource returns the handler and template variables for uri: an exact resource first, then
-// the templates in registration order.
-func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, bool) {
-	h, _, vars, ok := s.lookupResource(uri)
-	return h, vars, ok
-}
-
 func handleReadResource(c *Call) (any, error) {
 	uri, err := uriParam(c)
 	if err != nil {
 		return nil, err
 	}
-	h, vars, ok := c.session.server.findResource(uri)
+	h, vars, ok := c.session.server.readTarget(c, uri)
 	if !ok {
 		return nil, ResourceNotFound(uri)
 	}

@@ -111,6 +111,12 @@ type Options struct {
 	// type, exists in mcphttp.Options and stdio.Options for what those packages log.
 	Logger *zerolog.Logger
 
+	// Visibility, when set, is the server-wide filter of what each caller sees: it decides, per
+	// request, about every tool, prompt, resource (those of extensions' sources included) and
+	// resource template, after the entry's own Visible predicate (see Visibility). Nil shows
+	// every entry its own predicate and the request's filters (WithVisibility) let through.
+	Visibility Visibility
+
 	// Extensions are the protocol extensions the server serves (the packages under ext/:
 	// tasks, skills), bound by NewServer in this order. NewServer panics, naming it, on an
 	// extension without an id, an id given twice, and a method core or another extension
@@ -303,7 +309,25 @@ func (s *Server) logError(err error) {
 type registry[T any] struct {
 	keys  []string
 	items map[string]T
+	// guards are the keys whose entries have a Visibility of their own.
+	guards map[string]struct{}
 }
+
+// guard records whether the entry under k has a Visibility of its own.
+func (r *registry[T]) guard(k string, on bool) {
+	switch {
+	case on:
+		if r.guards == nil {
+			r.guards = map[string]struct{}{}
+		}
+		r.guards[k] = struct{}{}
+	case r.guards != nil:
+		delete(r.guards, k)
+	}
+}
+
+// guarded reports whether an entry has a Visibility of its own.
+func (r *registry[T]) guarded() bool { return len(r.guards) > 0 }
 
 func (r *registry[T]) len() int { return len(r.keys) }
 
@@ -328,6 +352,7 @@ func (r *registry[T]) remove(k string) bool {
 		return false
 	}
 	delete(r.items, k)
+	r.guard(k, false)
 	for i, x := range r.keys {
 		if x == k {
 			r.keys = append(r.keys[:i:i], r.keys[i+1:]...)

@@ -76,6 +76,10 @@ type SessionOptions struct {
 	// State, when set, restores the shared state of a session another replica created (see
 	// SessionState): the session then serves requests as if initialize had run here.
 	State *SessionState
+	// Principal is whom the session belongs to (the owner of a legacy HTTP session), for the
+	// change notifications Server.FilterChanged aims at one principal. Empty means the principal
+	// of the initialize request's context (PrincipalFrom), if any.
+	Principal string
 }
 
 // Session is the state of one connection: the negotiated version, the client's info and
@@ -85,6 +89,7 @@ type Session struct {
 	id     string
 
 	mu                  sync.Mutex
+	principal           string
 	out                 Sender
 	initialized         bool
 	era                 era
@@ -126,6 +131,7 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 
 		changeNotifications: opts.ChangeNotifications || opts.Listen != nil,
 		listen:              opts.Listen,
+		principal:           opts.Principal,
 	}
 	if opts.Modern {
 		ss.era = eraModern
@@ -150,6 +156,14 @@ func (ss *Session) SetOut(out Sender) {
 	ss.mu.Lock()
 	ss.out = out
 	ss.mu.Unlock()
+}
+
+// Principal returns whom the session belongs to: SessionOptions.Principal, or the principal of
+// its initialize request; "" for nobody.
+func (ss *Session) Principal() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.principal
 }
 
 // Initialized reports whether initialize succeeded on this session.

@@ -86,9 +86,11 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 		s.mu.Unlock()
 		panic(fmt.Sprintf("mcpkit: AddTool %q: %v", t.Name, err))
 	}
+	_, had := s.tools.get(t.Name)
 	s.tools.set(t.Name, e)
+	s.tools.guard(t.Name, t.Visible != nil)
 	s.mu.Unlock()
-	_ = s.notifyListChanged(context.Background(), "notifications/tools/list_changed")
+	s.notifyEntryChanged(ToolsListChanged, t.Name, !had)
 }
 
 // AddTool registers a typed tool: the input schema is derived from In (a struct) unless
@@ -241,11 +243,13 @@ type listToolsResult struct {
 }
 
 func handleListTools(c *Call) (any, error) {
-	items, next, err := listPage(c, &c.session.server.tools, func(e *toolEntry) Tool { return e.tool })
+	items, next, filtered, err := listPage(c, &c.session.server.tools, func(e *toolEntry) Tool { return e.tool }, toolVisible, toolView)
 	if err != nil {
 		return nil, err
 	}
-	return &listToolsResult{Tools: items, NextCursor: next}, nil
+	res := &listToolsResult{Tools: items, NextCursor: next}
+	res.markPrivate(c, filtered)
+	return res, nil
 }
 
 func handleCallTool(c *Call) (any, error) {
@@ -257,7 +261,7 @@ func handleCallTool(c *Call) (any, error) {
 	s.mu.RLock()
 	e, ok := s.tools.get(name)
 	s.mu.RUnlock()
-	if !ok {
+	if !ok || !seesEntry(c, e, toolVisible, toolView) {
 		return nil, InvalidParams("Tool not found: " + name)
 	}
 	if args == nil || string(args) == "null" {

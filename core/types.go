@@ -207,6 +207,10 @@ type Tool struct {
 	// ext/tasks, reads and checks); nil means a plain call.
 	Execution *ToolExecution `json:"execution,omitzero"`
 	Meta      Meta           `json:"_meta,omitzero"`
+	// Visible, when set, decides per request whether the caller sees the tool (see Visibility):
+	// hidden, it is left out of tools/list and answered as unknown. Nil shows it to every caller
+	// Options.Visibility and the request's filters let through. It is never sent.
+	Visible Visibility `json:"-"`
 }
 
 // ToolExecution describes how a tool runs: the execution member of a tool (2025-11-25 schema).
@@ -254,6 +258,10 @@ type Prompt struct {
 	Icons       []Icon           `json:"icons,omitzero"`
 	Arguments   []PromptArgument `json:"arguments,omitzero"`
 	Meta        Meta             `json:"_meta,omitzero"`
+	// Visible, when set, decides per request whether the caller sees the prompt (see Visibility):
+	// hidden, it is left out of prompts/list and answered as unknown. Nil shows it to every caller
+	// Options.Visibility and the request's filters let through. It is never sent.
+	Visible Visibility `json:"-"`
 }
 
 // PromptMessage is one message of a prompt result.
@@ -281,6 +289,10 @@ type Resource struct {
 	Icons       []Icon       `json:"icons,omitzero"`
 	Annotations *Annotations `json:"annotations,omitzero"`
 	Meta        Meta         `json:"_meta,omitzero"`
+	// Visible, when set, decides per request whether the caller sees the resource (see Visibility):
+	// hidden, it is left out of resources/list and answered as unknown. Nil shows it to every caller
+	// Options.Visibility and the request's filters let through. It is never sent.
+	Visible Visibility `json:"-"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI template of levels 1 to 3
@@ -294,6 +306,10 @@ type ResourceTemplate struct {
 	Icons       []Icon       `json:"icons,omitzero"`
 	Annotations *Annotations `json:"annotations,omitzero"`
 	Meta        Meta         `json:"_meta,omitzero"`
+	// Visible, when set, decides per request whether the caller sees the template (see Visibility):
+	// hidden, it is left out of resources/templates/list and answered as unknown. Nil shows it to every caller
+	// Options.Visibility and the request's filters let through. It is never sent.
+	Visible Visibility `json:"-"`
 }
 
 // ReadResourceResult is the result of resources/read. Contents must not be empty.

@@ -149,7 +149,7 @@ func (e *Endpoint) Lookup(ctx context.Context, id string, touch bool, allow func
 
 // rebuild is the in-process session of a record that another replica created.
 func (e *Endpoint) rebuild(r *session.Entry) *session.Entry {
-	cs := e.server.NewSession(core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer})
+	cs := e.server.NewSession(core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: r.Owner})
 	rec := e.newRecord(r.ID, cs, r.Origin)
 	rec.Owner = r.Owner
 	return rec
@@ -273,10 +273,11 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		return
 	}
 	id := session.NewID()
-	cs := e.server.NewSession(core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer})
-	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
 	// The session belongs to the principal that opened it (nobody's when there is none).
-	rec.Owner, _ = core.PrincipalFrom(r.Context())
+	owner, _ := core.PrincipalFrom(r.Context())
+	cs := e.server.NewSession(core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer, Principal: owner})
+	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
+	rec.Owner = owner
 	caller := CallerKey(r)
 	if ok, err := e.callers.acquire(r.Context(), caller); !ok || err != nil {
 		cs.Close()
