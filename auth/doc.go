@@ -25,7 +25,10 @@
 //     JSON-RPC method) to the scopes it needs and answers a call without them with 403 and an
 //     insufficient_scope challenge listing every scope the operation needs (SEP-2350). It reads
 //     the message the decode layer parsed (middleware.MessageFrom), so the body is never parsed
-//     twice, and works for both lifecycles.
+//     twice, and works for both lifecycles. With ScopeOptions.Hide the same scopes decide what
+//     each token sees: what it may not use is left out of the lists (core.WithVisibility),
+//     while a direct call of it still gets the challenge, which is how a client learns what to
+//     ask for.
 //
 // # Mounting order
 //

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -81,6 +82,16 @@ type ScopeOptions struct {
 	// decode layer ran before it. Zero means middleware.DefaultMaxRequestBytes; negative
 	// panics.
 	MaxRequestBytes int64
+	// Hide derives what each caller sees from the scopes above, so they are stated once: a
+	// tool, prompt, resource or template whose use needs a scope the request's token lacks
+	// (Methods of tools/call, prompts/get or resources/read, with the entry's own Tools,
+	// Prompts, Resources or Templates entry) is left out of the list methods, of
+	// completion/complete and of listen streams' list changes (core.WithVisibility). Scopes only
+	// Require knows are not consulted: a list cannot run it. A direct call of an entry hidden
+	// this way still gets 403 with the step-up challenge naming its scopes rather than the
+	// answer for an unknown name: the challenge is how a client learns what to ask for. The
+	// zero value shows every entry to every caller.
+	Hide bool
 }
 
 // scopeFree are the methods that never need scopes: the handshake and liveness checks a client
@@ -125,6 +136,9 @@ func RequireScopes(opts ScopeOptions) func(http.Handler) http.Handler {
 		panic("auth: ScopeOptions.MaxRequestBytes must not be negative")
 	}
 	p := &scopePolicy{opts: opts}
+	if opts.Hide {
+		p.visible = p.sees // one method value for every request
+	}
 	decode := middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes})
 	return func(next http.Handler) http.Handler {
 		check := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r, next) })
@@ -144,10 +158,14 @@ func RequireScopes(opts ScopeOptions) func(http.Handler) http.Handler {
 }
 
 type scopePolicy struct {
-	opts ScopeOptions
+	opts    ScopeOptions
+	visible core.Visibility // with Hide: what a token may see
 }
 
 func (p *scopePolicy) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if p.visible != nil {
+		r = r.WithContext(core.WithVisibility(r.Context(), p.visible))
+	}
 	msg, ok := middleware.MessageFrom(r.Context())
 	if !ok || !msg.IsRequest() || slices.Contains(scopeFree, msg.Method) {
 		next.ServeHTTP(w, r)
@@ -236,4 +254,37 @@ func (p *scopePolicy) required(msg *core.Message) ([]string, error) {
 		add(more)
 	}
 	return need, nil
+}
+
+// sees is the Visibility of Hide: whether the request's token holds every scope using the entry
+// needs.
+func (p *scopePolicy) sees(ctx context.Context, v *core.View) bool {
+	var method string
+	var own []string
+	switch {
+	case v.Tool != nil:
+		method, own = "tools/call", p.opts.Tools[v.Tool.Name]
+	case v.Prompt != nil:
+		method, own = "prompts/get", p.opts.Prompts[v.Prompt.Name]
+	case v.Resource != nil:
+		method, own = "resources/read", p.opts.Resources[v.Resource.URI]
+	case v.Template != nil:
+		method, own = "resources/read", p.opts.Templates[v.Template.URITemplate]
+	}
+	general := p.opts.Methods[method]
+	if len(own) == 0 && len(general) == 0 {
+		return true
+	}
+	info, ok := TokenInfoFrom(ctx)
+	if !ok {
+		return false
+	}
+	for _, set := range [2][]string{general, own} {
+		for _, s := range set {
+			if !info.HasScope(s) {
+				return false
+			}
+		}
+	}
+	return true
 }
