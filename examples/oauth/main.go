@@ -32,6 +32,11 @@
 // published at /trusted-issuer/jwks (the conformance suite's DPoP scenario mints its own tokens
 // that way: pass it DPOP_ISSUER and DPOP_ISSUER_PRIVATE_JWK).
 //
+// Each token lists only what its scopes let it use (auth.ScopeOptions.Hide): a notes:read token
+// does not see add_note in tools/list, a notes:read notes:write one does; calling add_note with
+// the read token still gets the 403 challenge naming notes:write. -show-all lists everything to
+// every token.
+//
 // The protected resource metadata is served at /.well-known/oauth-protected-resource/mcp (and
 // at the root well-known path). Sessions, listen ids and requestState belong to the token's
 // subject.
@@ -70,6 +75,7 @@ type config struct {
 	// trustIssuer and trustJWK name one more issuer whose tokens are accepted, signed with
 	// the key trustJWK (a JSON JWK; only its public part is used).
 	trustIssuer, trustJWK string
+	showAll     bool   // list every entry to every token (no ScopeOptions.Hide)
 	// setup, when set, adjusts the local test authorization server before it serves (tests:
 	// its clock, token lifetime, clients).
 	setup func(*testutil.AuthServer)
@@ -86,6 +92,7 @@ func main() {
 	dpopNonce := flag.Bool("dpop-nonce", false, "with -dpop, require a server nonce in every proof (DPoP-Nonce, use_dpop_nonce)")
 	trustIssuer := flag.String("trust-issuer", "", "also accept tokens of this issuer, signed with the key of -trust-jwk")
 	trustJWK := flag.String("trust-jwk", "", "the JSON JWK of -trust-issuer's signing key (a private JWK is accepted: only its public part is used)")
+	showAll := flag.Bool("show-all", false, "list every tool, prompt and resource to every token, not only what its scopes allow")
 	flag.Parse()
 	if (*trustIssuer == "") != (*trustJWK == "") {
 		fmt.Fprintln(os.Stderr, "oauth: -trust-issuer and -trust-jwk go together")
@@ -112,7 +119,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := config{issuer: *issuer, resource: *resource, conformance: *conformance, dpop: *dpop, dpopNonce: *dpopNonce,
-		trustIssuer: *trustIssuer, trustJWK: *trustJWK}
+		trustIssuer: *trustIssuer, trustJWK: *trustJWK, showAll: *showAll}
 	if err := serve(ctx, ln, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "oauth:", err)
 		os.Exit(1)
@@ -189,6 +196,7 @@ func newHandler(base string, cfg config) (http.Handler, func(context.Context) er
 	}
 	s := newServer()
 	scopes := notesScopes(s, meta.URL())
+	scopes.Hide = !cfg.showAll
 	if cfg.conformance {
 		verifier = conformanceVerifier(verifier)
 		addConformanceFixture(s, &scopes)
