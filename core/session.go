@@ -91,8 +91,6 @@ type Session struct {
 	mu                  sync.Mutex
 	principal           string
 	out                 Sender
-	initialized         bool
-	era                 era
 	version             string
 	clientInfo          *Implementation
 	clientCaps          ClientCapabilities
@@ -101,11 +99,13 @@ type Session struct {
 	subscriptions       map[string]struct{}
 	subscriptionBytes   int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
 	pending             map[ID]*pendingRequest
+	initialized         bool // the flags side by side: the struct stays in its size class
+	era                 era
 	ephemeral           bool
 	changeNotifications bool
+	closed              bool
 	listen              ListenServer
 	hooks               SessionHooks
-	closed              bool
 	done                chan struct{}
 	inputEnded          chan struct{} // closed by EndInput
 	endInput            sync.Once
