@@ -173,3 +173,28 @@ func (x *cacheable) markPrivate(c *Call, filtered bool) {
 		x.CacheScope = "private"
 	}
 }
+
+// Sees reports whether the caller of the request may see the entry v describes (one of its
+// Tool, Prompt, Resource or Template set), as core's list methods decide it: the entry's own
+// Visible predicate, Options.Visibility and the request's filters (WithVisibility). An
+// extension whose methods list or name what core serves (the files of skills, say) keeps to the
+// caller's view with it. v's lifecycle fields are set from the request.
+func (c *Call) Sees(v *View) bool {
+	vw := viewerOf(c)
+	var own Visibility
+	switch {
+	case v.Tool != nil:
+		own = v.Tool.Visible
+	case v.Prompt != nil:
+		own = v.Prompt.Visible
+	case v.Resource != nil:
+		own = v.Resource.Visible
+	case v.Template != nil:
+		own = v.Template.Visible
+	}
+	if own == nil && !vw.filters() {
+		return true
+	}
+	vw.version, vw.modern = c.ProtocolVersion(), c.modern != nil
+	return vw.sees(own, v)
+}

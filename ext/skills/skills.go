@@ -258,16 +258,30 @@ func (src source) Resources() []core.Resource {
 	var out []core.Resource
 	for _, p := range x.paths {
 		e := x.skills[p]
-		for i, f := range e.skill.Files {
-			size := f.Size
-			r := core.Resource{URI: f.URI, Name: path.Base(f.URI), MimeType: f.MimeType, Size: &size}
-			if i == 0 {
-				r.Name, r.Description = e.skill.Name, e.skill.Description
-			}
-			out = append(out, r)
+		for i := range e.skill.Files {
+			out = append(out, e.resource(i))
 		}
 	}
 	return out
+}
+
+// resource is the skill's file i as resources/list lists it.
+func (e *entry) resource(i int) core.Resource {
+	f := e.skill.Files[i]
+	size := f.Size
+	r := core.Resource{URI: f.URI, Name: path.Base(f.URI), MimeType: f.MimeType, Size: &size}
+	if i == 0 {
+		r.Name, r.Description = e.skill.Name, e.skill.Description
+	}
+	return r
+}
+
+// sees reports whether the caller of c may see the skill's file i, as resources/list decides
+// (core.Call.Sees): skills/list, skills/get and the directory reads keep to the same view. A
+// skill is seen when its SKILL.md (file 0) is.
+func (e *entry) sees(c *core.Call, i int) bool {
+	r := e.resource(i)
+	return c.Sees(&core.View{Resource: &r})
 }
 
 // Read answers resources/read of a file: text when it is UTF-8 text, base64 otherwise.
@@ -308,10 +322,13 @@ type EntryFile struct {
 	Size   int64  `json:"size"`
 }
 
-func (e *entry) wire() Entry {
-	w := Entry{URI: e.skill.URI, Frontmatter: e.skill.Frontmatter, Resources: make([]EntryFile, len(e.skill.Files))}
+// wire is the entry as the caller of c may see it: the files it sees.
+func (e *entry) wire(c *core.Call) Entry {
+	w := Entry{URI: e.skill.URI, Frontmatter: e.skill.Frontmatter, Resources: make([]EntryFile, 0, len(e.skill.Files))}
 	for i, f := range e.skill.Files {
-		w.Resources[i] = EntryFile{URI: f.URI, Digest: f.Digest, Size: f.Size}
+		if i == 0 || e.sees(c, i) {
+			w.Resources = append(w.Resources, EntryFile{URI: f.URI, Digest: f.Digest, Size: f.Size})
+		}
 	}
 	return w
 }
@@ -325,7 +342,9 @@ func (x *Extension) handleList(_ context.Context, c *core.Call) (any, error) {
 	x.mu.RLock()
 	items := make([]Entry, 0, len(x.paths))
 	for _, p := range x.paths {
-		items = append(items, x.skills[p].wire())
+		if e := x.skills[p]; e.sees(c, 0) {
+			items = append(items, e.wire(c))
+		}
 	}
 	x.mu.RUnlock()
 	page, next, err := core.Page(c, items)
@@ -365,8 +384,8 @@ func (x *Extension) handleGet(_ context.Context, c *core.Call) (any, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	for _, p := range x.paths {
-		if e := x.skills[p]; e.skill.URI == uri {
-			return &getResult{Skill: e.wire()}, nil
+		if e := x.skills[p]; e.skill.URI == uri && e.sees(c, 0) {
+			return &getResult{Skill: e.wire(c)}, nil
 		}
 	}
 	return nil, &core.Error{Code: core.CodeInvalidParams, Message: "Skill not found: " + uri, Data: map[string]string{"uri": uri}}
@@ -390,10 +409,13 @@ func (x *Extension) handleReadDirectory(_ context.Context, c *core.Call) (any, e
 	}
 	items := make([]core.Resource, 0, len(kids))
 	for _, r := range kids {
-		items = append(items, r)
+		if c.Sees(&core.View{Resource: &r}) {
+			items = append(items, r)
+		}
 	}
 	x.mu.RUnlock()
-	if !ok {
+	// A directory whose files the caller may not see (core.Call.Sees) is none.
+	if !ok || len(items) == 0 && len(kids) > 0 {
 		return nil, &core.Error{Code: core.CodeInvalidParams, Message: "Not a directory: " + uri, Data: map[string]string{"uri": uri}}
 	}
 	slices.SortFunc(items, func(a, b core.Resource) int { return strings.Compare(a.URI, b.URI) })
