@@ -51,6 +51,11 @@ type App struct {
 	// Meta holds other members of the resource's _meta; a "ui" member in it makes Add panic (the
 	// fields above are the extension's).
 	Meta core.Meta
+
+	// Visible, when set, decides per request whether the caller sees the app's resource
+	// (core.Resource.Visible): not to be confused with the tools' _meta.ui.visibility, a hint to
+	// the host. Nil shows it to every caller the server's filters let through.
+	Visible core.Visibility
 }
 
 // CSP lists the origins an app's page may reach, which the host turns into its Content Security
@@ -137,7 +142,7 @@ func Add(s *core.Server, a *App) {
 	}
 	html := a.document()
 	meta := a.meta()
-	res := &core.Resource{URI: a.URI, Name: a.Name, Title: a.Title, Description: a.Description, MimeType: MIMEType, Meta: meta}
+	res := &core.Resource{URI: a.URI, Name: a.Name, Title: a.Title, Description: a.Description, MimeType: MIMEType, Meta: meta, Visible: a.Visible}
 	contents := []core.ResourceContents{{URI: a.URI, MimeType: MIMEType, Text: html, Meta: meta}}
 	s.AddResource(res, func(context.Context, *core.ResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{Contents: contents}, nil
