@@ -22,7 +22,8 @@
 // methods (cursors count what the caller sees: no empty pages, nothing learnt of hidden
 // entries; on 2026-07-28 such a list is cacheScope "private"), and naming it in tools/call,
 // prompts/get, resources/read or completion/complete is answered exactly as an unknown name.
-// A listen stream is not told of a new entry its caller may not see. Server.FilterChanged
+// A listen stream is not told of a new entry its caller may not see, nor of updates of a
+// resource hidden from it. Server.FilterChanged
 // tells one principal's sessions and listen streams, on every replica, that its view changed.
 // A server with none of these pays nothing.
 //

@@ -79,7 +79,8 @@ func (s *Server) honor(f SubscriptionFilter) SubscriptionFilter {
 
 // Wants reports whether a stream with this (honored) filter receives the change. A list change
 // aimed at one principal (Server.FilterChanged) reaches only that principal's streams, and one
-// naming a new entry only the streams whose caller may see it (see Visibility).
+// naming a new entry, or the update of a resource, only the streams whose caller may see it
+// (see Visibility).
 func (f SubscriptionFilter) Wants(c Change) bool {
 	if c.Principal != "" && (f.view == nil || f.view.principal != c.Principal) {
 		return false
@@ -94,7 +95,7 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 	case ResourceUpdated:
 		for _, u := range f.ResourceSubscriptions {
 			if u == c.URI {
-				return true
+				return f.view.seesUpdated(c.URI)
 			}
 		}
 		return false
@@ -149,6 +150,61 @@ func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionF
 	return out, nil
 }
 
+// viewer returns the view of the stream's caller.
+func (v *listenView) viewer() viewer {
+	vw := viewer{ctx: v.ctx, server: v.server.opts.Visibility, version: v.version, modern: true}
+	vw.scoped, _ = v.ctx.Value(visibilityKey{}).(*visibilityNode)
+	return vw
+}
+
+// seesUpdated reports whether the caller of the stream may see the resource uri, resolved as
+// resources/read resolves it, so that an update does not tell of a resource hidden from it (a
+// URI nothing serves is nobody's to hide).
+func (v *listenView) seesUpdated(uri string) bool {
+	if v == nil {
+		return true
+	}
+	s := v.server
+	vw := v.viewer()
+	if src := s.sourceFor(uri); src != nil {
+		if !vw.filters() {
+			return true
+		}
+		for _, r := range src.Resources() {
+			if r.URI == uri {
+				var view View
+				sourceView(&view, r)
+				return vw.sees(nil, &view)
+			}
+		}
+		return true
+	}
+	s.mu.RLock()
+	if !vw.filters() && !s.resources.guarded() && !s.templates.guarded() {
+		s.mu.RUnlock()
+		return true
+	}
+	e, exact := s.resources.get(uri)
+	templates := s.templates.values()
+	s.mu.RUnlock()
+	var view View
+	served := exact
+	if exact {
+		if resourceView(&view, e); vw.sees(e.resource.Visible, &view) {
+			return true
+		}
+	}
+	for _, t := range templates {
+		if _, ok := t.match(uri); ok {
+			served = true
+			if templateView(&view, t); vw.sees(t.template.Visible, &view) {
+				return true
+			}
+		}
+	}
+	return !served
+}
+
 // seesChanged reports whether the caller of the stream may see the entry a list change names
 // (any change naming none, or an entry gone since, is for every stream that wants its kind).
 func (v *listenView) seesChanged(c Change) bool {
@@ -156,8 +212,7 @@ func (v *listenView) seesChanged(c Change) bool {
 		return true
 	}
 	s := v.server
-	vw := viewer{ctx: v.ctx, server: s.opts.Visibility, version: v.version, modern: true}
-	vw.scoped, _ = v.ctx.Value(visibilityKey{}).(*visibilityNode)
+	vw := v.viewer()
 	var view View
 	s.mu.RLock()
 	var own Visibility

@@ -68,7 +68,7 @@ func TestVisibilityPerCallerOverHTTP(t *testing.T) {
 func TestVisibilityChangesOverHTTP(t *testing.T) {
 	srv, url := viewEndpoint(t)
 	ctx := context.Background()
-	filter := map[string]any{"toolsListChanged": true, "resourceSubscriptions": []string{"test://marker"}}
+	filter := map[string]any{"toolsListChanged": true, "resourceSubscriptions": []string{"test://marker", "test://adm", "test://adm/1"}}
 	listen := func(user string) *testutil.SSEReader {
 		c := userClient(url, user)
 		req := c.NewModernPost(ctx, testutil.ModernRequest("l", "subscriptions/listen", map[string]any{"notifications": filter}))
@@ -120,6 +120,19 @@ func TestVisibilityChangesOverHTTP(t *testing.T) {
 	marker()
 	want("admin listen", admin, core.ToolsListChanged, core.ResourceUpdated)
 	want("guest listen", guest, core.ResourceUpdated)
+
+	// Updates of resources hidden from the guest (exact, and through a template) reach only
+	// the admin's stream.
+	for _, uri := range []string{"test://adm", "test://adm/1"} {
+		if err := srv.NotifyResourceUpdated(ctx, uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker()
+	want("admin listen", admin, core.ResourceUpdated, core.ResourceUpdated, core.ResourceUpdated)
+	if w, raw := nextWire(t, guest); w.Method != core.ResourceUpdated || !bytes.Contains(raw, []byte(`"uri":"test://marker"`)) {
+		t.Fatalf("guest listen: got %s, want the marker's update alone", raw)
+	}
 
 	// The guest's view changed: only the guest's stream and session hear of it.
 	if err := srv.FilterChanged(ctx, coretest.Guest); err != nil {
