@@ -75,7 +75,7 @@ type config struct {
 	// trustIssuer and trustJWK name one more issuer whose tokens are accepted, signed with
 	// the key trustJWK (a JSON JWK; only its public part is used).
 	trustIssuer, trustJWK string
-	showAll     bool   // list every entry to every token (no ScopeOptions.Hide)
+	showAll               bool // list every entry to every token (no ScopeOptions.Hide)
 	// setup, when set, adjusts the local test authorization server before it serves (tests:
 	// its clock, token lifetime, clients).
 	setup func(*testutil.AuthServer)
