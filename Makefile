@@ -30,8 +30,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## bench-peers: the same echo tool served by a bare net/http handler, mcpkit, go-sdk and mcp-go
-## (module bench/), loaded with wrk on loopback in alternating rounds (ROUNDS, DURATION), plus
-## in-process ns/B/allocs per request; needs wrk and taskset, not part of test or CI
+## (module bench/) on both lifecycles, and mcpkit with its sessions on Redis, loaded with wrk on
+## loopback in alternating rounds (ROUNDS, DURATION; about 8 minutes by default), plus in-process
+## ns/B/allocs per request, and CPU profiles with PROFILE=DIR; needs wrk, taskset and
+## redis-server, not part of test or CI
 .PHONY: bench-peers
 bench-peers:
 	bash scripts/bench-peers.sh

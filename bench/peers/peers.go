@@ -1,5 +1,6 @@
 // Package peers serves the same echo tool with mcpkit, the official Go SDK (go-sdk), mcp-go and
-// a bare net/http + encoding/json handler, so their costs can be compared side by side.
+// a bare net/http + encoding/json handler, so their costs can be compared side by side; and
+// mcpkit with its legacy sessions on Redis (mcpkit-redis), for the cost of sharing them.
 //
 // The tool, "echo", takes {"text": string} and answers {"text": <the same string>} as
 // structuredContent, with the same JSON in a text block. Every implementation validates the
@@ -9,6 +10,7 @@ package peers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,10 +19,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/redisstore"
 )
 
 // Workload is one way of calling the tool.
@@ -39,16 +43,24 @@ const (
 // Workloads lists every workload, in the order they are reported.
 var Workloads = []Workload{Stateless, Modern, Session}
 
-// Impls lists the implementations, bare first: ratios are to bare.
-var Impls = []string{"bare", "mcpkit", "go-sdk", "mcp-go"}
+// Impls lists the implementations, bare first: ratios are to bare. mcpkit-redis is mcpkit with
+// its session store on Redis (Config.RedisURL), for the session workload.
+var Impls = []string{"bare", "mcpkit", "mcpkit-redis", "go-sdk", "mcp-go"}
 
-// Supports reports whether an implementation serves a workload. The peers speak only the
-// 2025-11-25 lifecycle.
+// Supports reports whether an implementation serves a workload. Every implementation speaks
+// both lifecycles (go-sdk since v1.7, mcp-go since v1.0 serve 2026-07-28); mcpkit-redis serves
+// only the session workload, the one that has a session to store.
 func Supports(impl string, w Workload) bool {
 	if !slices.Contains(Impls, impl) {
 		return false
 	}
-	return w != Modern || impl == "bare" || impl == "mcpkit"
+	return impl != "mcpkit-redis" || w == Session
+}
+
+// Config is what some implementations need beyond the workload.
+type Config struct {
+	// RedisURL is the Redis of mcpkit-redis (redis://host:port/db); required for it.
+	RedisURL string
 }
 
 // EchoIn is the echo tool's arguments.
@@ -62,22 +74,29 @@ type EchoOut struct {
 }
 
 // Handler returns the HTTP handler of impl for workload w, and a function that releases it.
-func Handler(impl string, w Workload) (http.Handler, func(), error) {
+func Handler(impl string, w Workload, cfg Config) (http.Handler, func(), error) {
 	if !Supports(impl, w) {
 		return nil, nil, fmt.Errorf("%s does not serve the %s workload", impl, w)
 	}
 	switch impl {
 	case "bare":
-		return bare{sse: w == Session}, func() {}, nil
+		return bare{sse: w == Session, modern: w == Modern}, func() {}, nil
 	case "mcpkit":
-		s := core.NewServer(core.Implementation{Name: "bench", Version: "1.0.0"}, core.Options{})
-		core.AddTool(s, &core.Tool{Name: "echo", Description: "Echoes its text."},
-			func(_ context.Context, _ *core.ToolRequest, in EchoIn) (*core.CallToolResult, EchoOut, error) {
-				return nil, EchoOut(in), nil
-			})
-		nop := zerolog.Nop()
-		h := mcphttp.New(s, mcphttp.Options{Stateless: w != Session, JSONResponse: w == Stateless, Logger: &nop})
+		h := mcpkit(w, mcphttp.Options{})
 		return h, func() { _ = h.Close() }, nil
+	case "mcpkit-redis":
+		if cfg.RedisURL == "" {
+			return nil, nil, errors.New("mcpkit-redis needs a Redis URL")
+		}
+		rdb, err := redisstore.NewClient(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := rdb.Ping(context.Background()).Err(); err != nil {
+			_ = rdb.Close()
+			return nil, nil, fmt.Errorf("mcpkit-redis: %w", err)
+		}
+		return mcpkitRedis(w, rdb)
 	case "go-sdk":
 		s := gosdk.NewServer(&gosdk.Implementation{Name: "bench", Version: "1.0.0"}, nil)
 		gosdk.AddTool(s, &gosdk.Tool{Name: "echo", Description: "Echoes its text."},
@@ -85,7 +104,7 @@ func Handler(impl string, w Workload) (http.Handler, func(), error) {
 				return nil, EchoOut(in), nil
 			})
 		h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
-			&gosdk.StreamableHTTPOptions{Stateless: w != Session, JSONResponse: w == Stateless})
+			&gosdk.StreamableHTTPOptions{Stateless: w != Session, JSONResponse: w != Session})
 		return h, func() {}, nil
 	default: // mcp-go
 		s := mcpgoserver.NewMCPServer("bench", "1.0.0", mcpgoserver.WithToolCapabilities(false))
@@ -100,9 +119,34 @@ func Handler(impl string, w Workload) (http.Handler, func(), error) {
 	}
 }
 
+// mcpkit is the kit's default stack over the echo server, with opts (Stateless and
+// JSONResponse set by the workload; a modern request answers JSON unless notifications flow).
+func mcpkit(w Workload, opts mcphttp.Options) *mcphttp.Handler {
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1.0.0"}, core.Options{})
+	core.AddTool(s, &core.Tool{Name: "echo", Description: "Echoes its text."},
+		func(_ context.Context, _ *core.ToolRequest, in EchoIn) (*core.CallToolResult, EchoOut, error) {
+			return nil, EchoOut(in), nil
+		})
+	nop := zerolog.Nop()
+	opts.Stateless, opts.JSONResponse, opts.Logger = w != Session, w == Stateless, &nop
+	return mcphttp.New(s, opts)
+}
+
+// mcpkitRedis is mcpkit with its sessions in Redis, as a replica of several keeps them.
+func mcpkitRedis(w Workload, rdb *redis.Client) (http.Handler, func(), error) {
+	nop := zerolog.Nop()
+	router := redisstore.NewRouter(rdb, redisstore.Options{Prefix: "mcpkit-bench:", Logger: &nop})
+	h := mcpkit(w, mcphttp.Options{Store: redisstore.NewSessions(router, redisstore.SessionsOptions{})})
+	return h, func() {
+		_ = h.Close()
+		_ = router.Close()
+		_ = rdb.Close()
+	}, nil
+}
+
 // bare is the floor: it decodes the JSON-RPC request and its arguments with encoding/json and
 // encodes the same result the others send, as JSON or as one SSE event.
-type bare struct{ sse bool }
+type bare struct{ sse, modern bool }
 
 type bareRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -120,6 +164,7 @@ type bareContent struct {
 }
 
 type bareResult struct {
+	ResultType        string        `json:"resultType,omitempty"` // "complete" on 2026-07-28
 	Content           []bareContent `json:"content"`
 	StructuredContent EchoOut       `json:"structuredContent"`
 }
@@ -153,10 +198,14 @@ func (b bare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, _ := json.Marshal(EchoOut(req.Params.Arguments))
-	out, _ := json.Marshal(bareResponse{JSONRPC: "2.0", ID: req.ID, Result: bareResult{
+	res := bareResult{
 		Content:           []bareContent{{Type: "text", Text: string(text)}},
 		StructuredContent: EchoOut(req.Params.Arguments),
-	}})
+	}
+	if b.modern {
+		res.ResultType = "complete"
+	}
+	out, _ := json.Marshal(bareResponse{JSONRPC: "2.0", ID: req.ID, Result: res})
 	if b.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: message\ndata: ")

@@ -6,15 +6,50 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/bench/peers"
+	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
+// One redis-server for the test binary, started by the first test or benchmark of mcpkit-redis
+// and stopped by TestMain.
+var (
+	redisOnce sync.Once
+	redisSrv  *testutil.RedisServer
+	redisErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if redisSrv != nil {
+		redisSrv.Close()
+	}
+	os.Exit(code)
+}
+
+// config returns the Config of impl: for mcpkit-redis, the URL of the shared redis-server
+// (skipping, or failing under MCPKIT_REQUIRE_BINARIES, without redis-server).
+func config(tb testing.TB, impl string) peers.Config {
+	tb.Helper()
+	if impl != "mcpkit-redis" {
+		return peers.Config{}
+	}
+	bin := testutil.NeedBinary(tb, "redis-server", "redis-server")
+	redisOnce.Do(func() { redisSrv, redisErr = testutil.StartRedis(bin) })
+	if redisErr != nil {
+		tb.Fatal(redisErr)
+	}
+	return peers.Config{RedisURL: redisSrv.URL()}
+}
+
 // TestEcho serves every implementation over loopback for every workload it supports and checks
-// that a tools/call comes back with the echo, the way the load generator will send it.
+// that a tools/call comes back with the echo, the way the load generator will send it; a
+// 2026-07-28 answer must carry the resultType that lifecycle requires.
 func TestEcho(t *testing.T) {
 	for _, w := range peers.Workloads {
 		for _, impl := range peers.Impls {
@@ -22,7 +57,7 @@ func TestEcho(t *testing.T) {
 				continue
 			}
 			t.Run(string(w)+"/"+impl, func(t *testing.T) {
-				h, release, err := peers.Handler(impl, w)
+				h, release, err := peers.Handler(impl, w, config(t, impl))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -41,8 +76,11 @@ func TestEcho(t *testing.T) {
 			})
 		}
 	}
-	if _, _, err := peers.Handler("go-sdk", peers.Modern); err == nil {
-		t.Fatal("go-sdk claims the 2026-07-28 workload")
+	if _, _, err := peers.Handler("mcpkit-redis", peers.Stateless, peers.Config{RedisURL: "redis://127.0.0.1:1/0"}); err == nil {
+		t.Fatal("mcpkit-redis claims the stateless workload")
+	}
+	if _, _, err := peers.Handler("mcpkit-redis", peers.Session, peers.Config{}); err == nil {
+		t.Fatal("mcpkit-redis serves without a Redis")
 	}
 }
 
@@ -57,7 +95,7 @@ func BenchmarkInProcess(b *testing.B) {
 				continue
 			}
 			b.Run(string(w)+"/"+impl, func(b *testing.B) {
-				h, release, err := peers.Handler(impl, w)
+				h, release, err := peers.Handler(impl, w, config(b, impl))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -65,7 +65,8 @@ func Open(ctx context.Context, c *http.Client, url string, w Workload) (http.Hea
 }
 
 // Check sends one tools/call of workload w with headers h and reports an error unless the echo
-// came back.
+// came back; on the Modern workload the result must also say "resultType":"complete", which a
+// server that read the call as 2025-11-25 would not.
 func Check(ctx context.Context, c *http.Client, url string, w Workload, h http.Header) error {
 	resp, err := post(ctx, c, url, h, Body(w))
 	if err != nil {
@@ -73,6 +74,9 @@ func Check(ctx context.Context, c *http.Client, url string, w Workload, h http.H
 	}
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, `"structuredContent":{"text":"hello"}`) {
 		return fmt.Errorf("tools/call: status %d: %s", resp.StatusCode, resp.body)
+	}
+	if w == Modern && !strings.Contains(resp.body, `"resultType":"complete"`) {
+		return fmt.Errorf("tools/call: not answered as 2026-07-28: %s", resp.body)
 	}
 	return nil
 }
