@@ -31,6 +31,22 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	}
 }
 
+// modernCallBody is a 2026-07-28 tools/call: the envelope in params._meta.
+var modernCallBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40,"note":"sum these two numbers"},` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"progressToken":"tok-1"}}}`)
+
+func BenchmarkDecodeRequestModern(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(modernCallBody)))
+	for b.Loop() {
+		msg, derr := core.DecodeMessage(modernCallBody)
+		if derr != nil || msg.Method != "tools/call" || len(msg.Meta) != 4 {
+			b.Fatal(derr)
+		}
+	}
+}
+
 func BenchmarkToolsCallTyped(b *testing.B) {
 	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {

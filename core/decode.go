@@ -44,14 +44,25 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 type msgDecoder struct {
 	buf bytes.Buffer
 	dec jsontext.Decoder
-	// pbuf and pdec read the params object while dec is in the middle of the message.
-	pbuf bytes.Buffer
-	pdec jsontext.Decoder
+	// meta is where the members of params._meta sit in the message while params is read (their
+	// values are pointed into the copy of params once it is made).
+	meta []metaSpan
 }
 
-// validatedJSON are the options of decoders that read again what a decoder has validated
-// already: the checks for duplicate names are not made twice.
-var validatedJSON = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+// span is where a value sits in the message: data[off : off+n].
+type span struct{ off, n int }
+
+// metaSpan is one member of params._meta: its key and where its value sits.
+type metaSpan struct {
+	key string
+	at  span
+}
+
+// valueSpan is where the value the decoder just returned (v) sits in the message.
+func valueSpan(d *jsontext.Decoder, v jsontext.Value) span {
+	end := int(d.InputOffset())
+	return span{end - len(v), len(v)}
+}
 
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
 
@@ -94,6 +105,15 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 				return nil, &DecodeError{Err: errParse}
 			}
 		}
+		if string(name) == "params" && d.PeekKind() == '{' {
+			// The one params shape worth reading member by member: in the same pass as the
+			// rest of the message, not validated first and read again.
+			env.params, env.paramsKind = true, '{'
+			if err := md.readParams(m, data); err != nil {
+				return nil, &DecodeError{Err: parseError(err)}
+			}
+			continue
+		}
 		val, err := d.ReadValue()
 		if err != nil {
 			return nil, &DecodeError{Err: parseError(err)}
@@ -112,7 +132,8 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 	return env.check(m, errRaw)
 }
 
-// member takes in one member of the message; false means params could not be read.
+// member takes in one member of the message (params only when it is not an object: readParams
+// reads an object); false means the member could not be read.
 func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, name []byte, val jsontext.Value) bool {
 	switch string(name) {
 	case "jsonrpc":
@@ -132,11 +153,7 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 	case "params":
 		env.params = true
 		env.paramsKind = val.Kind()
-		switch env.paramsKind {
-		case '{':
-			m.Params = bytes.Clone(val)
-			return md.readParamsFields(m, m.Params)
-		case '[':
+		if env.paramsKind == '[' {
 			m.Params = bytes.Clone(val)
 		}
 	case "result":
@@ -149,45 +166,65 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 	return true
 }
 
-// readParamsFields picks _meta, name, uri, taskId and arguments out of a params object already
-// known to be valid. What it keeps points into params: nothing is copied.
-func (md *msgDecoder) readParamsFields(m *Message, params []byte) bool {
-	md.pbuf = *bytes.NewBuffer(params)
-	d := &md.pdec
-	d.Reset(&md.pbuf, validatedJSON...)
-	defer func() {
-		md.pbuf = bytes.Buffer{}
-		d.Reset(&md.pbuf)
-	}()
+// readParams reads the params object the decoder is at (data is the whole message): it keeps a
+// copy of it in m.Params and picks _meta, name, uri, taskId and arguments out of it as it goes,
+// the kept values pointing into the copy. The error is the decoder's (or errParse for a _meta
+// key it cannot read).
+func (md *msgDecoder) readParams(m *Message, data []byte) error {
+	d := &md.dec
 	if _, err := d.ReadToken(); err != nil {
-		return false
+		return err
 	}
+	start := int(d.InputOffset()) - 1 // at the '{' just read
+	var args span
+	meta := false
+	md.meta = md.meta[:0]
 	for d.PeekKind() == '"' {
 		raw, err := d.ReadValue()
 		if err != nil {
-			return false
+			return err
 		}
 		name, retry := paramName(raw)
 		m.retry = m.retry || retry
 		var done bool
 		switch name {
 		case "_meta":
-			done, err = readMeta(d, m)
+			done, err = md.readMeta(d)
+			meta = meta || done
 		case "name", "uri", "taskId":
 			done, err = readTarget(d, m, name)
 		case "arguments":
 			var v jsontext.Value
-			v, err = d.ReadValue()
-			m.arguments, done = v, true
+			if v, err = d.ReadValue(); err == nil {
+				args, done = valueSpan(d, v), true
+			}
 		}
 		if err != nil {
-			return false
+			return err
 		}
-		if !done && d.SkipValue() != nil {
-			return false
+		if !done {
+			if err := d.SkipValue(); err != nil {
+				return err
+			}
 		}
 	}
-	return true
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	m.Params = bytes.Clone(data[start:d.InputOffset()])
+	at := func(sp span) []byte { return m.Params[sp.off-start : sp.off-start+sp.n : sp.off-start+sp.n] }
+	if args.n > 0 {
+		m.arguments = at(args)
+	}
+	if meta {
+		m.Meta = make(map[string]json.RawMessage, max(len(md.meta), 2))
+		for _, ms := range md.meta {
+			m.Meta[ms.key] = at(ms.at)
+		}
+		clear(md.meta) // drop the keys: the pooled decoder must not keep them alive
+		md.meta = md.meta[:0]
+	}
+	return nil
 }
 
 // paramName returns the name of a params member when it is one readParamsFields keeps ("" for
@@ -225,16 +262,15 @@ func paramName(raw jsontext.Value) (name string, retry bool) {
 	return "", false
 }
 
-// readMeta reads the members of params._meta when it is an object; done is false when the
-// value was left unread (it is not an object).
-func readMeta(d *jsontext.Decoder, m *Message) (done bool, err error) {
+// readMeta reads the members of params._meta when it is an object into md.meta; done is false
+// when the value was left unread (it is not an object).
+func (md *msgDecoder) readMeta(d *jsontext.Decoder) (done bool, err error) {
 	if d.PeekKind() != '{' {
 		return false, nil
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return false, err
 	}
-	m.Meta = make(map[string]json.RawMessage, 2)
 	for d.PeekKind() == '"' {
 		k, err := d.ReadValue()
 		if err != nil {
@@ -248,7 +284,7 @@ func readMeta(d *jsontext.Decoder, m *Message) (done bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		m.Meta[key] = json.RawMessage(v)
+		md.meta = append(md.meta, metaSpan{key, valueSpan(d, v)})
 	}
 	_, err = d.ReadToken()
 	return true, err
