@@ -95,7 +95,8 @@ type Session struct {
 	clientInfo          *Implementation
 	clientCaps          ClientCapabilities
 	logLevel            LoggingLevel
-	inflight            map[ID]*Call
+	one                 *Call        // a request in flight; the others are in inflight (see inflightAdd)
+	inflight            map[ID]*Call // made for a second request in flight only
 	subscriptions       map[string]struct{}
 	subscriptionBytes   int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
 	pending             map[ID]*pendingRequest
@@ -120,7 +121,6 @@ func (s *Server) NewSession(opts SessionOptions) *Session {
 		server:    s,
 		id:        opts.ID,
 		out:       opts.Out,
-		inflight:  map[ID]*Call{},
 		ephemeral: opts.Ephemeral,
 		done:      make(chan struct{}),
 		obs:       opts.Observer,
@@ -222,7 +222,10 @@ func (ss *Session) Close() {
 		return
 	}
 	ss.closed = true
-	calls := make([]*Call, 0, len(ss.inflight))
+	var calls []*Call
+	if ss.one != nil {
+		calls = append(calls, ss.one)
+	}
 	for _, c := range ss.inflight {
 		calls = append(calls, c)
 	}
@@ -340,11 +343,11 @@ func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, 
 	if msg.Method == methodInitialize {
 		return c, nil // not registered: initialize cannot be cancelled
 	}
-	if _, dup := ss.inflight[msg.ID.Key()]; dup {
+	if ss.inflightGet(msg.ID.Key()) != nil {
 		c.cancelFn(ErrInFlight)
 		return nil, ErrInFlight
 	}
-	ss.inflight[msg.ID.Key()] = c
+	ss.inflightAdd(c)
 	c.registered = true
 	return c, nil
 }
@@ -354,18 +357,48 @@ func (ss *Session) finish(c *Call) {
 		return
 	}
 	ss.mu.Lock()
-	if ss.inflight[c.id.Key()] == c {
-		delete(ss.inflight, c.id.Key())
-	}
+	ss.inflightDelete(c)
 	ss.mu.Unlock()
+}
+
+// inflightGet returns the call in flight with the id key, or nil. ss.mu must be held.
+func (ss *Session) inflightGet(key ID) *Call {
+	if ss.one != nil && ss.one.id.Key() == key {
+		return ss.one
+	}
+	return ss.inflight[key]
+}
+
+// inflightAdd registers c, whose id is not in flight, in ss.one when it is free and in the map
+// otherwise: a session serving one request at a time (every ephemeral one) makes no map. ss.mu
+// must be held.
+func (ss *Session) inflightAdd(c *Call) {
+	if ss.one == nil {
+		ss.one = c
+		return
+	}
+	if ss.inflight == nil {
+		ss.inflight = map[ID]*Call{}
+	}
+	ss.inflight[c.id.Key()] = c
+}
+
+// inflightDelete forgets c if it is still registered under its id. ss.mu must be held.
+func (ss *Session) inflightDelete(c *Call) {
+	if ss.one == c {
+		ss.one = nil
+		return
+	}
+	if key := c.id.Key(); ss.inflight[key] == c {
+		delete(ss.inflight, key)
+	}
 }
 
 // InFlight reports whether a request with this id is in flight on the session.
 func (ss *Session) InFlight(id ID) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	_, ok := ss.inflight[id.Key()]
-	return ok
+	return ss.inflightGet(id.Key()) != nil
 }
 
 func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
@@ -400,7 +433,7 @@ func (ss *Session) cancelCall(msg *Message) bool {
 		return true
 	}
 	ss.mu.Lock()
-	c := ss.inflight[id.Key()]
+	c := ss.inflightGet(id.Key())
 	ss.mu.Unlock()
 	if c == nil {
 		return false
