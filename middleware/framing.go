@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"sync/atomic"
@@ -120,17 +121,19 @@ func (p *framingParser) feed(b []byte) bool {
 			}
 			continue
 		}
-		c := b[0]
-		b = b[1:]
-		if c != '\n' {
-			if p.n < len(p.line) {
-				p.line[p.n] = c
-				p.n++
-			} else {
-				p.long = true
-			}
-			continue
+		// A line: keep what fits of it up to its LF (found with one scan, not byte by byte).
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
 		}
+		k := copy(p.line[p.n:], part)
+		p.n += k
+		p.long = p.long || k < len(part)
+		if i < 0 {
+			return false // the line goes on in the next read
+		}
+		b = b[i+1:]
 		line := p.line[:p.n]
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]

@@ -209,3 +209,25 @@ func TestDecodeClearsBodyDeadlineBeforeResponding(t *testing.T) {
 }
 
 func itoaHex(n int) string { return strconv.FormatInt(int64(n), 16) }
+
+// BenchmarkFramingParser: what the framing guard costs per request of a keep-alive connection
+// (a tools/call POST as a client sends it: request line, a dozen headers, a small body).
+func BenchmarkFramingParser(b *testing.B) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
+	req := []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: bench/1.0\r\n" +
+		"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n" +
+		"Mcp-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: 6f1c0e4b-8a9d-4c7e-b2f3-1d5a9e8c7b60\r\n" +
+		"Authorization: Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl\r\n" +
+		"Accept-Encoding: gzip\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	var p framingParser
+	b.SetBytes(int64(len(req)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if p.feed(req) {
+			b.Fatal("ambiguous")
+		}
+	}
+	if p.state != fpStart {
+		b.Fatalf("state %d after whole requests", p.state)
+	}
+}
