@@ -71,13 +71,14 @@ type SSEWriter struct {
 	started    bool
 	closed     bool
 	err        error
-	brokeNow   bool // set by fail, consumed by finish to run OnBroken outside the lock
-	noDeadline bool // the writer does not support write deadlines
-	timer      *time.Timer
+	brokeNow   bool        // set by fail, consumed by finish to run OnBroken outside the lock
+	noDeadline bool        // the writer does not support write deadlines
+	timer      *time.Timer // the keepalive
 	buf        []byte
 	// held is set while the headers were written but not yet flushed (StartDeferred): the first
-	// frame, or the timer, sends them.
-	held bool
+	// frame, or heldTimer, sends them.
+	held      bool
+	heldTimer *heldTimer
 	// pooled is set while buf came from framePool and goes back there when the writer closes.
 	pooled *[]byte
 }
@@ -145,7 +146,8 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	if err == nil && !s.started {
 		s.started, s.held = true, true
 		s.writeHeadersLocked()
-		s.timer = time.AfterFunc(maxDelay, s.tick)
+		s.heldTimer = getHeldTimer(s)
+		s.heldTimer.t.Reset(maxDelay)
 	}
 	return s.release(err)
 }
@@ -468,16 +470,11 @@ func (s *SSEWriter) sendLocked() error {
 	}
 	s.clearDeadlineLocked()
 	if s.held {
-		// The deferred headers are out: the timer that would have sent them turns into the
-		// keepalive (or stops when keepalives are off).
+		// The deferred headers are out: the stream's keepalive starts.
 		s.held = false
-		if s.timer != nil {
-			if s.keepAlive > 0 {
-				s.timer.Reset(s.keepAlive)
-			} else {
-				s.timer.Stop()
-				s.timer = nil
-			}
+		s.stopHeldLocked()
+		if s.keepAlive > 0 && s.timer == nil {
+			s.timer = time.AfterFunc(s.keepAlive, s.tick)
 		}
 	}
 	return nil
@@ -512,6 +509,7 @@ func (s *SSEWriter) fail(err error) error {
 }
 
 func (s *SSEWriter) stopTimerLocked() {
+	s.stopHeldLocked()
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -526,12 +524,6 @@ func (s *SSEWriter) tick() {
 	s.mu.Lock()
 	if s.closed || s.err != nil || s.timer == nil {
 		s.mu.Unlock()
-		return
-	}
-	if s.held {
-		// The deferred headers' time is up: send them (sendLocked re-arms the timer as the
-		// keepalive).
-		_ = s.release(s.sendLocked())
 		return
 	}
 	s.frame()

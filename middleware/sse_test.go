@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -662,3 +663,70 @@ func (w *memFlusher) Flush()                      {}
 
 // SetWriteDeadline accepts deadlines, as net/http's ResponseWriter does.
 func (w *memFlusher) SetWriteDeadline(time.Time) error { return nil }
+
+// BenchmarkSSEDeferredAnswer: the stream of one quick request as the legacy endpoint writes it
+// (a deferred start, then the answer as the final frame, before the delay is up).
+func BenchmarkSSEDeferredAnswer(b *testing.B) {
+	w := &memFlusher{h: http.Header{}}
+	data := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.buf.Reset()
+		s := NewSSEWriter(w, SSEWriterOptions{})
+		_ = s.StartDeferred(20 * time.Millisecond)
+		if err := s.WriteFinal(data); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// countingFlusher is a memFlusher that counts its flushes.
+type countingFlusher struct {
+	memFlusher
+	flushes int
+}
+
+func (w *countingFlusher) Flush() { w.flushes++ }
+
+// The timers of deferred starts are reused from stream to stream: a reused one never sends the
+// headers of the stream that has it now early (a quick stream is never flushed), and one that
+// fired sends only its own stream's headers.
+func TestSSEDeferredTimersReused(t *testing.T) {
+	w := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
+	for i := range 200 {
+		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1})
+		if err := s.StartDeferred(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			_ = s.WriteFinal([]byte("x"))
+		}
+		s.Close()
+	}
+	if w.flushes != 0 {
+		t.Fatalf("%d flushes: a reused timer sent held headers", w.flushes)
+	}
+	// A stream that outlives its delay gets its headers from the timer, once.
+	fired := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
+	s := NewSSEWriter(fired, SSEWriterOptions{KeepAlive: -1})
+	if err := s.StartDeferred(time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s.mu.Lock()
+		held := s.held
+		s.mu.Unlock()
+		if !held {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := s.WriteFinal([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fired.flushes != 2 { // the headers, then the final frame
+		t.Fatalf("%d flushes, want 2", fired.flushes)
+	}
+}
