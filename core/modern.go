@@ -76,8 +76,8 @@ func UnsupportedVersion(requested string) *Error {
 func (c *Call) parseEnvelope() (*Envelope, *Error) {
 	env := &c.envelope
 	var bad []string
-	pv := c.Meta(MetaProtocolVersion)
-	if jsontext.Value(pv).Kind() != '"' || unmarshal(pv, &env.ProtocolVersion) != nil {
+	var ok bool
+	if env.ProtocolVersion, ok = envelopeString(c.Meta(MetaProtocolVersion), modernVersions); !ok {
 		bad = append(bad, MetaProtocolVersion)
 	}
 	switch caps := c.Meta(MetaClientCapabilities); {
@@ -95,7 +95,8 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		}
 	}
 	if lvl := c.Meta(MetaLogLevel); len(lvl) > 0 {
-		if jsontext.Value(lvl).Kind() != '"' || unmarshal(lvl, &env.LogLevel) != nil || !env.LogLevel.Valid() {
+		level, ok := envelopeString(lvl, nil)
+		if env.LogLevel = LoggingLevel(level); !ok || !env.LogLevel.Valid() {
 			bad = append(bad, MetaLogLevel)
 		}
 	}
@@ -109,6 +110,24 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		env.ClientCapabilities = ClientCapabilities{}
 	}
 	return env, nil
+}
+
+// envelopeString decodes a _meta value that must be a JSON string, as json.Unmarshal into a string
+// would (a quick path for the envelope's strings: no decoder, and the text of a value in known
+// is shared rather than allocated).
+func envelopeString(raw []byte, known []string) (string, bool) {
+	if jsontext.Value(raw).Kind() != '"' || len(raw) < 2 {
+		return "", false
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		for _, k := range known {
+			if string(inner) == k {
+				return k, true
+			}
+		}
+	}
+	b, err := jsontext.AppendUnquote(nil, raw)
+	return string(b), err == nil
 }
 
 // classify applies the lifecycle rules before the handler runs: the era lock of the session, the
