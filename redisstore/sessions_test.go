@@ -309,7 +309,9 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // request's id, and the claim's release after the response; on the replica that created the
 // session and on one that rebuilt it (one and three before request ids were claimed across
 // replicas). A resumable SSE stream adds its first event (which records the replica running it,
-// for a GET resuming it elsewhere), the stored response and forgetting it once delivered.
+// for a GET resuming it elsewhere), the stored response and forgetting it once delivered; on a
+// Redis Cluster each of its two stored events also wakes the stream's followers after its script
+// (the PUBLISH cannot run inside a script of the stream's slot there).
 func TestOneRoundTripPerRequest(t *testing.T) {
 	rs := needRedis(t)
 	for _, c := range []struct {
@@ -342,8 +344,12 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 					}
 				}
 				released(t, rdb, prefix, cl.SessionID, 10+n-1) // the last release follows its response
-				if got := h.n.Load(); got != c.want*n {
-					t.Errorf("replica %d: %d round trips for %d requests, want %d each", i+1, got, n, c.want)
+				want := c.want
+				if c.resumable && rs == onCluster {
+					want += 2
+				}
+				if got := h.n.Load(); got != want*n {
+					t.Errorf("replica %d: %d round trips for %d requests, want %d each", i+1, got, n, want)
 				}
 			}
 		})
