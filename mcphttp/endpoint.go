@@ -55,11 +55,11 @@ type EndpointOptions struct {
 	// DefaultMaxSessionsPerCaller (1000); negative removes the cap. The count is kept by this
 	// process unless Callers is set.
 	MaxSessionsPerCaller int
-	// Callers keeps the count of MaxSessionsPerCaller in a store the replicas share
-	// (redisstore.NewCaps), so that a caller's share holds across them: a session counts against
-	// its caller while the replica that created it holds it. Nil counts it in this process.
-	// Resumability.MaxCallsPerCaller stays counted per process (it bounds the calls each process
-	// runs; counting it in a shared store would cost two round trips per resumable request).
+	// Callers keeps the counts of MaxSessionsPerCaller and Resumability.MaxCallsPerCaller in a
+	// store the replicas share (redisstore.NewCaps), so that a caller's share holds across them:
+	// a session counts against its caller while the replica that created it holds it, a
+	// resumable call while it runs (one round trip to take the unit and one to give it back, per
+	// resumable call). Nil counts them in this process.
 	Callers CallerCounter
 }
 
@@ -104,7 +104,9 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	}
 	e.sse = middleware.SSEWriterOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout} // negative: off
 	if !opts.Stateless && !opts.JSONResponse {
-		e.res = newResumer(opts.Resumability)
+		if e.res = newResumer(opts.Resumability); e.res != nil {
+			e.res.callers.share(opts.Callers, "resumable|")
+		}
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
 	return e

@@ -114,10 +114,10 @@ type Options struct {
 	// address: see CallerKey) may hold at once; past it initialize answers 429. Zero means
 	// DefaultMaxSessionsPerCaller (1000); negative removes the cap.
 	MaxSessionsPerCaller int
-	// Callers keeps the per-caller counts of MaxSessionsPerCaller and Listen.MaxStreamsPerCaller
-	// in a store the replicas share (redisstore.NewCaps), so that a caller's share holds across
-	// replicas instead of per process; it takes the place of Listen.Callers. Nil counts them in
-	// each process. Resumability.MaxCallsPerCaller stays per process (see EndpointOptions.Callers).
+	// Callers keeps the per-caller counts of MaxSessionsPerCaller, Listen.MaxStreamsPerCaller and
+	// Resumability.MaxCallsPerCaller in a store the replicas share (redisstore.NewCaps), so that a
+	// caller's share holds across replicas instead of per process; it takes the place of
+	// Listen.Callers. Nil counts them in each process.
 	Callers CallerCounter
 
 	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +120,35 @@ func TestCapsFreedWhenReplicaLapses(t *testing.T) {
 	live.Release(ctx, "other")
 	if n := units(t, prefix, "k") + units(t, prefix, "other"); n != 0 {
 		t.Fatalf("%d units left after every release", n)
+	}
+}
+
+// TestCapsResumableAcrossReplicas: a caller's resumable calls count on every replica together:
+// while its one allowed call runs on one replica, a call landing on another is served on a plain
+// stream (no event ids to resume from), and once the first is done the next one is resumable
+// again.
+func TestCapsResumableAcrossReplicas(t *testing.T) {
+	f := newFleet(t, func(o *mcphttp.Options) { o.Resumability.MaxCallsPerCaller = 1 })
+	c := f.initialize(t)
+	resumable := func(r testutil.Reply) bool {
+		return strings.Contains(string(r.Body), "\nid: ") || strings.HasPrefix(string(r.Body), "id: ")
+	}
+	done := make(chan testutil.Reply, 1)
+	go func() { done <- c.Post(t, testutil.CallTool(5, "block", nil, nil)) }()
+	await(t, f.probe.running, "the first call to start")
+	awaitUnits(t, f.prefix, "resumable|addr:127.0.0.1", 1)
+	for i := range 3 { // each lands on the next replica
+		rep := c.Post(t, testutil.CallTool(6+i, "echo", map[string]any{"text": "x"}, nil))
+		if rep.Status != http.StatusOK || resumable(rep) {
+			t.Fatalf("a call past the caller's share: %d, resumable %v: %s", rep.Status, resumable(rep), rep.Body)
+		}
+	}
+	close(f.probe.release)
+	if rep := await(t, done, "the first call to finish"); !resumable(rep) {
+		t.Fatalf("the first call's stream had no event ids: %s", rep.Body)
+	}
+	awaitUnits(t, f.prefix, "resumable|addr:127.0.0.1", 0)
+	if rep := c.Post(t, testutil.CallTool(20, "echo", map[string]any{"text": "x"}, nil)); !resumable(rep) {
+		t.Fatalf("a call once the first was done: not resumable: %s", rep.Body)
 	}
 }

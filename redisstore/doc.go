@@ -62,14 +62,13 @@
 //     survivor that claims it makes them failed (tasks.Supervisor), and answers that reach no
 //     replica are refused (tasks.ErrNotRunning).
 //   - Caps (mcphttp.CallerCounter, mcphttp.Options.Callers): the per-caller caps of the
-//     transport (sessions and listen streams per caller) counted across replicas: a hash per
-//     caller and cap ("<prefix>cap:{<cap>|<caller>}") with a field per replica holding units, one
-//     script to take a unit (at initialize, at the opening of a listen stream) and one to give it
-//     back (when the session ends on the replica that created it, when the stream closes);
-//     nothing per request. Resumable calls per caller stay counted by each replica. A replica's units are freed by a
-//     survivor when its lease lapses. The task limits per principal are counted in Redis by the
-//     TaskStore already.
-//     ("mcp.task").
+//     transport (sessions, listen streams and resumable calls per caller) counted across
+//     replicas: a hash per caller and cap ("<prefix>cap:{<cap>|<caller>}") with a field per
+//     replica holding units, one script to take a unit (at initialize, at the opening of a listen
+//     stream, at the start of a resumable call) and one to give it back (when the session ends on
+//     the replica that created it, when the stream closes, when the call is done); nothing for a
+//     plain request. A replica's units are freed by a survivor when its lease lapses. The task
+//     limits per principal are counted in Redis by the TaskStore already.
 //   - ReplayCache (auth.ReplayCache, for auth.DPoPOptions.Replay): one SET NX per DPoP request,
 //     a key per accepted proof expiring at the end of its window, so a proof replayed on
 //     another replica is refused.

@@ -309,7 +309,8 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // request's id, and the claim's release after the response; on the replica that created the
 // session and on one that rebuilt it (one and three before request ids were claimed across
 // replicas). A resumable SSE stream adds its first event (which records the replica running it,
-// for a GET resuming it elsewhere), the stored response and forgetting it once delivered; on a
+// for a GET resuming it elsewhere), the stored response, forgetting it once delivered, and the
+// take and give back of the caller's unit of resumable calls (the replicas share the caps); on a
 // Redis Cluster each of its two stored events also wakes the stream's followers after its script
 // (the PUBLISH cannot run inside a script of the stream's slot there).
 func TestOneRoundTripPerRequest(t *testing.T) {
@@ -318,7 +319,7 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 		name      string
 		resumable bool
 		want      int64
-	}{{"json", false, 2}, {"sse", false, 2}, {"resumable sse", true, 5}} {
+	}{{"json", false, 2}, {"sse", false, 2}, {"resumable sse", true, 7}} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := testPrefix()
 			adjust := func(o *mcphttp.Options) {
