@@ -74,7 +74,7 @@ func (c *Caps) Release(ctx context.Context, key string) {
 
 // free removes a lapsed replica's units from every count: a SCAN of the counts (on each primary
 // of a Cluster) and an HDEL per count, pipelined.
-func (c *Caps) free(ctx context.Context, replicaID string) {
+func (c *Caps) free(ctx context.Context, replicaID string) error {
 	scan := func(ctx context.Context, rdb redis.UniversalClient) error {
 		iter := rdb.Scan(ctx, 0, c.r.prefix+"cap:*", 512).Iterator()
 		var keys []string
@@ -110,6 +110,7 @@ func (c *Caps) free(ctx context.Context, replicaID string) {
 		err = scan(ctx, c.r.rdb)
 	}
 	if err != nil {
-		c.r.log.Warn().Err(err).Str("replica", replicaID).Msg("redisstore: freeing a lapsed replica's units")
+		return fmt.Errorf("redisstore: freeing a lapsed replica's units: %w", err)
 	}
+	return nil
 }

@@ -115,9 +115,10 @@
 //
 // OnLapse(f) registers a LapseHandler, f(ctx, replicaID), that frees what a dead replica held. On
 // the same ticker a janitor (on every replica with a handler) claims the replicas whose lease
-// lapsed in one script, moving them to "<prefix>{replicas}:lapsed" with a claim that lasts one
-// LeaseTTL, so that one surviving replica runs its handlers for each lapsed replica, once; the
-// claim ends when they return. A replica that closes is handed to the janitors at once, for what
+// lapsed in one script, one replica per claim, moving it to "<prefix>{replicas}:lapsed" with a
+// claim that lasts one LeaseTTL, so that one surviving replica runs its handlers for each lapsed
+// replica, once; the claim ends when they all returned nil. When one returned an error (Redis
+// failed mid-cleanup), the claim is left to expire and the cleanup runs again. A replica that closes is handed to the janitors at once, for what
 // its components did not release themselves. If the claimant dies before its handlers return, its
 // claim expires and another replica runs them again: handlers free what is still held by that
 // replica and nothing else, so running them twice is harmless. A replica paused past its lease

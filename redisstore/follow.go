@@ -170,8 +170,9 @@ func (e *EventStore) receiveLapse(Envelope) {
 }
 
 // lapsed tells every replica's followers that a replica lapsed (Router.OnLapse).
-func (e *EventStore) lapsed(ctx context.Context, replica string) {
+func (e *EventStore) lapsed(ctx context.Context, replica string) error {
 	if _, err := e.r.ToSession(ctx, lapseChannel, kindLapse, []byte(replica)); err != nil {
-		e.r.log.Warn().Err(err).Str("replica", replica).Msg("redisstore: announcing a lapsed replica to the streams' followers")
+		return fmt.Errorf("redisstore: announcing a lapsed replica to the streams' followers: %w", err)
 	}
+	return nil
 }

@@ -16,12 +16,14 @@ const DefaultLeaseTTL = 15 * time.Second
 // and the lease is renewed at a third of its lifetime.
 const minLeaseTTL = 10 * time.Millisecond
 
-// maxLapsesPerScan bounds the lapsed replicas one janitor pass claims.
+// maxLapsesPerScan bounds the lapsed replicas one janitor pass handles.
 const maxLapsesPerScan = 64
 
 // LapseHandler frees what a replica that lapsed held (see Router.OnLapse). ctx is bounded by the
-// lease's TTL: past it another replica may claim the same cleanup again.
-type LapseHandler func(ctx context.Context, replicaID string)
+// lease's TTL: past it another replica may claim the same cleanup again. A handler that could not
+// free everything returns an error: the cleanup is then run again, by whichever replica claims
+// it once the claim expired (after LeaseTTL).
+type LapseHandler func(ctx context.Context, replicaID string) error
 
 // The replica index: the sorted set of the replicas' leases (member: replica id, score: the
 // lease's expiry in Redis's milliseconds) and the sorted set of lapsed replicas whose cleanup a
@@ -67,9 +69,11 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0
   redis.call('ZADD', KEYS[2], until_, id)
   out[#out + 1] = id
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)) do
-  redis.call('ZADD', KEYS[2], until_, id)
-  out[#out + 1] = id
+if #out < limit then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit - #out)) do
+    redis.call('ZADD', KEYS[2], until_, id)
+    out[#out + 1] = id
+  end
 end
 return out
 `)
@@ -164,7 +168,10 @@ func (r *Router) renew(first bool) {
 	}
 }
 
-// sweepLapsed claims the replicas that lapsed and runs the lapse handlers for each.
+// sweepLapsed claims the replicas that lapsed, one at a time so that each claim's TTL covers
+// the handlers of that replica only, and runs the lapse handlers for each. A cleanup whose
+// handlers all succeeded ends its claim; one with a failed handler keeps it, to be claimed and
+// run again once the claim expired.
 func (r *Router) sweepLapsed() {
 	r.mu.RLock()
 	handlers := r.lapse
@@ -172,28 +179,41 @@ func (r *Router) sweepLapsed() {
 	if len(handlers) == 0 {
 		return
 	}
-	ctx, cancel := r.Bound(context.Background())
-	ids, err := claimScript.Run(ctx, r.rdb, []string{r.leaseKey(), r.lapsedKey()}, r.leaseTTL.Milliseconds(), maxLapsesPerScan).StringSlice()
-	cancel()
-	if err != nil {
-		if !errors.Is(err, redis.Nil) {
+	for range maxLapsesPerScan {
+		ctx, cancel := r.Bound(context.Background())
+		ids, err := claimScript.Run(ctx, r.rdb, []string{r.leaseKey(), r.lapsedKey()}, r.leaseTTL.Milliseconds(), 1).StringSlice()
+		cancel()
+		if err != nil && !errors.Is(err, redis.Nil) {
 			r.log.Warn().Err(err).Msg("redisstore: claiming lapsed replicas (retried on the next tick)")
 		}
-		return
+		if len(ids) == 0 {
+			return
+		}
+		r.cleanUp(ids[0], handlers)
 	}
-	for _, id := range ids {
-		if id != r.id { // this replica's own lapse: renewed above, it holds what it held
-			hctx, hcancel := context.WithTimeout(context.Background(), r.leaseTTL)
-			for _, f := range handlers {
-				f(hctx, id)
+}
+
+// cleanUp runs the lapse handlers for one claimed replica and ends the claim when they all
+// succeeded.
+func (r *Router) cleanUp(id string, handlers []LapseHandler) {
+	if id != r.id { // this replica's own lapse: renewed since, it holds what it held
+		hctx, hcancel := context.WithTimeout(context.Background(), r.leaseTTL)
+		defer hcancel()
+		var failed error
+		for _, f := range handlers {
+			if err := f(hctx, id); err != nil {
+				failed = err
 			}
-			hcancel()
 		}
-		dctx, dcancel := r.Bound(context.Background())
-		if err := r.rdb.ZRem(dctx, r.lapsedKey(), id).Err(); err != nil {
-			r.log.Warn().Err(err).Str("replica", id).Msg("redisstore: ending the claim on a lapsed replica")
+		if failed != nil {
+			r.log.Warn().Err(failed).Str("replica", id).Msg("redisstore: freeing what a lapsed replica held (run again once the claim expired)")
+			return
 		}
-		dcancel()
+	}
+	dctx, dcancel := r.Bound(context.Background())
+	defer dcancel()
+	if err := r.rdb.ZRem(dctx, r.lapsedKey(), id).Err(); err != nil {
+		r.log.Warn().Err(err).Str("replica", id).Msg("redisstore: ending the claim on a lapsed replica")
 	}
 }
 

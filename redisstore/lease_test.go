@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ type lapses struct {
 func newLapses() *lapses { return &lapses{calls: map[string][]string{}, ran: make(chan string, 64)} }
 
 func (l *lapses) watch(r *redisstore.Router) {
-	r.OnLapse(func(ctx context.Context, id string) {
+	r.OnLapse(func(ctx context.Context, id string) error {
 		if ctx.Err() != nil {
 			panic("a lapse handler got an ended context")
 		}
@@ -43,6 +44,7 @@ func (l *lapses) watch(r *redisstore.Router) {
 		l.calls[id] = append(l.calls[id], r.ID())
 		l.mu.Unlock()
 		l.ran <- id
+		return nil
 	})
 }
 
@@ -170,4 +172,40 @@ func TestLeaseReclaimed(t *testing.T) {
 	r, _ := leaseRouter(t, srv, prefix)
 	l.watch(r)
 	l.await(t, "gone")
+}
+
+// TestLeaseLapseRetriedAfterFailure: a cleanup whose handler failed keeps its claim and runs again
+// once that claim expired; one that succeeded is not run again.
+func TestLeaseLapseRetriedAfterFailure(t *testing.T) {
+	srv := needRedis(t)
+	prefix := testPrefix()
+	survivor, _ := leaseRouter(t, srv, prefix)
+	runs := make(chan int, 8)
+	var n int
+	survivor.OnLapse(func(_ context.Context, _ string) error {
+		n++ // the janitor runs the handlers of one replica one after the other
+		runs <- n
+		if n == 1 {
+			return errors.New("Redis went away mid-cleanup")
+		}
+		return nil
+	})
+	dead, deadRDB := leaseRouter(t, srv, prefix)
+	_ = deadRDB.Close()
+	for want := 1; want <= 2; want++ {
+		select {
+		case got := <-runs:
+			if got != want {
+				t.Fatalf("run %d, want %d", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the cleanup of %s ran %d times, want it run again after its failure", dead.ID(), want-1)
+		}
+	}
+	waitFor(t, 4*testLease) // a finished cleanup is not claimed again
+	select {
+	case got := <-runs:
+		t.Fatalf("the cleanup ran a %d. time after it succeeded", got)
+	default:
+	}
 }

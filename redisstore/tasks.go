@@ -35,7 +35,7 @@ type TaskStore struct {
 	mu       sync.Mutex
 	watchers map[string]map[int]func(tasks.Signal)
 	next     int
-	orphaned []func(ctx context.Context, id string) // OnOrphaned
+	orphaned []func(ctx context.Context, id string) error // OnOrphaned
 }
 
 // TaskStoreOptions configure a TaskStore. The zero value is the default.
@@ -513,36 +513,53 @@ func (s *TaskStore) Alive(ctx context.Context, t *tasks.Task) (bool, error) {
 
 // OnOrphaned implements tasks.Supervisor: when a replica's lease lapses (Router.OnLapse), the
 // replica that claims it calls f with each unfinished task the lapsed replica ran.
-func (s *TaskStore) OnOrphaned(f func(ctx context.Context, id string)) {
+func (s *TaskStore) OnOrphaned(f func(ctx context.Context, id string) error) {
 	s.mu.Lock()
 	s.orphaned = append(s.orphaned, f)
 	s.mu.Unlock()
 }
 
 // lapsed hands the unfinished tasks of a replica whose lease lapsed to the OnOrphaned
-// functions, then forgets the replica's set.
-func (s *TaskStore) lapsed(ctx context.Context, replica string) {
+// functions, then forgets the replica's set; when a function failed for some task, the set
+// keeps that task and the error makes the lapse run again later (Router.OnLapse).
+func (s *TaskStore) lapsed(ctx context.Context, replica string) error {
 	s.mu.Lock()
 	fs := s.orphaned
 	s.mu.Unlock()
 	if len(fs) == 0 {
-		return
+		return nil
 	}
 	bctx, cancel := s.r.Bound(ctx)
 	ids, err := s.r.rdb.ZRangeByScore(bctx, s.running(replica), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(s.now().UnixMilli(), 10), Max: "+inf"}).Result()
 	cancel()
 	if err != nil {
-		s.r.log.Warn().Err(err).Str("replica", replica).Msg("redisstore: reading the tasks of a lapsed replica")
-		return
+		return fmt.Errorf("redisstore: reading the tasks of a lapsed replica: %w", err)
 	}
+	var failed error
+	done := make([]any, 0, len(ids))
 	for _, id := range ids {
+		ok := true
 		for _, f := range fs {
-			f(ctx, id)
+			if err := f(ctx, id); err != nil {
+				failed, ok = err, false
+			}
+		}
+		if ok {
+			done = append(done, id)
 		}
 	}
 	bctx, cancel = s.r.Bound(ctx)
 	defer cancel()
-	if err := s.r.rdb.Del(bctx, s.running(replica)).Err(); err != nil {
+	if failed == nil {
+		err = s.r.rdb.Del(bctx, s.running(replica)).Err()
+	} else if len(done) > 0 {
+		err = s.r.rdb.ZRem(bctx, s.running(replica), done...).Err()
+	}
+	if err != nil {
 		s.r.log.Warn().Err(err).Str("replica", replica).Msg("redisstore: forgetting the tasks of a lapsed replica (they expire by themselves)")
 	}
+	if failed != nil {
+		return fmt.Errorf("redisstore: failing the tasks of a lapsed replica: %w", failed)
+	}
+	return nil
 }

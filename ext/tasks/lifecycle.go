@@ -69,10 +69,11 @@ func (x *Extension) fail(ctx context.Context, id, message string) error {
 }
 
 // orphaned makes a task whose replica died failed (Supervisor.OnOrphaned).
-func (x *Extension) orphaned(ctx context.Context, id string) {
+func (x *Extension) orphaned(ctx context.Context, id string) error {
 	if err := x.fail(ctx, id, orphanMessage); err != nil {
-		x.logError(fmt.Errorf("mcpkit: task %s: recording that its replica stopped: %w", id, err))
+		return fmt.Errorf("mcpkit: task %s: recording that its replica stopped: %w", id, err)
 	}
+	return nil
 }
 
 // undelivered settles a tasks/update whose accepted answers reached no handler (err from

@@ -301,6 +301,7 @@ type Supervisor interface {
 	Alive(ctx context.Context, t *Task) (bool, error)
 	// OnOrphaned registers f, which one surviving replica calls with the id of each unfinished
 	// task whose replica died (at most once per task, give or take a replica dying meanwhile:
-	// f must be idempotent). New registers the extension's.
-	OnOrphaned(f func(ctx context.Context, id string))
+	// f must be idempotent); when f fails for a task, the store calls it again later. New
+	// registers the extension's.
+	OnOrphaned(f func(ctx context.Context, id string) error)
 }
