@@ -47,6 +47,7 @@ const (
 var DefaultDPoPAlgorithms = slices.Clone(asymmetricAlgorithms)
 
 // DPoPOptions configure DPoP on RequireBearer (BearerOptions.DPoP). The zero value is DPoPOff.
+// Every field is checked whatever the Mode: an invalid one panics even with DPoPOff.
 type DPoPOptions struct {
 	// Mode is DPoPOff (zero), DPoPAccepted or DPoPRequired; any other value panics.
 	Mode DPoPMode
@@ -126,12 +127,11 @@ type dpopChecker struct {
 	now      func() time.Time
 }
 
-// newDPoPChecker validates opts (panicking, naming the option) and returns nil for DPoPOff.
+// newDPoPChecker validates every field of opts (panicking, naming the option), then returns nil
+// for DPoPOff.
 func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 	switch opts.Mode {
-	case DPoPOff:
-		return nil
-	case DPoPAccepted, DPoPRequired:
+	case DPoPOff, DPoPAccepted, DPoPRequired:
 	default:
 		panic(fmt.Sprintf("auth: BearerOptions.DPoP.Mode must be DPoPOff, DPoPAccepted or DPoPRequired, not %d", opts.Mode))
 	}
@@ -142,28 +142,33 @@ func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 	if len(names) == 0 {
 		panic("auth: BearerOptions.DPoP.Algorithms must not be empty")
 	}
-	c := &dpopChecker{mode: opts.Mode, now: time.Now}
+	algs := make([]jose.SignatureAlgorithm, 0, len(names))
 	for _, n := range names {
 		if !slices.Contains(asymmetricAlgorithms, n) {
 			panic(fmt.Sprintf("auth: BearerOptions.DPoP.Algorithms: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", n, strings.Join(asymmetricAlgorithms, ", ")))
 		}
-		c.algs = append(c.algs, jose.SignatureAlgorithm(n))
+		algs = append(algs, jose.SignatureAlgorithm(n))
 	}
-	c.algNames = strings.Join(names, " ")
-	u := opts.URL
-	if u == "" {
-		u = resource
-	} else if _, err := checkURL("BearerOptions.DPoP.URL", u); err != nil {
+	external := opts.URL
+	if external == "" {
+		external = resource // checked by RequireBearer
+	} else if _, err := checkURL("BearerOptions.DPoP.URL", external); err != nil {
 		panic(err.Error())
 	}
-	if u != "" {
-		c.url = normalizeHTU(u)
-	}
-	c.window = positiveOr(opts.ProofWindow, DefaultProofWindow, "BearerOptions.DPoP.ProofWindow")
+	window := positiveOr(opts.ProofWindow, DefaultProofWindow, "BearerOptions.DPoP.ProofWindow")
 	if opts.MaxReplayEntries < 0 {
 		panic("auth: BearerOptions.DPoP.MaxReplayEntries must not be negative")
 	}
-	c.replay = opts.Replay
+	lifetime := positiveOr(opts.NonceLifetime, DefaultNonceLifetime, "BearerOptions.DPoP.NonceLifetime")
+	checkNonceKeys(opts.NonceKey, opts.OldNonceKeys)
+	if opts.Mode == DPoPOff {
+		return nil
+	}
+	c := &dpopChecker{mode: opts.Mode, algs: algs, algNames: strings.Join(names, " "), window: window,
+		replay: opts.Replay, now: time.Now}
+	if external != "" {
+		c.url = normalizeHTU(external)
+	}
 	if c.replay == nil {
 		max := opts.MaxReplayEntries
 		if max == 0 {
@@ -171,10 +176,8 @@ func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 		}
 		c.replay = NewMemoryReplayCache(max)
 	}
-	lifetime := positiveOr(opts.NonceLifetime, DefaultNonceLifetime, "BearerOptions.DPoP.NonceLifetime")
-	keys := newNonceKeys(opts.NonceKey, opts.OldNonceKeys)
 	if opts.RequireNonce {
-		c.nonces = &nonceSealer{keys: keys, lifetime: lifetime}
+		c.nonces = &nonceSealer{keys: newNonceKeys(opts.NonceKey, opts.OldNonceKeys), lifetime: lifetime}
 	}
 	return c
 }

@@ -24,9 +24,9 @@ type nonceSealer struct {
 	lifetime time.Duration
 }
 
-// newNonceKeys validates the key options (32 bytes each) and returns the ring, a random key
-// first when key is nil.
-func newNonceKeys(key []byte, old [][]byte) [][]byte {
+// checkNonceKeys panics, naming the option, unless key is nil or 32 bytes and each old key is 32
+// bytes.
+func checkNonceKeys(key []byte, old [][]byte) {
 	if key != nil && len(key) != 32 {
 		panic(fmt.Sprintf("auth: BearerOptions.DPoP.NonceKey must be 32 bytes, not %d", len(key)))
 	}
@@ -35,6 +35,10 @@ func newNonceKeys(key []byte, old [][]byte) [][]byte {
 			panic(fmt.Sprintf("auth: BearerOptions.DPoP.OldNonceKeys[%d] must be 32 bytes, not %d", i, len(k)))
 		}
 	}
+}
+
+// newNonceKeys returns the ring of checked keys, a random key first when key is nil.
+func newNonceKeys(key []byte, old [][]byte) [][]byte {
 	if key == nil {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)

@@ -467,6 +467,15 @@ func TestDPoPOptionsInvalid(t *testing.T) {
 		{"BearerOptions.DPoP.NonceLifetime", auth.DPoPOptions{Mode: auth.DPoPAccepted, NonceLifetime: -time.Second}},
 		{"BearerOptions.DPoP.NonceKey must be 32 bytes", auth.DPoPOptions{Mode: auth.DPoPAccepted, NonceKey: []byte("short")}},
 		{"BearerOptions.DPoP.OldNonceKeys[0] must be 32 bytes", auth.DPoPOptions{Mode: auth.DPoPAccepted, OldNonceKeys: [][]byte{{1}}}},
+		// DPoPOff validates every field too.
+		{"BearerOptions.DPoP.Algorithms: \"none\"", auth.DPoPOptions{Algorithms: []string{"none"}}},
+		{"BearerOptions.DPoP.Algorithms must not be empty", auth.DPoPOptions{Algorithms: []string{}}},
+		{"BearerOptions.DPoP.URL", auth.DPoPOptions{URL: "mcp"}},
+		{"BearerOptions.DPoP.ProofWindow", auth.DPoPOptions{ProofWindow: -1}},
+		{"BearerOptions.DPoP.MaxReplayEntries", auth.DPoPOptions{MaxReplayEntries: -1}},
+		{"BearerOptions.DPoP.NonceLifetime", auth.DPoPOptions{NonceLifetime: -1}},
+		{"BearerOptions.DPoP.NonceKey must be 32 bytes", auth.DPoPOptions{NonceKey: []byte("short")}},
+		{"BearerOptions.DPoP.OldNonceKeys[0] must be 32 bytes", auth.DPoPOptions{OldNonceKeys: [][]byte{{1}}}},
 	} {
 		testutil.WantPanic(t, c.want, func() {
 			auth.RequireBearer(v, auth.BearerOptions{ResourceMetadataURL: meta, DPoP: c.opts})
