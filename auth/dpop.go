@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -55,13 +56,16 @@ type DPoPOptions struct {
 	// parameter of the DPoP challenge. Nil means DefaultDPoPAlgorithms; "none", HMAC and
 	// unknown names panic, and so does an empty list.
 	Algorithms []string
-	// URL is the external URL of the endpoint, what a proof's htu must name (compared after
-	// RFC 3986 normalization: scheme and host case, default port, percent-encoding, dot segments;
-	// query and fragment ignored). Behind a proxy that rewrites the host or scheme, set it (or
-	// BearerOptions.Resource) to the URL clients use. Empty means BearerOptions.Resource when
-	// set, else the URL the request arrived at (https when the connection is TLS, the Host
-	// header and the path; forwarding headers are never trusted). RequireBearer panics on an
-	// invalid URL.
+	// URL is the external URL clients reach the server at: a proof's htu must name its scheme
+	// and authority (host and port) with the path of the request (the request-target the client
+	// sent), compared after RFC 3986 normalization (scheme and host case, default port,
+	// percent-encoding, dot segments; query and fragment ignored). So a proof made for one path
+	// is refused on any other, and any path of URL or of BearerOptions.Resource is not used.
+	// Behind a proxy that rewrites the host or scheme, set it (or BearerOptions.Resource) to the
+	// URL clients use; a proxy that rewrites the path is not supported (a proof names the
+	// external path, the process sees another). Empty means BearerOptions.Resource when set,
+	// else the scheme and host the request arrived with (https when the connection is TLS, the
+	// Host header; forwarding headers are never trusted). RequireBearer panics on an invalid URL.
 	URL string
 	// ProofWindow bounds how far in the past or future a proof's iat may be. Zero means
 	// DefaultProofWindow (5 min); negative panics.
@@ -120,7 +124,7 @@ type dpopChecker struct {
 	mode     DPoPMode
 	algs     []jose.SignatureAlgorithm
 	algNames string
-	url      string // normalized htu, "" to take it from the request
+	origin   string // scheme://authority of the external URL, "" to take it from the request
 	window   time.Duration
 	replay   ReplayCache
 	nonces   *nonceSealer // nil unless RequireNonce
@@ -167,7 +171,8 @@ func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 	c := &dpopChecker{mode: opts.Mode, algs: algs, algNames: strings.Join(names, " "), window: window,
 		replay: opts.Replay, now: time.Now}
 	if external != "" {
-		c.url = normalizeHTU(external)
+		u, _ := url.Parse(external)
+		c.origin = u.Scheme + "://" + u.Host
 	}
 	if c.replay == nil {
 		max := opts.MaxReplayEntries
@@ -274,7 +279,7 @@ func (c *dpopChecker) checkClaims(r *http.Request, cl *proofClaims, token string
 		return proofProblem("The DPoP proof has no iat")
 	case cl.HTM != r.Method:
 		return proofProblem("The DPoP proof's htm does not match the request method")
-	case normalizeHTU(cl.HTU) != c.requestURL(r):
+	case !c.htuMatches(r, cl.HTU):
 		return proofProblem("The DPoP proof's htu does not match the request URL")
 	}
 	now := c.now()
@@ -292,16 +297,42 @@ func (c *dpopChecker) checkClaims(r *http.Request, cl *proofClaims, token string
 	return nil
 }
 
-// requestURL is the normalized URL a proof's htu must name for r.
+// requestURL is the normalized URL a proof's htu must name for r: the scheme and authority of
+// the configured external URL (else of the request: https on TLS, the Host header), and the path
+// the client sent (the request-target, so that a handler rewriting r.URL, as http.StripPrefix
+// does, changes nothing).
 func (c *dpopChecker) requestURL(r *http.Request) string {
-	if c.url != "" {
-		return c.url
+	origin := c.origin
+	if origin == "" {
+		origin = "http://" + r.Host
+		if r.TLS != nil {
+			origin = "https://" + r.Host
+		}
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	return normalizeHTU(origin + requestPath(r))
+}
+
+// htuMatches reports whether htu names the URL of r (requestURL); a URL that does not normalize
+// matches nothing, not even another one.
+func (c *dpopChecker) htuMatches(r *http.Request, htu string) bool {
+	got := normalizeHTU(htu)
+	return got != "" && got == c.requestURL(r)
+}
+
+// requestPath is the escaped path of the request-target r arrived with (r.RequestURI), or of
+// r.URL for a request made in process without one.
+func requestPath(r *http.Request) string {
+	target := r.RequestURI
+	switch {
+	case strings.HasPrefix(target, "/"):
+		p, _, _ := strings.Cut(target, "?")
+		return p
+	case target != "":
+		if u, err := url.ParseRequestURI(target); err == nil {
+			return u.EscapedPath()
+		}
 	}
-	return normalizeHTU(scheme + "://" + r.Host + r.URL.EscapedPath())
+	return r.URL.EscapedPath()
 }
 
 // bind checks that the verified token is bound to the proof's key (cnf.jkt) and that the proof

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -27,12 +29,13 @@ func TestDPoPOptionsDefaults(t *testing.T) {
 	withNonce := o
 	withNonce.RequireNonce = true
 	n := newDPoPChecker(withNonce, "")
-	withResource := newDPoPChecker(o, "https://MCP.example.com:443/mcp")
+	withResource := newDPoPChecker(o, "https://MCP.example.com:443/api")
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp?x=1", nil)
 	testutil.CheckDefaults(t, []testutil.Default{
 		{Option: "DPoPOptions.Mode", Given: DPoPOptions{}.Mode, Got: DPoPOff, Doc: DPoPOff},
 		{Option: "DPoPOptions.Algorithms", Given: o.Algorithms, Got: algs, Doc: DefaultDPoPAlgorithms},
-		{Option: "DPoPOptions.URL (no Resource: the request's URL)", Given: o.URL, Got: c.url, Doc: ""},
-		{Option: "DPoPOptions.URL (BearerOptions.Resource)", Given: o.URL, Got: withResource.url, Doc: "https://mcp.example.com/mcp"},
+		{Option: "DPoPOptions.URL (no Resource: the request's URL)", Given: o.URL, Got: c.requestURL(req), Doc: "http://127.0.0.1:8080/mcp"},
+		{Option: "DPoPOptions.URL (BearerOptions.Resource's origin, the request's path)", Given: o.URL, Got: withResource.requestURL(req), Doc: "https://mcp.example.com/mcp"},
 		{Option: "DPoPOptions.ProofWindow", Given: o.ProofWindow, Got: c.window, Doc: 5 * time.Minute},
 		{Option: "DPoPOptions.Replay", Given: o.Replay, Got: mem != nil, Doc: true},
 		{Option: "DPoPOptions.MaxReplayEntries", Given: o.MaxReplayEntries, Got: memMax, Doc: 100000},

@@ -41,3 +41,23 @@ func TestDPoPNonceRenewal(t *testing.T) {
 		}
 	}
 }
+
+// A proof's htu that is not an http(s) URL matches no request, not even one whose own URL does
+// not normalize (an OPTIONS * request, say).
+func TestDPoPHTUUnparsable(t *testing.T) {
+	c := newDPoPChecker(DPoPOptions{Mode: DPoPAccepted}, "")
+	req := httptest.NewRequest(http.MethodOptions, "http://mcp.example.com/mcp", nil)
+	req.RequestURI, req.Host = "*", "mcp example"
+	if got := c.requestURL(req); got != "" {
+		t.Fatalf("requestURL = %q, want none", got)
+	}
+	for _, htu := range []string{"", "mcp", "urn:x", "ftp://mcp.example.com/mcp"} {
+		if c.htuMatches(req, htu) {
+			t.Fatalf("htu %q matched", htu)
+		}
+	}
+	req = httptest.NewRequest(http.MethodPost, "http://mcp.example.com/api/mcp?x=1", nil)
+	if !c.htuMatches(req, "HTTP://mcp.example.com:80/api/mcp") {
+		t.Fatal("a normalized htu does not match its request")
+	}
+}

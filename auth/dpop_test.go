@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -19,36 +21,46 @@ import (
 // authorization server, with a client key and a token bound to it.
 type dpopSite struct {
 	as    *testutil.AuthServer
-	url   string // the endpoint, http://127.0.0.1:PORT/mcp
+	base  string // http://127.0.0.1:PORT
+	url   string // the endpoint, base + "/mcp"
+	layer http.Handler
+	front http.Handler // what the server runs: layer unless a test puts something in front
 	key   *testutil.DPoPKey
 	token string // bound to key, audience url
 }
 
-// startDPoP serves the layer with opts (its DPoP member) at /mcp; the handler answers 200 with
-// the principal.
+// startDPoP serves the layer with opts (its DPoP member) on every path (the endpoint is /mcp);
+// the handler answers 200 with the principal.
 func startDPoP(t *testing.T, opts auth.BearerOptions) *dpopSite {
 	t.Helper()
 	as := testutil.StartAuthServer(t)
-	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	site := &dpopSite{as: as, key: testutil.NewDPoPKey(t)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { site.front.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	site := &dpopSite{as: as, url: srv.URL + "/mcp", key: testutil.NewDPoPKey(t)}
+	site.base, site.url = srv.URL, srv.URL+"/mcp"
 	if opts.ResourceMetadataURL == "" {
 		opts.ResourceMetadataURL = auth.MetadataURL(site.url)
 	}
 	v := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer, Audience: site.url})
-	h = auth.RequireBearer(v, opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site.layer = auth.RequireBearer(v, opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := core.PrincipalFrom(r.Context())
 		_, _ = w.Write([]byte(p))
 	}))
+	site.front = site.layer
 	site.token = as.Mint(t, site.key.BoundClaims(as.Claims("alice", site.url)))
 	return site
 }
 
-// do posts to the endpoint with the Authorization value and the DPoP headers given.
+// do sends a request to the endpoint with the Authorization value and the DPoP headers given.
 func (s *dpopSite) do(t *testing.T, method, authz string, proofs ...string) reply {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, s.url, strings.NewReader(`{}`))
+	return s.doAt(t, s.url, method, authz, proofs...)
+}
+
+// doAt is do for another URL.
+func (s *dpopSite) doAt(t *testing.T, url, method, authz string, proofs ...string) reply {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,6 +330,59 @@ func TestDPoPAlgorithmsAndExternalURL(t *testing.T) {
 	s = startDPoP(t, auth.BearerOptions{DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired, URL: external}})
 	if r := s.do(t, http.MethodPost, "DPoP "+s.token, s.key.Proof(t, http.MethodPost, external, s.token, nil)); r.status != http.StatusOK {
 		t.Fatalf("proof for DPoP.URL: %d", r.status)
+	}
+}
+
+// htu names the request's path with the external origin: a proof for one path is refused on
+// another whatever names the origin (the request, DPoP.URL or Resource); a path-less resource
+// takes the request's path; a handler that rewrites r.URL (http.StripPrefix) changes nothing;
+// behind a reverse proxy the proof names the proxy's URL.
+func TestDPoPHTUPath(t *testing.T) {
+	const origin = "https://mcp.example.com"
+	for _, opts := range []auth.BearerOptions{
+		{DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired}},
+		{DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired, URL: origin + "/mcp"}},
+		{Resource: origin + "/mcp", DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired}},
+		{Resource: origin, DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired}},
+	} {
+		s := startDPoP(t, opts)
+		ext := s.base
+		if opts.Resource != "" || opts.DPoP.URL != "" {
+			ext = origin
+		}
+		authz := "DPoP " + s.token
+		wantRefusal(t, s.doAt(t, s.base+"/other", http.MethodPost, authz, s.key.Proof(t, http.MethodPost, ext+"/mcp", s.token, nil)),
+			http.StatusUnauthorized, "DPoP", "invalid_dpop_proof")
+		for _, path := range []string{"/mcp", "/other", "/"} {
+			if r := s.doAt(t, s.base+path, http.MethodPost, authz, s.key.Proof(t, http.MethodPost, ext+path, s.token, nil)); r.status != http.StatusOK {
+				t.Fatalf("%+v: proof for %s%s: %d %v", opts, ext, path, r.status, r.header.Values("WWW-Authenticate"))
+			}
+		}
+	}
+
+	s := startDPoP(t, auth.BearerOptions{DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired}})
+	s.front = http.StripPrefix("/api", s.layer)
+	if r := s.doAt(t, s.base+"/api/mcp", http.MethodPost, "DPoP "+s.token, s.key.Proof(t, http.MethodPost, s.base+"/api/mcp", s.token, nil)); r.status != http.StatusOK {
+		t.Fatalf("under StripPrefix, proof for the URL sent: %d %v", r.status, r.header.Values("WWW-Authenticate"))
+	}
+	wantRefusal(t, s.doAt(t, s.base+"/api/mcp", http.MethodPost, "DPoP "+s.token, s.key.Proof(t, http.MethodPost, s.base+"/mcp", s.token, nil)),
+		http.StatusUnauthorized, "DPoP", "invalid_dpop_proof")
+
+	// A reverse proxy on another port in front, forwarding the path and rewriting the Host.
+	var proxied *dpopSite
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		target, _ := url.Parse(proxied.base)
+		pr.SetURL(target)
+	}})
+	t.Cleanup(proxy.Close)
+	proxied = startDPoP(t, auth.BearerOptions{DPoP: auth.DPoPOptions{Mode: auth.DPoPRequired, URL: proxy.URL}})
+	authz := "DPoP " + proxied.token
+	if r := proxied.doAt(t, proxy.URL+"/mcp", http.MethodPost, authz, proxied.key.Proof(t, http.MethodPost, proxy.URL+"/mcp", proxied.token, nil)); r.status != http.StatusOK {
+		t.Fatalf("through the proxy, proof for its URL: %d %v", r.status, r.header.Values("WWW-Authenticate"))
+	}
+	for _, htu := range []string{proxied.url, proxy.URL + "/other"} {
+		wantRefusal(t, proxied.doAt(t, proxy.URL+"/mcp", http.MethodPost, authz, proxied.key.Proof(t, http.MethodPost, htu, proxied.token, nil)),
+			http.StatusUnauthorized, "DPoP", "invalid_dpop_proof")
 	}
 }
 
