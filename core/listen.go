@@ -158,8 +158,9 @@ func (v *listenView) viewer() viewer {
 }
 
 // seesUpdated reports whether the caller of the stream may see the resource uri, resolved as
-// resources/read resolves it, so that an update does not tell of a resource hidden from it (a
-// URI nothing serves is nobody's to hide).
+// resources/read resolves it (the exact resource, else the first matching template, never a
+// later one), so that an update does not tell of a resource hidden from it (a URI nothing
+// serves is nobody's to hide).
 func (v *listenView) seesUpdated(uri string) bool {
 	if v == nil {
 		return true
@@ -184,25 +185,18 @@ func (v *listenView) seesUpdated(uri string) bool {
 		s.mu.RUnlock()
 		return true
 	}
-	e, exact := s.resources.get(uri)
-	templates := s.templates.values()
+	e, t, _ := s.resolveLocked(uri)
 	s.mu.RUnlock()
 	var view View
-	served := exact
-	if exact {
-		if resourceView(&view, e); vw.sees(e.resource.Visible, &view) {
-			return true
-		}
+	switch {
+	case e != nil:
+		resourceView(&view, e)
+		return vw.sees(e.resource.Visible, &view)
+	case t != nil:
+		templateView(&view, t)
+		return vw.sees(t.template.Visible, &view)
 	}
-	for _, t := range templates {
-		if _, ok := t.match(uri); ok {
-			served = true
-			if templateView(&view, t); vw.sees(t.template.Visible, &view) {
-				return true
-			}
-		}
-	}
-	return !served
+	return true
 }
 
 // seesChanged reports whether the caller of the stream may see the entry a list change names

@@ -24,48 +24,60 @@ func (s *Server) lookupResource(uri string) (ResourceHandler, string, map[string
 
 // lookupLocked resolves uri among the exact resources, then the templates; s.mu is held.
 func (s *Server) lookupLocked(uri string) (ResourceHandler, string, map[string]string, bool) {
-	if e, ok := s.resources.get(uri); ok {
+	e, t, vars := s.resolveLocked(uri)
+	switch {
+	case e != nil:
 		return e.handler, "", nil, true
-	}
-	for _, k := range s.templates.keys {
-		t := s.templates.items[k]
-		if vars, ok := t.match(uri); ok {
-			return t.handler, k, vars, true
-		}
+	case t != nil:
+		return t.handler, t.template.URITemplate, vars, true
 	}
 	return nil, "", nil, false
 }
 
-// readTarget resolves uri for a resources/read as lookupResource does, within the view of the
-// caller of c: an exact resource or a template the caller may not see is passed over as if it
-// were not registered, and a resource of an extension's source the caller may not see is not
-// found. A server without filters or predicates resolves exactly as lookupResource.
-func (s *Server) readTarget(c *Call, uri string) (ResourceHandler, map[string]string, bool) {
-	vw := viewerOf(c)
-	if src := s.sourceFor(uri); src != nil {
-		if vw.filters() && !s.seesSourced(c, vw, src, uri) {
-			return nil, nil, false
+// resolveLocked returns the entry serving uri: the exact resource registered under it, else the
+// first template that matches, with its variables (both nil when nothing does); s.mu is held.
+func (s *Server) resolveLocked(uri string) (*resourceEntry, *templateEntry, map[string]string) {
+	if e, ok := s.resources.get(uri); ok {
+		return e, nil, nil
+	}
+	for _, k := range s.templates.keys {
+		t := s.templates.items[k]
+		if vars, ok := t.match(uri); ok {
+			return nil, t, vars
 		}
-		return src.Read, nil, true
+	}
+	return nil, nil, nil
+}
+
+// readTarget resolves uri for a resources/read exactly as lookupResource (and so MatchResource)
+// does, then asks whether the caller of c may see what serves it: ok is false when nothing
+// serves uri, or when the caller may not see the entry that does (hidden is then set), and the
+// read is answered as for an unknown URI. A hidden entry never gives way to a later match: that
+// would serve the URI past the checks a layer in front applied to the entry MatchResource
+// names. A resource of an extension's source the caller may not see is hidden likewise.
+func (s *Server) readTarget(c *Call, uri string) (h ResourceHandler, vars map[string]string, ok, hidden bool) {
+	if src := s.sourceFor(uri); src != nil {
+		if vw := viewerOf(c); vw.filters() && !s.seesSourced(c, vw, src, uri) {
+			return nil, nil, false, true
+		}
+		return src.Read, nil, true, false
 	}
 	s.mu.RLock()
-	if !vw.filters() && !s.resources.guarded() && !s.templates.guarded() {
-		h, _, vars, ok := s.lookupLocked(uri)
-		s.mu.RUnlock()
-		return h, vars, ok
-	}
-	e, exact := s.resources.get(uri)
-	templates := s.templates.values()
+	e, t, vars := s.resolveLocked(uri)
 	s.mu.RUnlock()
-	if exact && seesSlow(c, vw, e, resourceVisible, resourceView) {
-		return e.handler, nil, true
-	}
-	for _, t := range templates {
-		if vars, ok := t.match(uri); ok && seesSlow(c, vw, t, templateVisible, templateView) {
-			return t.handler, vars, true
+	switch {
+	case e != nil:
+		if !seesEntry(c, e, resourceVisible, resourceView) {
+			return nil, nil, false, true
 		}
+		return e.handler, nil, true, false
+	case t != nil:
+		if !seesEntry(c, t, templateVisible, templateView) {
+			return nil, nil, false, true
+		}
+		return t.handler, vars, true, false
 	}
-	return nil, nil, false
+	return nil, nil, false, false
 }
 
 // seesSourced reports whether the caller of c may see the resource uri of an extension's

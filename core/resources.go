@@ -223,7 +223,7 @@ func handleReadResource(c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, vars, ok := c.session.server.readTarget(c, uri)
+	h, vars, ok, _ := c.session.server.readTarget(c, uri)
 	if !ok {
 		return nil, ResourceNotFound(uri)
 	}

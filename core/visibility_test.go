@@ -182,21 +182,45 @@ func mustMarshal(t *testing.T, v any) []byte {
 	return b
 }
 
-// A hidden exact resource gives way to a template that matches its URI, as if it were not
-// registered, and a hidden template to the next one.
-func TestVisibilityReadFallsThrough(t *testing.T) {
-	srv := newServer(nil)
+// Resolution stops at the first match, as MatchResource tells it (and so as a layer in front
+// checks it): a hidden exact resource, or a hidden first matching template, is answered as an
+// unknown URI, never served by a later match; a listen stream is not told of its updates.
+func TestVisibilityReadStopsAtFirstMatch(t *testing.T) {
 	hide := func(context.Context, *core.View) bool { return false }
 	text := func(s string) core.ResourceHandler {
 		return func(_ context.Context, req *core.ResourceRequest) (*core.ReadResourceResult, error) {
 			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: s}}}, nil
 		}
 	}
+	srv := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
 	srv.AddResource(&core.Resource{URI: "test://x/1", Name: "exact", Visible: hide}, text("exact"))
 	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "test://x/{id}", Name: "first", Visible: hide}, text("first"))
 	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "test://{+rest}", Name: "second"}, text("second"))
-	w, _ := sendIn(t, srv, context.Background(), testutil.Request(1, "resources/read", map[string]any{"uri": "test://x/1"}))
+	unknown, _ := sendIn(t, srv, context.Background(), testutil.Request(1, "resources/read", map[string]any{"uri": "other://1"}))
+	if unknown.Error == nil {
+		t.Fatalf("unknown read: %s", unknown.Result)
+	}
+	f, err := srv.HonorListen(context.Background(), nil, core.SubscriptionFilter{ResourceSubscriptions: []string{"test://x/1", "test://x/2", "test://y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{"test://x/1", "test://x/2"} { // the exact resource; the first template
+		if tpl, _, ok := srv.MatchResource(uri); !ok || tpl == "test://{+rest}" {
+			t.Errorf("MatchResource(%s) = %q %v", uri, tpl, ok)
+		}
+		w, _ := sendIn(t, srv, context.Background(), testutil.Request(1, "resources/read", map[string]any{"uri": uri}))
+		if w.Error == nil || w.Error.Code != unknown.Error.Code || w.Error.Message != "Resource not found: "+uri {
+			t.Errorf("read %s: %s %+v, want %+v", uri, w.Result, w.Error, unknown.Error)
+		}
+		if f.Wants(core.Change{Method: core.ResourceUpdated, URI: uri}) {
+			t.Errorf("a listen stream is told of updates of hidden %s", uri)
+		}
+	}
+	w, _ := sendIn(t, srv, context.Background(), testutil.Request(1, "resources/read", map[string]any{"uri": "test://y"}))
 	if w.Error != nil || !strings.Contains(string(w.Result), `"text":"second"`) {
-		t.Errorf("read: %s %+v", w.Result, w.Error)
+		t.Errorf("read test://y: %s %+v", w.Result, w.Error)
+	}
+	if !f.Wants(core.Change{Method: core.ResourceUpdated, URI: "test://y"}) {
+		t.Error("a listen stream is not told of updates of a visible resource")
 	}
 }
