@@ -227,7 +227,7 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 	return nil
 }
 
-// paramName returns the name of a params member when it is one readParamsFields keeps ("" for
+// paramName returns the name of a params member when it is one readParams keeps ("" for
 // the others), and whether it marks a retry of an input_required result.
 func paramName(raw jsontext.Value) (name string, retry bool) {
 	switch string(raw) {

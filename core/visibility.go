@@ -60,7 +60,7 @@ type visibilityNode struct {
 // top of the entries' own predicates, Options.Visibility and the filters given earlier to the
 // same context (an entry is visible when every one of them says so). It is how a layer in front
 // of the server scopes the view of one request: auth.RequireScopes does it when
-// ScopeOptions.HideUnscoped is set. A nil f leaves ctx as it is.
+// ScopeOptions.Hide is set. A nil f leaves ctx as it is.
 func WithVisibility(ctx context.Context, f Visibility) context.Context {
 	if f == nil {
 		return ctx
