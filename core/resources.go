@@ -262,6 +262,10 @@ func handleSubscribe(c *Call) (any, error) {
 			return nil, asWireError(err, "Internal error handling resources/subscribe request")
 		}
 	}
+	// A URI the caller may not see, resolved as resources/read resolves it, is answered as any
+	// URI is (nothing tells an unknown one apart) but not recorded: its updates must not reach
+	// this session. The limits are checked for it all the same.
+	_, _, _, hidden := c.session.server.readTarget(c, uri)
 	ss := c.session
 	limit := c.session.server.opts.MaxSubscriptions
 	ss.mu.Lock()
@@ -277,12 +281,13 @@ func handleSubscribe(c *Call) (any, error) {
 		ss.mu.Unlock()
 		return nil, InvalidParams("the resource subscriptions of this session would exceed " + strconv.Itoa(total) + " bytes (MaxSubscriptionBytes)")
 	}
-	if !had {
+	record := !had && !hidden
+	if record {
 		ss.subscriptions[uri] = struct{}{}
 		ss.subscriptionBytes += len(uri)
 	}
 	ss.mu.Unlock()
-	if !had {
+	if record {
 		if e := ss.persist(c.ctx); e != nil {
 			return nil, e
 		}

@@ -224,3 +224,36 @@ func TestVisibilityReadStopsAtFirstMatch(t *testing.T) {
 		t.Error("a listen stream is not told of updates of a visible resource")
 	}
 }
+
+// A legacy session's resources/subscribe to a URI its caller may not see (resolved as
+// resources/read resolves it) is answered as one to an unknown URI, but not kept: the
+// resource's updates do not reach the session.
+func TestVisibilitySubscribeHidden(t *testing.T) {
+	hidden := map[string]bool{"test://secret": true, "test://t/{id}": true}
+	srv := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription,
+		Visibility: func(_ context.Context, v *core.View) bool { return !hidden[v.Name()] }})
+	srv.AddResource(&core.Resource{URI: "test://secret", Name: "secret"}, okResource)
+	srv.AddResource(&core.Resource{URI: "test://open", Name: "open"}, okResource)
+	srv.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "test://t/{id}", Name: "t"}, okResource)
+	c := newClient(t, srv)
+	c.initialize("2025-11-25")
+	unknown := c.result("resources/subscribe", map[string]any{"uri": "test://nothing"}, "EmptyResult", nil)
+	for _, uri := range []string{"test://secret", "test://t/1", "test://open"} {
+		if w := c.result("resources/subscribe", map[string]any{"uri": uri}, "EmptyResult", nil); string(w.Result) != string(unknown.Result) {
+			t.Errorf("subscribe %s = %s, unknown URI = %s", uri, w.Result, unknown.Result)
+		}
+	}
+	for _, uri := range []string{"test://secret", "test://t/1"} {
+		if c.ss.Subscribed(uri) {
+			t.Errorf("a subscription to hidden %s was kept", uri)
+		}
+		_ = srv.NotifyResourceUpdated(context.Background(), uri)
+		if m := c.out.all(t); len(m) != 0 {
+			t.Errorf("the session was told of hidden %s: %v", uri, m)
+		}
+	}
+	_ = srv.NotifyResourceUpdated(context.Background(), "test://open")
+	if m := c.out.all(t); len(m) != 1 || !c.ss.Subscribed("test://open") {
+		t.Errorf("visible resource: subscribed %v, told %v", c.ss.Subscribed("test://open"), m)
+	}
+}
