@@ -24,7 +24,9 @@ type Change struct {
 	Principal string `json:"principal,omitzero"`
 	// Name, when set on a list change, is the entry whose registration caused it (a tool's or a
 	// prompt's name, a resource's URI, a template's URI template): a subscriptions/listen stream
-	// whose caller may not see that entry (see Visibility) does not receive it.
+	// whose caller may not see that entry (see Visibility) does not receive it, nor does a legacy
+	// session whose principal may not (judged by the entry's predicate and Options.Visibility
+	// only). A change naming no entry (a removal, a replacement) reaches every one.
 	Name string `json:"name,omitzero"`
 }
 
@@ -130,6 +132,16 @@ func (s *Server) deliverToSessions(c Change) {
 	if err != nil {
 		return
 	}
+	// A list change naming a new entry that a predicate or Options.Visibility may hide is
+	// judged per session, by its principal (see sessionSees).
+	var own Visibility
+	var view View
+	judge := false
+	if c.Method != ResourceUpdated && c.Name != "" {
+		var found bool
+		own, view, found = s.namedEntry(c)
+		judge = found && (own != nil || s.opts.Visibility != nil)
+	}
 	for _, ss := range s.liveSessions() {
 		if c.Principal != "" && ss.Principal() != c.Principal {
 			continue
@@ -138,7 +150,7 @@ func (s *Server) deliverToSessions(c Change) {
 			if !ss.Subscribed(c.URI) {
 				continue
 			}
-		} else if !ss.Initialized() {
+		} else if !ss.Initialized() || judge && !s.sessionSees(ss, own, view) {
 			continue
 		}
 		ss.mu.Lock()
@@ -148,4 +160,17 @@ func (s *Server) deliverToSessions(c Change) {
 			_ = out.Send(context.Background(), msg)
 		}
 	}
+}
+
+// sessionSees reports whether the owner of a legacy session may see an entry (own is its
+// predicate, v its view), as far as a session can tell: it keeps no request context, so the
+// entry's predicate and Options.Visibility are asked with a context holding only the session's
+// principal (PrincipalFrom), and the filters of a request's context (WithVisibility) do not
+// apply.
+func (s *Server) sessionSees(ss *Session, own Visibility, v View) bool {
+	ss.mu.Lock()
+	principal, version := ss.principal, ss.version
+	ss.mu.Unlock()
+	vw := viewer{ctx: WithPrincipal(context.Background(), principal), server: s.opts.Visibility, version: version}
+	return vw.sees(own, &v)
 }

@@ -205,34 +205,37 @@ func (v *listenView) seesChanged(c Change) bool {
 	if v == nil || c.Name == "" {
 		return true
 	}
-	s := v.server
+	own, view, found := v.server.namedEntry(c)
 	vw := v.viewer()
-	var view View
+	return !found || vw.sees(own, &view)
+}
+
+// namedEntry returns the predicate and the view of the entry a list change names, and whether
+// it is registered.
+func (s *Server) namedEntry(c Change) (own Visibility, view View, found bool) {
 	s.mu.RLock()
-	var own Visibility
-	found := false
+	defer s.mu.RUnlock()
 	switch c.Method {
 	case ToolsListChanged:
 		if e, ok := s.tools.get(c.Name); ok {
 			toolView(&view, e)
-			own, found = e.tool.Visible, true
+			return e.tool.Visible, view, true
 		}
 	case PromptsListChanged:
 		if e, ok := s.prompts.get(c.Name); ok {
 			promptView(&view, e)
-			own, found = e.prompt.Visible, true
+			return e.prompt.Visible, view, true
 		}
 	case ResourcesListChanged:
 		if e, ok := s.resources.get(c.Name); ok {
 			resourceView(&view, e)
-			own, found = e.resource.Visible, true
+			return e.resource.Visible, view, true
 		} else if t, ok := s.templates.get(c.Name); ok {
 			templateView(&view, t)
-			own, found = t.template.Visible, true
+			return t.template.Visible, view, true
 		}
 	}
-	s.mu.RUnlock()
-	return !found || vw.sees(own, &view)
+	return nil, View{}, false
 }
 
 // ListenServer serves subscriptions/listen on a session whose one channel carries everything

@@ -15,8 +15,9 @@ func (s *Server) notifyListChanged(ctx context.Context, method string) error {
 }
 
 // notifyEntryChanged announces the list change caused by registering the entry name: a new
-// entry (added is set) is named in the change, so that listen streams whose caller may not see
-// it are spared; a replaced or removed one is not, since what the caller saw of it may be gone.
+// entry (added is set) is named in the change, so that listen streams and legacy sessions whose
+// caller may not see it are spared; a replaced or removed one is not, since what the caller saw
+// of it may be gone.
 func (s *Server) notifyEntryChanged(method, name string, added bool) {
 	if !s.announcesListChanged(method) {
 		return

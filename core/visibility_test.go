@@ -257,3 +257,48 @@ func TestVisibilitySubscribeHidden(t *testing.T) {
 		t.Errorf("visible resource: subscribed %v, told %v", c.ss.Subscribed("test://open"), m)
 	}
 }
+
+// A list change naming a new entry reaches only the legacy sessions whose principal may see it
+// (by the entry's predicate and Options.Visibility); a removal, which names nothing, reaches
+// every session.
+func TestVisibilityLegacyListChanged(t *testing.T) {
+	aliceOnly := func(ctx context.Context, _ *core.View) bool {
+		who, _ := core.PrincipalFrom(ctx)
+		return who == "alice"
+	}
+	srv := newServer(&core.Options{Visibility: func(ctx context.Context, v *core.View) bool {
+		return v.Tool == nil || v.Tool.Name != "admin" || aliceOnly(ctx, v)
+	}})
+	open := func(who string) *sink {
+		out := newSink()
+		ss := srv.NewSession(core.SessionOptions{Out: out})
+		t.Cleanup(ss.Close)
+		msg, err := core.DecodeMessage([]byte(testutil.Request(1, "initialize", map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "c", "version": "1"}})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp := ss.Handle(core.WithPrincipal(context.Background(), who), msg, nil); resp == nil || resp.Error != nil {
+			t.Fatalf("initialize %s: %+v", who, resp)
+		}
+		return out
+	}
+	alice, bob := open("alice"), open("bob")
+	srv.AddTool(&core.Tool{Name: "admin"}, okTool)                       // Options.Visibility hides it from bob
+	srv.AddPrompt(&core.Prompt{Name: "p", Visible: aliceOnly}, okPrompt) // its own predicate does
+	srv.AddTool(&core.Tool{Name: "public"}, okTool)                      // nothing hides it
+	srv.RemoveTools("admin")                                             // a removal names nothing
+	for _, w := range []struct {
+		who  string
+		out  *sink
+		want []string
+	}{
+		{"alice", alice, []string{core.ToolsListChanged, core.PromptsListChanged, core.ToolsListChanged, core.ToolsListChanged}},
+		{"bob", bob, []string{core.ToolsListChanged, core.ToolsListChanged}},
+	} {
+		if got := w.out.methods(t); !slices.Equal(got, w.want) {
+			t.Errorf("%s told %v, want %v", w.who, got, w.want)
+		}
+	}
+}

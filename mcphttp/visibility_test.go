@@ -141,9 +141,10 @@ func TestVisibilityChangesOverHTTP(t *testing.T) {
 	marker()
 	want("guest listen", guest, core.ToolsListChanged, core.ResourceUpdated)
 	want("admin listen", admin, core.ResourceUpdated)
-	// Legacy sessions hear of every new entry (they keep no request context to judge by), and
-	// of FilterChanged only for their owner: the guest's session gets all three lists.
-	want("guest session", legacyGuest, core.ToolsListChanged, core.ToolsListChanged, core.PromptsListChanged, core.ResourcesListChanged)
+	// Legacy sessions hear of a new entry only when their owner may see it (adm_new is hidden
+	// from the guest), and of FilterChanged only for their owner: the guest's session gets the
+	// three lists of FilterChanged alone.
+	want("guest session", legacyGuest, core.ToolsListChanged, core.PromptsListChanged, core.ResourcesListChanged)
 	srv.RemoveTools("adm_new")
 	want("admin session", legacyAdmin, core.ToolsListChanged, core.ToolsListChanged)
 }

@@ -184,7 +184,7 @@ func TestVisibilityChangesOverStdio(t *testing.T) {
 	marker()
 	want("guest listen", guest, core.ToolsListChanged, core.ResourceUpdated)
 	want("admin listen", admin, core.ResourceUpdated)
-	want("guest session", legacyGuest, core.ToolsListChanged, core.ToolsListChanged, core.PromptsListChanged, core.ResourcesListChanged)
+	want("guest session", legacyGuest, core.ToolsListChanged, core.PromptsListChanged, core.ResourcesListChanged)
 	srv.RemoveTools("adm_new")
 	want("admin session", legacyAdmin, core.ToolsListChanged, core.ToolsListChanged)
 }
