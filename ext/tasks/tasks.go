@@ -16,7 +16,10 @@
 //		})
 //
 // The extension is offered (capabilities.extensions of server/discover) once a tool supports
-// tasks. Tasks are kept in a Store: in memory by default, shared between replicas with
+// tasks, whoever asks: capabilities are the server's, the same for every caller (core's Offered
+// has no request to judge by), so a caller from whom every task-capable tool is hidden (see
+// core.Visibility) still sees the extension offered, though no tool it may call runs as a task.
+// Tasks are kept in a Store: in memory by default, shared between replicas with
 // redisstore.
 package tasks
 
@@ -181,7 +184,8 @@ func support(t *core.Tool) string {
 	return t.Execution.TaskSupport
 }
 
-// toolChanged checks a tool's task support and keeps count of the tools that may run as tasks.
+// toolChanged checks a tool's task support and keeps count of the tools that may run as tasks,
+// hidden ones included: offered is the server's, not one caller's (see the package doc).
 func (x *Extension) toolChanged(t *core.Tool, removed bool) error {
 	sup := support(t)
 	switch sup {
