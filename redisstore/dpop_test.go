@@ -26,7 +26,7 @@ func dpopReplica(t *testing.T, rs *testutil.RedisServer, prefix, issuer, externa
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL + "/mcp" // the path of external: a proof's htu names the request's own path
 }
 
 func postDPoP(t *testing.T, url, token, proof string) *http.Response {
