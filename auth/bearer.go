@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -326,5 +327,5 @@ func withResource(r *http.Request, uri string) *http.Request {
 	if uri == "" {
 		return r
 	}
-	return r.WithContext(core.WithResource(r.Context(), uri))
+	return r.WithContext(transport.Core.WithResource(r.Context(), uri))
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/auth"
-	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
@@ -299,7 +299,7 @@ func TestBearerResource(t *testing.T) {
 	})
 	meta := "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
 	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, _ := core.ResourceFrom(r.Context())
+		u, _ := transport.Core.ResourceFrom(r.Context())
 		_, _ = io.WriteString(w, u)
 	})
 	for want, opts := range map[string]auth.BearerOptions{

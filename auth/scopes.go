@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -174,7 +175,7 @@ func (p *scopePolicy) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 	if !msg.Parsed {
 		// A message some other layer built by hand: read its targets the decoder's way rather
 		// than miss a tool or resource rule.
-		m, derr := core.DecodeMessage(middleware.BodyFrom(r.Context()))
+		m, derr := transport.Core.DecodeMessage(middleware.BodyFrom(r.Context()))
 		if derr != nil || m.Method != msg.Method {
 			middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: the request could not be read for the scope check")
 			return
@@ -237,7 +238,7 @@ func (p *scopePolicy) required(msg *core.Message) ([]string, error) {
 			add(s)
 		}
 		if p.opts.Server != nil {
-			tpl, vars, ok := p.opts.Server.MatchResource(op.URI)
+			tpl, vars, ok := transport.Core.MatchResource(p.opts.Server, op.URI)
 			if ok && tpl != "" {
 				op.Template, op.Vars = tpl, vars
 				add(p.opts.Templates[tpl])

@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // ErrInvalidResponse is wrapped by the error of a call whose answer cannot be its response: an
@@ -22,7 +23,7 @@ func invalidAnswer(body []byte, id core.ID) error {
 	if jsontext.Value(body).Kind() == '[' && jsontext.Value(body).IsValid() {
 		return fmt.Errorf("%w: the JSON batch holds no response to id %s", ErrInvalidResponse, id)
 	}
-	m, err := core.DecodeMessage(body)
+	m, err := transport.Core.DecodeMessage(body)
 	var derr *core.DecodeError
 	switch {
 	case !utf8.Valid(body):

@@ -12,6 +12,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // CallOption adjusts one call.
@@ -282,9 +283,9 @@ func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, pa
 	var body []byte
 	var err error
 	if len(p) == 0 && !c.modern {
-		body, err = core.EncodeRequest(id, method, nil)
+		body, err = transport.Core.EncodeRequest(id, method, nil)
 	} else {
-		body, err = core.EncodeRequest(id, method, p)
+		body, err = transport.Core.EncodeRequest(id, method, p)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("mcpkit/client: %s: cannot encode params: %w", method, err)
@@ -335,7 +336,7 @@ func (c *Client) unregister(id core.ID, tok string) {
 
 // notify sends a notification.
 func (c *Client) notify(ctx context.Context, method string, params any) error {
-	body, err := core.EncodeNotification(method, params)
+	body, err := transport.Core.EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -344,15 +345,15 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 
 // deliver takes one inbound message from the link and returns the id of a response.
 func (c *Client) deliver(raw []byte, stream core.ID) core.ID {
-	m, derr := core.DecodeMessage(raw)
+	m, derr := transport.Core.DecodeMessage(raw)
 	if derr != nil {
 		return core.ID{} // nothing can be answered: an unreadable frame from the server
 	}
 	switch {
 	case m.IsResponse():
 		c.mu.Lock()
-		p := c.pending[m.ID.Key()]
-		delete(c.pending, m.ID.Key())
+		p := c.pending[transport.Core.IDKey(m.ID)]
+		delete(c.pending, transport.Core.IDKey(m.ID))
 		c.mu.Unlock()
 		if p != nil {
 			p.ch <- m
@@ -375,7 +376,7 @@ func (c *Client) deliver(raw []byte, stream core.ID) core.ID {
 // subscription, the rest to the options' callbacks.
 func (c *Client) onNotification(m *core.Message) {
 	ctx := c.baseCtx
-	if sid := m.MetaValue(core.MetaSubscriptionID); len(sid) > 0 {
+	if sid := transport.Core.MetaValue(m, core.MetaSubscriptionID); len(sid) > 0 {
 		c.mu.Lock()
 		s := c.listens[string(sid)]
 		c.mu.Unlock()
@@ -428,7 +429,7 @@ func (c *Client) onNotification(m *core.Message) {
 			return
 		}
 		c.mu.Lock()
-		cancel := c.serving[id.Key()]
+		cancel := c.serving[transport.Core.IDKey(id)]
 		c.mu.Unlock()
 		if cancel != nil {
 			cancel()

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // serveRequest answers a request from the server (legacy lifecycle) in its own goroutine, so
@@ -31,7 +32,7 @@ func (c *Client) serveRequest(m *core.Message) {
 		<-c.slots
 		return
 	}
-	c.serving[m.ID.Key()] = cancel
+	c.serving[transport.Core.IDKey(m.ID)] = cancel
 	c.handlers.Add(1)
 	c.mu.Unlock()
 	go func() {
@@ -40,20 +41,20 @@ func (c *Client) serveRequest(m *core.Message) {
 		defer cancel()
 		res, err := c.answer(ctx, m.Method, m.Params)
 		c.mu.Lock()
-		delete(c.serving, m.ID.Key())
+		delete(c.serving, transport.Core.IDKey(m.ID))
 		c.mu.Unlock()
 		if ctx.Err() != nil {
 			return // cancelled by the server or by Close: no answer is expected
 		}
 		var body []byte
 		if err != nil {
-			body = core.EncodeError(m.ID, wireError(err))
+			body = transport.Core.EncodeError(m.ID, wireError(err))
 		} else {
 			enc, merr := jsonv2.Marshal(res)
 			if merr != nil {
-				body = core.EncodeError(m.ID, core.InternalError("cannot encode the client's result: "+merr.Error()))
+				body = transport.Core.EncodeError(m.ID, core.InternalError("cannot encode the client's result: "+merr.Error()))
 			} else {
-				body = core.EncodeResponse(m.ID, enc)
+				body = transport.Core.EncodeResponse(m.ID, enc)
 			}
 		}
 		c.reply(ctx, body)
@@ -78,7 +79,7 @@ func (c *Client) refuse(m *core.Message) {
 	}
 	c.handlers.Add(1)
 	c.mu.Unlock()
-	body := core.EncodeError(m.ID, core.NewError(core.CodeInternalError,
+	body := transport.Core.EncodeError(m.ID, core.NewError(core.CodeInternalError,
 		fmt.Sprintf("Client busy: %d requests from the server are being handled; try again later", cap(c.slots))))
 	go func() {
 		defer c.handlers.Done()

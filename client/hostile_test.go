@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // hostileServer is a hand-written legacy Streamable HTTP server for the client's hardening
@@ -52,7 +53,7 @@ func (h *hostileServer) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	m, derr := core.DecodeMessage(body)
+	m, derr := transport.Core.DecodeMessage(body)
 	if derr != nil {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/listen"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // InMemoryTransport connects a client straight to a *core.Server in the same process, for unit
@@ -37,7 +38,7 @@ func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
 	}
 	l := &memLink{sink: s, listen: listen.New(t.Server, 0)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.session = t.Server.NewSession(core.SessionOptions{Out: core.SenderFunc(l.toClient), Listen: l.listen})
+	l.session = transport.Core.NewSession(t.Server, core.SessionOptions{Out: core.SenderFunc(l.toClient), Listen: l.listen})
 	return l, nil
 }
 
@@ -54,7 +55,7 @@ func (l *memLink) toClient(ctx context.Context, msg []byte) error {
 }
 
 func (l *memLink) send(ctx context.Context, m *outMsg) error {
-	msg, err := core.DecodeMessage(m.body)
+	msg, err := transport.Core.DecodeMessage(m.body)
 	if err != nil {
 		var derr *core.DecodeError
 		if errors.As(err, &derr) {
@@ -69,14 +70,14 @@ func (l *memLink) send(ctx context.Context, m *outMsg) error {
 	}
 	if !msg.IsRequest() {
 		l.mu.Unlock()
-		l.session.Handle(l.ctx, msg, nil)
+		transport.Core.Handle(l.session, l.ctx, msg, nil)
 		return nil
 	}
 	l.wg.Add(1)
 	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
-		if resp := l.session.Handle(l.ctx, msg, nil); resp != nil {
+		if resp := transport.Core.Handle(l.session, l.ctx, msg, nil); resp != nil {
 			_ = l.toClient(l.ctx, resp.Encode())
 		}
 	}()

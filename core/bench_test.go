@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // toolsCallBody is a typical tools/call request: a progress token in _meta and a few arguments.
@@ -24,7 +25,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(toolsCallBody)))
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(toolsCallBody)
+		msg, derr := transport.Core.DecodeMessage(toolsCallBody)
 		if derr != nil || msg.Method != "tools/call" {
 			b.Fatal(derr)
 		}
@@ -40,7 +41,7 @@ func BenchmarkDecodeRequestModern(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(modernCallBody)))
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(modernCallBody)
+		msg, derr := transport.Core.DecodeMessage(modernCallBody)
 		if derr != nil || msg.Method != "tools/call" || len(msg.Meta) != 4 {
 			b.Fatal(derr)
 		}
@@ -52,16 +53,16 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
-	ss := s.NewSession(core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+	ss := transport.Core.NewSession(s, core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
 	defer ss.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(toolsCallBody)
+		msg, derr := transport.Core.DecodeMessage(toolsCallBody)
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		resp := ss.Handle(ctx, msg, nil)
+		resp := transport.Core.Handle(ss, ctx, msg, nil)
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
 		}
@@ -88,7 +89,7 @@ func BenchmarkEncodeError(b *testing.B) {
 	id := core.StringID("req-7")
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := core.EncodeError(id, e); len(out) == 0 {
+		if out := transport.Core.EncodeError(id, e); len(out) == 0 {
 			b.Fatal("empty")
 		}
 	}
@@ -101,7 +102,7 @@ func BenchmarkRequestStateSealOpen(b *testing.B) {
 	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{
 		RequestState: core.RequestStateOptions{Key: make([]byte, 32)},
 	})
-	msg, derr := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"book","arguments":{"city":"Paris","nights":3,"guests":{"adults":2,"children":[4,9]}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	msg, derr := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"book","arguments":{"city":"Paris","nights":3,"guests":{"adults":2,"children":[4,9]}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
 	if derr != nil {
 		b.Fatal(derr)
 	}
@@ -129,12 +130,12 @@ func BenchmarkToolsCallTypedModern(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(modernToolsCallBody)
+		msg, derr := transport.Core.DecodeMessage(modernToolsCallBody)
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		ss := s.NewSession(core.SessionOptions{Ephemeral: true, Modern: true})
-		resp := ss.Handle(ctx, msg, nil)
+		ss := transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true, Modern: true})
+		resp := transport.Core.Handle(ss, ctx, msg, nil)
 		ss.Close()
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
@@ -158,11 +159,11 @@ func BenchmarkResourceTemplateRead(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(raw)
+		msg, derr := transport.Core.DecodeMessage(raw)
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		if resp := c.ss.Handle(ctx, msg, nil); resp == nil || resp.Error != nil {
+		if resp := transport.Core.Handle(c.ss, ctx, msg, nil); resp == nil || resp.Error != nil {
 			b.Fatalf("%v", resp)
 		}
 	}

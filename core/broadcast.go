@@ -128,7 +128,7 @@ func (s *Server) deliverToSessions(c Change) {
 	if c.Method == ResourceUpdated {
 		params = map[string]string{"uri": c.URI}
 	}
-	msg, err := EncodeNotification(c.Method, params)
+	msg, err := encodeNotification(c.Method, params)
 	if err != nil {
 		return
 	}

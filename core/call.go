@@ -192,7 +192,7 @@ func (c *Call) cancelByClient(reason string) {
 
 // Notify sends a notification related to this request on its own path (the request's stream).
 func (c *Call) Notify(method string, params any) error {
-	msg, err := EncodeNotification(method, params)
+	msg, err := encodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -200,11 +200,6 @@ func (c *Call) Notify(method string, params any) error {
 }
 
 func (c *Call) send(msg []byte) error { return c.sendWith(c.ctx, msg) }
-
-// Send writes msg, one encoded JSON-RPC message, on the request's own path (the session-level
-// one when the transport gave the request none), bounded by ctx. Nothing goes out once the
-// request is answered (ErrCallOver).
-func (c *Call) Send(ctx context.Context, msg []byte) error { return c.sendWith(ctx, msg) }
 
 // sendWith writes msg on the request's own path, or the session-level one when the transport
 // gave the request none.

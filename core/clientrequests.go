@@ -90,8 +90,8 @@ type pendingRequest struct {
 // session's) is dropped, or forwarded by the caller (SessionHooks.Forward).
 func (ss *Session) answer(msg *Message) bool {
 	ss.mu.Lock()
-	p := ss.pending[msg.ID.Key()]
-	delete(ss.pending, msg.ID.Key())
+	p := ss.pending[msg.ID.key()]
+	delete(ss.pending, msg.ID.key())
 	ss.mu.Unlock()
 	if p != nil {
 		p.answer <- msg // buffered: never blocks
@@ -223,7 +223,7 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(ctx))
 	}
 	id := StringID(uuid.NewString())
-	msg, err := EncodeRequest(id, method, params)
+	msg, err := encodeRequest(id, method, params)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (w *awaiting) await(p *pendingRequest) (*Message, error) {
 // cancelNested tells the client the nested request is over.
 func (w *awaiting) cancelNested(reason string) {
 	params := map[string]any{"requestId": w.id.Raw(), "reason": reason}
-	if b, err := EncodeNotification("notifications/cancelled", params); err == nil {
+	if b, err := encodeNotification("notifications/cancelled", params); err == nil {
 		_ = w.out.send(b, true)
 	}
 }

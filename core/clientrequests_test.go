@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // TestMain fails the package when a goroutine outlives the tests: nothing a request starts (a
@@ -99,11 +100,11 @@ func (s strictSink) Send(ctx context.Context, msg []byte) error {
 func answer(t testing.TB, ss *core.Session, id json.RawMessage, members string) {
 	t.Helper()
 	raw := `{"jsonrpc":"2.0","id":` + string(id) + `,` + members + `}`
-	msg, derr := core.DecodeMessage([]byte(raw))
+	msg, derr := transport.Core.DecodeMessage([]byte(raw))
 	if derr != nil {
 		t.Fatalf("the test's answer %s does not decode: %v", raw, derr)
 	}
-	if resp := ss.Handle(context.Background(), msg, nil); resp != nil {
+	if resp := transport.Core.Handle(ss, context.Background(), msg, nil); resp != nil {
 		t.Fatalf("a response from the client was answered: %s", resp.Encode())
 	}
 }
@@ -478,7 +479,7 @@ func TestClientPing(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Without a session-level path there is nowhere to send it.
-		c.ss.SetOut(nil)
+		transport.Core.SetOut(c.ss, nil)
 		if err := c.ss.Ping(context.Background(), core.WithTimeout(time.Second)); !errors.Is(err, core.ErrRequestsRefused) {
 			t.Errorf("Ping without a path = %v", err)
 		}
@@ -729,7 +730,7 @@ func TestRequestsRefused(t *testing.T) {
 			out := newSink()
 			opts := tt.opts
 			opts.Out = out
-			ss := srv.NewSession(opts)
+			ss := transport.Core.NewSession(srv, opts)
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			if tt.init {
@@ -766,7 +767,7 @@ func TestRequestsRefused(t *testing.T) {
 	}
 	t.Run("session path refuses requests", func(t *testing.T) {
 		out := newSink()
-		ss := newServer(nil).NewSession(core.SessionOptions{Out: refusingSink{out}})
+		ss := transport.Core.NewSession(newServer(nil), core.SessionOptions{Out: refusingSink{out}})
 		t.Cleanup(ss.Close)
 		err := ss.Ping(context.Background(), core.WithTimeout(time.Second))
 		if !errors.Is(err, core.ErrRequestsRefused) || !strings.Contains(err.Error(), "JSON response mode") {

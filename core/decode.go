@@ -15,18 +15,6 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
-// DecodeMessage decodes one JSON-RPC message (a single object) strictly: exact member names, no
-// duplicate members anywhere, nesting at most MaxNesting, and the framing rules of JSON-RPC 2.0.
-// The message does not retain data. A non-nil error is always a *DecodeError (reach it with
-// errors.As): it carries the error response to send and the request id to echo.
-func DecodeMessage(data []byte) (*Message, error) {
-	m, derr := decodeMessage(data)
-	if derr != nil {
-		return nil, derr
-	}
-	return m, nil
-}
-
 func decodeMessage(data []byte) (*Message, *DecodeError) {
 	if !jsonbody.NestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
@@ -415,18 +403,6 @@ func (env *envelope) checkResponse(m *Message, errRaw jsontext.Value) (*Message,
 	return m, nil
 }
 
-// DecodeBatch splits a JSON array body into its elements, each decoded like DecodeMessage. The
-// result holds, per element, either a message or a decode error. A body that is not valid JSON
-// is a parse error, one that is not an array is "Request must be an array or a hash", and an
-// empty array is "Request is an empty array". A non-nil error is always a *DecodeError.
-func DecodeBatch(data []byte) ([]BatchItem, error) {
-	items, derr := decodeBatch(data)
-	if derr != nil {
-		return nil, derr
-	}
-	return items, nil
-}
-
 func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 	switch jsonbody.Kind(data) {
 	case jsonbody.Invalid:
@@ -461,8 +437,8 @@ type BatchItem struct {
 	Err *DecodeError
 }
 
-// EncodeResponse encodes a success response around an already encoded result.
-func EncodeResponse(id ID, result []byte) []byte {
+// encodeResponse encodes a success response around an already encoded result.
+func encodeResponse(id ID, result []byte) []byte {
 	b := make([]byte, 0, len(result)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = id.appendJSON(b)
@@ -471,8 +447,8 @@ func EncodeResponse(id ID, result []byte) []byte {
 	return append(b, '}')
 }
 
-// EncodeError encodes an error response. An absent id encodes as null.
-func EncodeError(id ID, e *Error) []byte {
+// encodeError encodes an error response. An absent id encodes as null.
+func encodeError(id ID, e *Error) []byte {
 	b := make([]byte, 0, 96+len(e.Message)*2)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = id.appendJSON(b)
@@ -506,16 +482,16 @@ func appendString(b []byte, s string) []byte {
 	return out
 }
 
-// EncodeNotification encodes a notification with the given params (nil for none).
-func EncodeNotification(method string, params any) ([]byte, error) {
+// encodeNotification encodes a notification with the given params (nil for none).
+func encodeNotification(method string, params any) ([]byte, error) {
 	b := make([]byte, 0, 64+len(method))
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	b = appendString(b, method)
 	return appendParams(b, params)
 }
 
-// EncodeRequest encodes a request with the given id and params (nil for none).
-func EncodeRequest(id ID, method string, params any) ([]byte, error) {
+// encodeRequest encodes a request with the given id and params (nil for none).
+func encodeRequest(id ID, method string, params any) ([]byte, error) {
 	b := make([]byte, 0, 80+len(method))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = id.appendJSON(b)

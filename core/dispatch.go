@@ -156,9 +156,9 @@ func (c *Call) resolveExtension(m *extMethod) {
 	c.handler = func(c *Call) (any, error) { return h(c.ctx, c) }
 }
 
-// Run serves the call and returns the response to send, or nil when the client cancelled it.
+// execute serves the call and returns the response to send, or nil when the client cancelled it.
 // The call is removed from the session's in-flight set when Run returns.
-func (c *Call) Run() *Response {
+func (c *Call) execute() *Response {
 	defer c.session.finish(c)
 	defer c.cancelFn(nil)
 	defer c.over.Store(true)

@@ -41,19 +41,20 @@
 //
 // # Driving the core from a transport
 //
-// A transport decodes each inbound frame with DecodeMessage (or DecodeBatch for a JSON array).
-// Decoding is strict: exact member names, no duplicate members anywhere in the message, nesting at
-// most MaxNesting deep, integer or string ids (any string, echoed exactly as sent). A *DecodeError carries the wire
-// error and, when it could be read, the id to echo; when DecodeError.Notification is set the frame
-// was a notification and must not be answered at all.
+// The kit's transports (mcphttp, stdio, the client's in-memory pair) drive core through an
+// internal package, so what only they call is not part of this package's API. A transport
+// decodes each inbound frame strictly: exact member names, no duplicate members anywhere in the
+// message, nesting at most MaxNesting deep, integer or string ids (any string, echoed exactly as
+// sent). A *DecodeError carries the wire error and, when it could be read, the id to echo; when
+// DecodeError.Notification is set the frame was a notification and must not be answered at all.
 //
-// Each connection has one Session (Server.NewSession), with an optional session-level Sender for
-// messages not tied to a request. Session.Handle serves a message and returns the Response to
-// write, or nil (notifications, client responses, and requests the client cancelled). A transport
-// that runs requests concurrently calls Session.Begin on its read loop, so that a later
-// notifications/cancelled always finds the request, and Call.Run on a goroutine; RefusedResponse
-// answers a request Begin refused. Messages a handler sends while it works (progress, log
-// messages) travel on the Sender given for that request, or on the session's when there is none.
+// Each connection has one Session, with an optional session-level Sender for messages not tied
+// to a request. The transport hands the session each message and writes the Response it gets
+// back, or nothing (notifications, client responses, and requests the client cancelled); a
+// transport that runs requests concurrently registers each request on its read loop, so that a
+// later notifications/cancelled always finds it, and runs it on a goroutine. Messages a handler
+// sends while it works (progress, log messages) travel on the Sender given for that request, or
+// on the session's when there is none.
 //
 // # Two lifecycles
 //
@@ -73,7 +74,7 @@
 //
 // On a legacy request a handler can ask the client for things (Call.CreateMessage, Call.Elicit,
 // Call.ListRoots, Call.Ping, or Call.Request for any method): the request goes out on the
-// request's own path, and the transport hands the client's answer back with Session.Handle. The
+// request's own path, and the transport hands the client's answer back to the session. The
 // wait ends with the answer, a timeout (Options.ServerToClientRequestTimeout, WithTimeout or the
 // ctx deadline: *RequestTimeoutError, -32001 when the handler returns it), the cancellation of
 // the originating request (the client is told to drop the nested request), or the session

@@ -7,20 +7,21 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // serve feeds frames to a session the way a transport does and prints each answer. The examples
 // use it to show the wire; a real server hands the core to stdio.Serve or mcphttp.New instead.
 func serve(s *core.Server, frames ...string) {
-	ss := s.NewSession(core.SessionOptions{})
+	ss := transport.Core.NewSession(s, core.SessionOptions{})
 	defer ss.Close()
 	for _, f := range frames {
-		msg, err := core.DecodeMessage([]byte(f))
+		msg, err := transport.Core.DecodeMessage([]byte(f))
 		if err != nil {
 			fmt.Println("decode:", err)
 			continue
 		}
-		if resp := ss.Handle(context.Background(), msg, nil); resp != nil {
+		if resp := transport.Core.Handle(ss, context.Background(), msg, nil); resp != nil {
 			fmt.Println(string(resp.Encode()))
 		}
 	}

@@ -13,7 +13,7 @@ func SetRequestStateClock(s *Server, now func() time.Time) { s.sealer.now = now 
 // RequestStateRoundTrip returns a function that seals state for a call of msg on a session of
 // s, then opens the token again for the same call, as a retry would.
 func RequestStateRoundTrip(s *Server, msg *Message) (roundTrip func(state string) (string, error), done func()) {
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	c := newCall(ss, msg, nil)
 	c.ctx = context.Background()
 	return func(state string) (string, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Fuzz targets of the codec. `go test` runs the seeds below every time; `make fuzz` explores
@@ -52,14 +53,14 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := core.DecodeMessage(data)
+		m, err := transport.Core.DecodeMessage(data)
 		if (m == nil) == (err == nil) {
 			t.Fatalf("DecodeMessage(%q) = %v, %v: want exactly one", data, m, err)
 		}
 		if err != nil {
 			// The error answer is always one valid JSON-RPC error object.
 			derr := decodeError(t, err)
-			wantJSONObject(t, core.EncodeError(derr.ID, derr.Err))
+			wantJSONObject(t, transport.Core.EncodeError(derr.ID, derr.Err))
 			return
 		}
 		if !jsonbody.Valid(data) {
@@ -69,8 +70,8 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("%q decoded as %d kinds of message", data, kinds)
 		}
 		// Whatever id was accepted is echoed as valid JSON.
-		wantJSONObject(t, core.EncodeError(m.ID, core.NewError(core.CodeInternalError, "x")))
-		wantJSONObject(t, core.EncodeResponse(m.ID, []byte(`{}`)))
+		wantJSONObject(t, transport.Core.EncodeError(m.ID, core.NewError(core.CodeInternalError, "x")))
+		wantJSONObject(t, transport.Core.EncodeResponse(m.ID, []byte(`{}`)))
 		wantParamsFields(t, m)
 	})
 }
@@ -130,13 +131,13 @@ func FuzzDecodeBatch(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		items, err := core.DecodeBatch(data)
+		items, err := transport.Core.DecodeBatch(data)
 		if err != nil {
 			if items != nil {
 				t.Fatalf("DecodeBatch(%q) returned items with an error", data)
 			}
 			derr := decodeError(t, err)
-			wantJSONObject(t, core.EncodeError(derr.ID, derr.Err))
+			wantJSONObject(t, transport.Core.EncodeError(derr.ID, derr.Err))
 			return
 		}
 		if len(items) == 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // specVersion is the schema every legacy wire result is checked against.
@@ -123,7 +124,7 @@ type client struct {
 func newClient(t testing.TB, srv *core.Server) *client {
 	t.Helper()
 	out := newSink()
-	ss := srv.NewSession(core.SessionOptions{Out: out})
+	ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out})
 	t.Cleanup(ss.Close)
 	return &client{t: t, srv: srv, ss: ss, out: out}
 }
@@ -134,7 +135,7 @@ func (c *client) reply(body string) []byte {
 }
 
 func replyOn(ss *core.Session, body string, path core.Sender) []byte {
-	msg, err := core.DecodeMessage([]byte(body))
+	msg, err := transport.Core.DecodeMessage([]byte(body))
 	if err != nil {
 		var derr *core.DecodeError
 		if !errors.As(err, &derr) {
@@ -143,9 +144,9 @@ func replyOn(ss *core.Session, body string, path core.Sender) []byte {
 		if derr.Notification {
 			return nil
 		}
-		return core.EncodeError(derr.ID, derr.Err)
+		return transport.Core.EncodeError(derr.ID, derr.Err)
 	}
-	resp := ss.Handle(context.Background(), msg, path)
+	resp := transport.Core.Handle(ss, context.Background(), msg, path)
 	if resp == nil {
 		return nil
 	}

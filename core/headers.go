@@ -55,9 +55,9 @@ func isToken(s string) bool {
 	return true
 }
 
-// ToolParamHeaders returns the arguments of a tool that clients mirror into Mcp-Param-*
+// toolParamHeaders returns the arguments of a tool that clients mirror into Mcp-Param-*
 // headers, and whether the tool exists.
-func (s *Server) ToolParamHeaders(tool string) ([]ParamHeader, bool) {
+func (s *Server) toolParamHeaders(tool string) ([]ParamHeader, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, ok := s.tools.get(tool)

@@ -193,11 +193,11 @@ func (id ID) IsValid() bool { return id.kind != idNone }
 
 // Equal reports whether two ids name the same request: the same integer, or the same string
 // whatever escapes either was sent with.
-func (id ID) Equal(o ID) bool { return id.Key() == o.Key() }
+func (id ID) Equal(o ID) bool { return id.key() == o.key() }
 
-// Key returns the id without its wire spelling, for use as a map key: ids that are Equal have
-// the same Key.
-func (id ID) Key() ID {
+// key returns the id without its wire spelling, for use as a map key: ids that are Equal have
+// the same key.
+func (id ID) key() ID {
 	id.raw = ""
 	return id
 }
@@ -322,9 +322,9 @@ type Message struct {
 	arguments jsontext.Value
 }
 
-// MetaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
+// metaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
 // did not produce, it reads params.
-func (m *Message) MetaValue(key string) json.RawMessage {
+func (m *Message) metaValue(key string) json.RawMessage {
 	if m.Parsed {
 		return m.Meta[key]
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 const (
@@ -170,28 +171,28 @@ func TestNotificationsNeverAnswered(t *testing.T) {
 }
 
 func TestDecodeMessageShapes(t *testing.T) {
-	m, derr := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"x"}}`))
+	m, derr := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"x"}}`))
 	if derr != nil {
 		t.Fatal(derr)
 	}
 	if !m.IsRequest() || m.IsNotification() || m.IsResponse() || m.Method != "tools/call" || m.ID != core.StringID("q") || string(m.Params) != `{"name":"x"}` {
 		t.Errorf("request decoded as %+v", m)
 	}
-	m, derr = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}`))
+	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}`))
 	if derr != nil || !m.IsNotification() || string(m.Params) != "[1]" {
 		t.Errorf("notification decoded as %+v, %v", m, derr)
 	}
-	m, derr = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":5,"result":{"ok":true}}`))
+	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":5,"result":{"ok":true}}`))
 	if derr != nil || !m.IsResponse() || m.ID != core.IntID(5) || string(m.Result) != `{"ok":true}` {
 		t.Errorf("response decoded as %+v, %v", m, derr)
 	}
-	m, derr = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"nope","data":{"k":1}}}`))
+	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"nope","data":{"k":1}}}`))
 	if derr != nil || m.Error == nil || m.Error.Code != -32000 || m.Error.Message != "nope" || string(m.Error.Data.(json.RawMessage)) != `{"k":1}` {
 		t.Errorf("error response decoded as %+v, %v", m, derr)
 	}
 	// The message does not alias the input: transports reuse their buffers.
 	in := []byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"b"}}`)
-	m, _ = core.DecodeMessage(in)
+	m, _ = transport.Core.DecodeMessage(in)
 	copy(in, strings.Repeat("#", len(in)))
 	if string(m.Params) != `{"a":"b"}` || m.Method != "x" {
 		t.Errorf("message changed with its input buffer: %+v", m)
@@ -199,7 +200,7 @@ func TestDecodeMessageShapes(t *testing.T) {
 }
 
 func TestDecodeBatch(t *testing.T) {
-	items, derr := core.DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5, {"jsonrpc":"1.0","id":2,"method":"ping"}, [], {"jsonrpc":"2.0","method":"notifications/initialized"}]`))
+	items, derr := transport.Core.DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5, {"jsonrpc":"1.0","id":2,"method":"ping"}, [], {"jsonrpc":"2.0","method":"notifications/initialized"}]`))
 	if derr != nil {
 		t.Fatal(derr)
 	}
@@ -227,7 +228,7 @@ func TestDecodeBatch(t *testing.T) {
 		`"x"`:             "Request must be an array or a hash",
 		`[{"a":1,"a":1}]`: `Invalid JSON: duplicate member "a" at /0/a`,
 	} {
-		_, err := core.DecodeBatch([]byte(body))
+		_, err := transport.Core.DecodeBatch([]byte(body))
 		var derr *core.DecodeError
 		if !errors.As(err, &derr) || derr.Err.Data != want || derr.ID.IsValid() {
 			t.Errorf("DecodeBatch(%s) = %+v, want %q", body, err, want)
@@ -266,16 +267,16 @@ func TestEncoding(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{"result", core.EncodeResponse(core.IntID(3), []byte(`{"a":1}`)), `{"jsonrpc":"2.0","id":3,"result":{"a":1}}`},
-		{"error with data", core.EncodeError(core.StringID("x-1"), core.InvalidParams("Tool not found: \"q\"")),
+		{"result", transport.Core.EncodeResponse(core.IntID(3), []byte(`{"a":1}`)), `{"jsonrpc":"2.0","id":3,"result":{"a":1}}`},
+		{"error with data", transport.Core.EncodeError(core.StringID("x-1"), core.InvalidParams("Tool not found: \"q\"")),
 			`{"jsonrpc":"2.0","id":"x-1","error":{"code":-32602,"message":"Invalid params","data":"Tool not found: \"q\""}}`},
-		{"error without data", core.EncodeError(core.ID{}, &core.Error{Code: -32603, Message: "Internal error"}),
+		{"error without data", transport.Core.EncodeError(core.ID{}, &core.Error{Code: -32603, Message: "Internal error"}),
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`},
-		{"error with object data", core.EncodeError(core.IntID(1), core.ResourceNotFound("file:///a<b>")),
+		{"error with object data", transport.Core.EncodeError(core.IntID(1), core.ResourceNotFound("file:///a<b>")),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found: file:///a<b>","data":{"uri":"file:///a<b>"}}}`},
-		{"error with raw data", core.EncodeError(core.IntID(1), &core.Error{Code: 1, Message: "m", Data: json.RawMessage(`[1,2]`)}),
+		{"error with raw data", transport.Core.EncodeError(core.IntID(1), &core.Error{Code: 1, Message: "m", Data: json.RawMessage(`[1,2]`)}),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1,2]}}`},
-		{"odd string id is still JSON", core.EncodeResponse(core.StringID("a\x7f\"b"), []byte(`{}`)), `{"jsonrpc":"2.0","id":"a\u007f\"b","result":{}}`},
+		{"odd string id is still JSON", transport.Core.EncodeResponse(core.StringID("a\x7f\"b"), []byte(`{}`)), `{"jsonrpc":"2.0","id":"a\u007f\"b","result":{}}`},
 	}
 	for _, tt := range tests {
 		if string(tt.got) != tt.want && !(tt.name == "odd string id is still JSON" && jsontext.Value(tt.got).IsValid()) {
@@ -285,19 +286,19 @@ func TestEncoding(t *testing.T) {
 			t.Errorf("%s: invalid JSON %s", tt.name, tt.got)
 		}
 	}
-	n, err := core.EncodeNotification("notifications/progress", map[string]any{"progress": 1})
+	n, err := transport.Core.EncodeNotification("notifications/progress", map[string]any{"progress": 1})
 	if err != nil || string(n) != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}` {
 		t.Errorf("notification: %s %v", n, err)
 	}
-	n, err = core.EncodeNotification("notifications/tools/list_changed", nil)
+	n, err = transport.Core.EncodeNotification("notifications/tools/list_changed", nil)
 	if err != nil || string(n) != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
 		t.Errorf("notification without params: %s %v", n, err)
 	}
-	r, err := core.EncodeRequest(core.StringID("s1"), "roots/list", nil)
+	r, err := transport.Core.EncodeRequest(core.StringID("s1"), "roots/list", nil)
 	if err != nil || string(r) != `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}` {
 		t.Errorf("request: %s %v", r, err)
 	}
-	if _, err := core.EncodeNotification("x", func() {}); err == nil {
+	if _, err := transport.Core.EncodeNotification("x", func() {}); err == nil {
 		t.Error("unencodable params were accepted")
 	}
 }
@@ -325,7 +326,7 @@ func TestIDString(t *testing.T) {
 	if err := id.UnmarshalJSON([]byte(`"\u0041"`)); err != nil || id.String() != `"\u0041"` || id.Raw() != "A" {
 		t.Errorf("UnmarshalJSON(\"\\u0041\") = %v, %v", id, err)
 	}
-	if !id.Equal(core.StringID("A")) || id.Key() != core.StringID("A") || id.Equal(core.StringID("a")) {
+	if !id.Equal(core.StringID("A")) || transport.Core.IDKey(id) != core.StringID("A") || id.Equal(core.StringID("a")) {
 		t.Errorf("escaped id %v does not equal its plain spelling", id)
 	}
 	if core.StringID("1").Equal(core.IntID(1)) {
@@ -340,25 +341,25 @@ func TestIDString(t *testing.T) {
 // unequal to nil), a *DecodeError or *Error reached with errors.As otherwise.
 func TestDecodersReturnUntypedNilOnSuccess(t *testing.T) {
 	var err error
-	_, err = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	_, err = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
 		t.Fatalf("DecodeMessage: err = %#v, want nil", err)
 	}
-	_, err = core.DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`))
+	_, err = transport.Core.DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`))
 	if err != nil {
 		t.Fatalf("DecodeBatch: err = %#v, want nil", err)
 	}
-	m, _ := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{` +
+	m, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	if _, err = core.ParseEnvelope(m); err != nil {
+	if _, err = transport.Core.ParseEnvelope(m); err != nil {
 		t.Fatalf("ParseEnvelope: err = %#v, want nil", err)
 	}
-	m, _ = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
+	m, _ = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
 	var e *core.Error
-	if _, err = core.ParseEnvelope(m); !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
+	if _, err = transport.Core.ParseEnvelope(m); !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
 		t.Fatalf("ParseEnvelope without an envelope: err = %v, want a *core.Error -32602", err)
 	}
-	_, err = core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":1}`))
+	_, err = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":1}`))
 	var derr *core.DecodeError
 	if !errors.As(err, &derr) || derr.ID != core.IntID(7) {
 		t.Fatalf("DecodeMessage of a bad message: err = %v, want a *core.DecodeError echoing id 7", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // listServer has n plain tools, each with a hand-written schema.
@@ -32,22 +33,22 @@ func benchList(b *testing.B, s *core.Server, ctx context.Context, modern bool) {
 	if modern {
 		body = modernToolsListBody
 	} else {
-		ss = s.NewSession(core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+		ss = transport.Core.NewSession(s, core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
 		defer ss.Close()
-		init, _ := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
-		ss.Handle(ctx, init, nil)
+		init, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+		transport.Core.Handle(ss, ctx, init, nil)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(body)
+		msg, derr := transport.Core.DecodeMessage(body)
 		if derr != nil {
 			b.Fatal(derr)
 		}
 		sess := ss
 		if modern {
-			sess = s.NewSession(core.SessionOptions{Ephemeral: true, Modern: true})
+			sess = transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true, Modern: true})
 		}
-		resp := sess.Handle(ctx, msg, nil)
+		resp := transport.Core.Handle(sess, ctx, msg, nil)
 		if modern {
 			sess.Close()
 		}

@@ -5,18 +5,6 @@ import (
 	"slices"
 )
 
-// ParseEnvelope validates the 2026-07-28 envelope of a message outside of dispatch (a transport
-// serving subscriptions/listen itself): -32602 naming the missing or invalid keys, -32022 for a
-// version the server does not serve. A non-nil error is always a *Error.
-func ParseEnvelope(m *Message) (*Envelope, error) {
-	c := &Call{msg: m, params: m.Params, method: m.Method}
-	env, e := c.parseEnvelope()
-	if e != nil {
-		return nil, e
-	}
-	return env, nil
-}
-
 // SubscriptionFilter is what a subscriptions/listen request asks for; each type is opt-in.
 type SubscriptionFilter struct {
 	ToolsListChanged      bool     `json:"toolsListChanged,omitzero"`
@@ -25,8 +13,8 @@ type SubscriptionFilter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
 	// Extensions are the members the server's extensions add to the filter (ListenMember), by
 	// member name: the ids of what the stream receives of that extension's notifications
-	// (taskIds of the tasks extension). ParseListenFilter keeps every other member that is an
-	// array of strings here; HonorListen keeps only the ids it admitted.
+	// (taskIds of the tasks extension). Parsing keeps every other member that is an array of
+	// strings here; honoring the filter keeps only the ids the extensions admitted.
 	Extensions map[string][]string `json:"-"`
 
 	// unknown are the members ParseListenFilter found that are neither core's nor arrays of
@@ -116,12 +104,12 @@ func (f SubscriptionFilter) Wants(c Change) bool {
 	return false
 }
 
-// HonorListen returns the part of a subscriptions/listen filter the server delivers to this
+// honorListen returns the part of a subscriptions/listen filter the server delivers to this
 // request: honor's subset, plus the ids of each extension's member that the extension admits
 // (ListenMember.Admit; the tasks extension admits the caller's own tasks). A member that is not
 // an array of strings is -32602; an extension's refusal is its error. Transports serving
 // subscriptions/listen call it with the request's context and envelope.
-func (s *Server) HonorListen(ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
+func (s *Server) honorListen(ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
 	f.admitted = nil
 	for _, x := range s.exts {
 		m := x.spec.Listen
@@ -243,7 +231,7 @@ func (s *Server) namedEntry(c Change) (own Visibility, view View, found bool) {
 // open subscriptions.
 type ListenServer interface {
 	// ServeListen serves one subscriptions/listen request until its subscription ends, sending
-	// the acknowledgement and the changes on the request's own path (Call.Send).
+	// the acknowledgement and the changes on the request's own path.
 	ServeListen(c *Call) (any, error)
 }
 

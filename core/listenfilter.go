@@ -5,10 +5,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// ParseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
+// parseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
 // when it is missing or not a filter object. Members core does not know that are arrays of
 // strings go to SubscriptionFilter.Extensions, for HonorListen to give to the extensions.
-func ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
+func parseListenFilter(params []byte) (SubscriptionFilter, *Error) {
 	var p struct {
 		Notifications jsontext.Value `json:"notifications"`
 	}

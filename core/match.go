@@ -1,11 +1,11 @@
 package core
 
-// MatchResource tells how resources/read would resolve uri: the exact resource registered under
+// matchResource tells how resources/read would resolve uri: the exact resource registered under
 // it (uriTemplate empty, vars nil), else the first registered template that matches, with its
 // variables. ok is false when nothing matches. Layers that decide about a read before it runs
 // (an authorization layer mapping templates to scopes, say) use it so that they resolve a URI
 // exactly as dispatch does.
-func (s *Server) MatchResource(uri string) (uriTemplate string, vars map[string]string, ok bool) {
+func (s *Server) matchResource(uri string) (uriTemplate string, vars map[string]string, ok bool) {
 	_, uriTemplate, vars, ok = s.lookupResource(uri)
 	return uriTemplate, vars, ok
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 func TestMatchResourceResolvesLikeDispatch(t *testing.T) {
@@ -14,16 +15,16 @@ func TestMatchResourceResolvesLikeDispatch(t *testing.T) {
 	s.AddResourceTemplate(&core.ResourceTemplate{URITemplate: "notes://{any}", Name: "any"}, h)
 	s.AddResource(&core.Resource{URI: "notes://alice/1", Name: "pinned"}, h)
 
-	if tpl, vars, ok := s.MatchResource("notes://alice/1"); !ok || tpl != "" || vars != nil {
+	if tpl, vars, ok := transport.Core.MatchResource(s, "notes://alice/1"); !ok || tpl != "" || vars != nil {
 		t.Errorf("exact resource: %q %v %v, want the resource itself", tpl, vars, ok)
 	}
-	if tpl, vars, ok := s.MatchResource("notes://bob/2"); !ok || tpl != "notes://{owner}/{id}" || vars["owner"] != "bob" || vars["id"] != "2" {
+	if tpl, vars, ok := transport.Core.MatchResource(s, "notes://bob/2"); !ok || tpl != "notes://{owner}/{id}" || vars["owner"] != "bob" || vars["id"] != "2" {
 		t.Errorf("template: %q %v %v", tpl, vars, ok)
 	}
-	if tpl, _, ok := s.MatchResource("notes://solo"); !ok || tpl != "notes://{any}" {
+	if tpl, _, ok := transport.Core.MatchResource(s, "notes://solo"); !ok || tpl != "notes://{any}" {
 		t.Errorf("second template: %q %v", tpl, ok)
 	}
-	if _, _, ok := s.MatchResource("other://x"); ok {
+	if _, _, ok := transport.Core.MatchResource(s, "other://x"); ok {
 		t.Error("unknown URI matched")
 	}
 }

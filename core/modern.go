@@ -50,10 +50,10 @@ var cacheableMethods = map[string]bool{
 	"resources/read":           true,
 }
 
-// ClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
+// messageClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
 // non-null protocolVersion. A partial envelope still claims (and is then rejected as invalid).
-func ClaimsModern(m *Message) bool {
-	v := m.MetaValue(MetaProtocolVersion)
+func messageClaimsModern(m *Message) bool {
+	v := m.metaValue(MetaProtocolVersion)
 	return len(v) > 0 && string(v) != "null"
 }
 
@@ -62,8 +62,8 @@ func (c *Call) claimsModern() bool {
 	return len(v) > 0 && string(v) != "null"
 }
 
-// UnsupportedVersion returns -32022 with the supported versions and the requested one.
-func UnsupportedVersion(requested string) *Error {
+// unsupportedVersion returns -32022 with the supported versions and the requested one.
+func unsupportedVersion(requested string) *Error {
 	if requested == "" {
 		requested = "unknown"
 	}
@@ -104,7 +104,7 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		return nil, NewError(CodeInvalidParams, "Invalid params: missing or invalid `"+strings.Join(bad, "`, `")+"` in `_meta`")
 	}
 	if !IsModernVersion(env.ProtocolVersion) {
-		return nil, UnsupportedVersion(env.ProtocolVersion)
+		return nil, unsupportedVersion(env.ProtocolVersion)
 	}
 	if env.ClientCapabilities == nil {
 		env.ClientCapabilities = ClientCapabilities{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // modernVersion is the schema every 2026-07-28 result is checked against.
@@ -231,7 +232,7 @@ func TestRemovedMethods(t *testing.T) {
 			c.initWith("2025-11-25", map[string]any{}) // not locked by the failure
 		})
 		t.Run(m+"/no claim on a modern session", func(t *testing.T) {
-			ss := srv.NewSession(core.SessionOptions{Modern: true, Out: newSink()})
+			ss := transport.Core.NewSession(srv, core.SessionOptions{Modern: true, Out: newSink()})
 			t.Cleanup(ss.Close)
 			w := parseWire(t, replyOn(ss, body(t, 1, m, removedParams(m)), nil))
 			wantError(t, w, -32601, msg, msg)
@@ -244,7 +245,7 @@ func TestRemovedMethods(t *testing.T) {
 	})
 	t.Run("notifications are accepted silently", func(t *testing.T) {
 		out := newSink()
-		ss := srv.NewSession(core.SessionOptions{Modern: true, Out: out})
+		ss := transport.Core.NewSession(srv, core.SessionOptions{Modern: true, Out: out})
 		t.Cleanup(ss.Close)
 		for _, n := range []string{
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -346,7 +347,7 @@ func TestEraLock(t *testing.T) {
 			out := newSink()
 			opts := tt.opts
 			opts.Out = out
-			ss := srv.NewSession(opts)
+			ss := transport.Core.NewSession(srv, opts)
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			for i, st := range tt.steps {
@@ -389,7 +390,7 @@ func TestDiscover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := modernServer(&core.Options{Instructions: "Use echo.", SubscribeHandler: core.AcceptSubscription})
 			out := newSink()
-			ss := srv.NewSession(core.SessionOptions{Out: out, ChangeNotifications: tt.notify})
+			ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out, ChangeNotifications: tt.notify})
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			var params map[string]any

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Tests of multi round-trip results (SEP-2322): input_required on the 2026-07-28 wire, the
@@ -174,11 +175,11 @@ func (c *client) modernCallCtx(ctx context.Context, method string, params map[st
 // sendCtx feeds one raw request with the given context and returns the reply.
 func (c *client) sendCtx(ctx context.Context, raw string) *wire {
 	c.t.Helper()
-	msg, derr := core.DecodeMessage([]byte(raw))
+	msg, derr := transport.Core.DecodeMessage([]byte(raw))
 	if derr != nil {
 		c.t.Fatalf("the test's request %s does not decode: %v", raw, derr)
 	}
-	resp := c.ss.Handle(ctx, msg, nil)
+	resp := transport.Core.Handle(c.ss, ctx, msg, nil)
 	if resp == nil {
 		c.t.Fatalf("no reply to %s", raw)
 	}
@@ -1437,7 +1438,7 @@ func TestLegacyShim(t *testing.T) {
 		t.Run("ephemeral session", func(t *testing.T) {
 			h := newMRTR(t, nil, needs)
 			out := newSink()
-			ss := h.srv.NewSession(core.SessionOptions{Ephemeral: true, Out: out})
+			ss := transport.Core.NewSession(h.srv, core.SessionOptions{Ephemeral: true, Out: out})
 			t.Cleanup(ss.Close)
 			check(t, h, ss, nil, out)
 		})
@@ -1499,7 +1500,7 @@ func TestRequestStateBoundToServer(t *testing.T) {
 	w := newClient(t, billing).modernCallCtx(as("alice"), "tools/call", with(tool, "requestState", token), nil)
 	wantError(t, w, -32602, badState, badState)
 
-	res := func(uri string) context.Context { return core.WithResource(as("alice"), uri) }
+	res := func(uri string) context.Context { return transport.Core.WithResource(as("alice"), uri) }
 	token = wantInputRequired(t, c.modernCallCtx(res("https://a.example/mcp"), "tools/call", tool, nil), "CallToolResult").state(t)
 	for _, ctx := range []context.Context{res("https://b.example/mcp"), as("alice")} {
 		w := c.modernCallCtx(ctx, "tools/call", with(tool, "requestState", token), nil)

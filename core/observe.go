@@ -136,13 +136,13 @@ func (op *Operation) complete(fill func()) {
 	}
 }
 
-// Release is called by the transport that started op (and put it in a context with
+// settle is called by the transport that started op (and put it in a context with
 // WithOperation) when its exchange is over, with the function that completes and ends the
 // operation (EndOperation). Release runs end at once, unless core is still serving the
 // operation's request (a request that outlives its exchange, as a resumable stream's does): core
 // then runs end when the request is over, so that end always sees the final outcome and never
 // races with core. end runs once.
-func (op *Operation) Release(end func()) {
+func (op *Operation) settle(end func()) {
 	op.mu.Lock()
 	op.settled = true
 	if op.serving {
@@ -170,24 +170,24 @@ type SessionReport struct {
 
 type operationKey struct{}
 
-// WithOperation returns a copy of ctx carrying op, started by a transport that saw the message
+// withOperation returns a copy of ctx carrying op, started by a transport that saw the message
 // first (the HTTP tracing layer, which times the whole exchange): core then fills in op's outcome
 // instead of starting an operation of its own, and the transport calls EndOperation once the
 // answer is written.
-func WithOperation(ctx context.Context, op *Operation) context.Context {
+func withOperation(ctx context.Context, op *Operation) context.Context {
 	return context.WithValue(ctx, operationKey{}, op)
 }
 
-// OperationFrom returns the operation a transport put in ctx with WithOperation, or nil.
-func OperationFrom(ctx context.Context) *Operation {
+// operationFrom returns the operation a transport put in ctx with WithOperation, or nil.
+func operationFrom(ctx context.Context) *Operation {
 	op, _ := ctx.Value(operationKey{}).(*Operation)
 	return op
 }
 
-// Observers returns an Observer that calls each non-nil observer in turn (StartOperation in
+// combineObservers returns an Observer that calls each non-nil observer in turn (StartOperation in
 // order, each getting the context the previous one returned). It returns nil when none is left,
 // and the observer itself when only one is.
-func Observers(obs ...Observer) Observer {
+func combineObservers(obs ...Observer) Observer {
 	var list multiObserver
 	for _, o := range obs {
 		if o != nil {
@@ -224,11 +224,11 @@ func (m multiObserver) SessionEnded(s *SessionReport) {
 	}
 }
 
-// SetMessage fills in what op says of msg itself: Method, Target, RequestID, Params, the trace
+// setMessage fills in what op says of msg itself: Method, Target, RequestID, Params, the trace
 // context of params._meta and, for a message carrying the 2026-07-28 envelope, Modern and
 // ProtocolVersion. A transport that starts operations calls it, then sets what it knows
 // (Transport, SessionID, Start, and ProtocolVersion from a header).
-func (op *Operation) SetMessage(msg *Message) {
+func (op *Operation) setMessage(msg *Message) {
 	op.Method = msg.Method
 	op.RequestID = msg.ID
 	op.Params = json.RawMessage(msg.Params)
@@ -257,7 +257,7 @@ func (op *Operation) SetMessage(msg *Message) {
 
 // describe fills in what op says of msg, arriving on ss.
 func (op *Operation) describe(ss *Session, msg *Message) {
-	op.SetMessage(msg)
+	op.setMessage(msg)
 	op.Transport = ss.transport
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -296,9 +296,6 @@ func metaString(meta map[string]json.RawMessage, key string) string {
 	return s
 }
 
-// Observer returns Options.Observer (nil when unset).
-func (s *Server) Observer() Observer { return s.opts.Observer }
-
 // observer returns the observer of the session: its own, else the server's.
 func (ss *Session) observer() Observer {
 	if ss.obs != nil {
@@ -310,7 +307,7 @@ func (ss *Session) observer() Observer {
 // startObserving prepares the call's operation before its handler runs: it claims the one a
 // transport put in the context, or starts one with the session's observer (core then ends it).
 func (c *Call) startObserving() {
-	if op := OperationFrom(c.ctx); op != nil && op.claim() {
+	if op := operationFrom(c.ctx); op != nil && op.claim() {
 		c.op = op
 		return
 	}
@@ -367,7 +364,7 @@ func (c *Call) fillOutcome(resp *Response, result any) {
 // observeNotification reports an inbound notification to the session's observer, or fills in
 // the operation a transport started for it.
 func (ss *Session) observeNotification(ctx context.Context, msg *Message) {
-	if op := OperationFrom(ctx); op != nil && op.claim() {
+	if op := operationFrom(ctx); op != nil && op.claim() {
 		op.complete(func() { op.End = time.Now() })
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // endedOp is what a test keeps of an ended operation.
@@ -72,7 +73,7 @@ func observedServer(obs core.Observer, running, block chan struct{}) *core.Serve
 
 func decode(t *testing.T, raw string) *core.Message {
 	t.Helper()
-	m, err := core.DecodeMessage([]byte(raw))
+	m, err := transport.Core.DecodeMessage([]byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,12 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 	block := make(chan struct{})
 	close(block)
 	s := observedServer(rec, nil, block)
-	ss := s.NewSession(core.SessionOptions{Transport: core.TransportPipe})
+	ss := transport.Core.NewSession(s, core.SessionOptions{Transport: core.TransportPipe})
 	ctx := context.Background()
-	ss.Handle(ctx, decode(t, initRaw), nil)
-	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
-	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
-	ss.Handle(ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"nope"}`), nil)
+	transport.Core.Handle(ss, ctx, decode(t, initRaw), nil)
+	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
+	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"nope"}`), nil)
 	ss.Close()
 	ss.Close()
 	rec.mu.Lock()
@@ -121,28 +122,28 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 func TestTransportOperationHandover(t *testing.T) {
 	running, block := make(chan struct{}), make(chan struct{})
 	s := observedServer(nil, running, block)
-	ss := s.NewSession(core.SessionOptions{})
-	ss.Handle(context.Background(), decode(t, initRaw), nil)
+	ss := transport.Core.NewSession(s, core.SessionOptions{})
+	transport.Core.Handle(ss, context.Background(), decode(t, initRaw), nil)
 
 	op := &core.Operation{Method: "tools/call"}
-	ctx := core.WithOperation(context.Background(), op)
-	call, err := ss.Begin(ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
+	ctx := transport.Core.WithOperation(context.Background(), op)
+	call, err := transport.Core.Begin(ss, ctx, decode(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *core.Response)
-	go func() { done <- call.Run() }()
+	go func() { done <- transport.Core.Run(call) }()
 	<-running // core claimed the operation before the handler ran
 
 	// A second message in the same exchange (a batch) never takes the same operation.
-	other, err := ss.Begin(ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`), nil)
+	other, err := transport.Core.Begin(ss, ctx, decode(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.Run()
+	transport.Core.Run(other)
 
 	ended := make(chan endedOp, 1)
-	op.Release(func() { ended <- snapshot(op) })
+	transport.Core.Release(op, func() { ended <- snapshot(op) })
 	select {
 	case e := <-ended:
 		t.Fatalf("ended while core still serves the request: %+v", e)
@@ -160,15 +161,15 @@ func TestTransportOperationHandover(t *testing.T) {
 }
 
 func TestObserversComposition(t *testing.T) {
-	if core.Observers() != nil || core.Observers(nil, nil) != nil {
+	if transport.Core.Observers() != nil || transport.Core.Observers(nil, nil) != nil {
 		t.Error("no observer must compose to nil")
 	}
 	a := &recordingObserver{}
-	if core.Observers(nil, a) != core.Observer(a) {
+	if transport.Core.Observers(nil, a) != core.Observer(a) {
 		t.Error("one observer must compose to itself")
 	}
 	b := &recordingObserver{}
-	both := core.Observers(a, b)
+	both := transport.Core.Observers(a, b)
 	op := &core.Operation{Method: "m"}
 	both.EndOperation(both.StartOperation(context.Background(), op), op)
 	both.SessionEnded(&core.SessionReport{})

@@ -31,21 +31,21 @@ func PrincipalFrom(ctx context.Context) (string, bool) {
 // resourceKey is the context key of the resource URI the request was authorized for.
 type resourceKey struct{}
 
-// WithResource returns a copy of ctx that names the protected resource the request was
+// withResource returns a copy of ctx that names the protected resource the request was
 // authorized for: the server's canonical resource URI (RFC 8707, RFC 9728), as an authentication
 // layer knows it (auth.BearerOptions.Resource). A requestState sealed for a request with a
 // resource opens only for a request naming the same one, so two servers sharing a key behind
 // different resource URIs never accept each other's states. An empty uri leaves ctx as it is.
-func WithResource(ctx context.Context, uri string) context.Context {
+func withResource(ctx context.Context, uri string) context.Context {
 	if uri == "" {
 		return ctx
 	}
 	return context.WithValue(ctx, resourceKey{}, uri)
 }
 
-// ResourceFrom returns the resource URI recorded in ctx by WithResource, and whether there is
+// resourceFrom returns the resource URI recorded in ctx by withResource, and whether there is
 // one.
-func ResourceFrom(ctx context.Context) (string, bool) {
+func resourceFrom(ctx context.Context) (string, bool) {
 	u, ok := ctx.Value(resourceKey{}).(string)
 	return u, ok && u != ""
 }

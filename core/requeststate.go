@@ -20,7 +20,8 @@ import (
 // (method, target, arguments, lifecycle), to the request's principal (WithPrincipal): a state
 // issued to P opens only for P, one issued to nobody only for nobody; to the name of the server
 // that sealed it (Implementation.Name), so servers sharing a key never accept each other's
-// states; and, when an authentication layer names it (WithResource), to the resource URI.
+// states; and, when an authentication layer names it (auth.BearerOptions.Resource), to the
+// resource URI.
 type RequestStateOptions struct {
 	// Key is the 32-byte AES-256 key (NewServer panics on any other length, even with
 	// Disable). Nil means a random key per process: replicas behind one load balancer must share
@@ -113,7 +114,7 @@ type stateClaims struct {
 	A   string `json:"a"`
 	Aud string `json:"aud,omitzero"`
 	// N is the name of the server that sealed the state; R the resource URI of the request
-	// (WithResource), when an authentication layer named one.
+	// (withResource), when an authentication layer named one.
 	N string `json:"n"`
 	R string `json:"r,omitzero"`
 	// E is the lifecycle the state was issued on: "modern" for a 2026-07-28 request, empty
@@ -161,7 +162,7 @@ func (c *Call) binding() (cl stateClaims, ok bool) {
 	// The audience is the request's principal (WithPrincipal): a state issued to P opens only for
 	// P, and one issued to nobody only for nobody.
 	cl.Aud, _ = PrincipalFrom(c.ctx)
-	cl.R, _ = ResourceFrom(c.ctx)
+	cl.R, _ = resourceFrom(c.ctx)
 	cl.N = c.session.server.impl.Name
 	if c.modern != nil {
 		cl.E = "modern"

@@ -11,7 +11,7 @@ import (
 // members or without) is byte for byte what encoding the result and stamping it gives.
 func TestToolWireEncodesAsMarshalAndStamp(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv \"q\" <&>", Version: "1\u2028"}, Options{})
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
 	tricky := "a\"b\\c\n\u2028<&>\u00e9\U0001F600\x01"
@@ -67,7 +67,7 @@ func TestToolWireEncodesAsMarshalAndStamp(t *testing.T) {
 // it).
 func decodedCall(t testing.TB, ss *Session, body string) *Call {
 	t.Helper()
-	m, derr := DecodeMessage([]byte(body))
+	m, derr := decodeMessage([]byte(body))
 	if derr != nil {
 		t.Fatal(derr)
 	}
@@ -85,7 +85,7 @@ func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 // it, and Encode returns it while the response is as respond made it.
 func TestRespondWritesOneMessage(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv", Version: "1"}, Options{})
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"x"}}`)
 	for _, result := range []any{nil, TextResult("hi"), map[string]any{"b": 2, "a": 1}} {
@@ -93,7 +93,7 @@ func TestRespondWritesOneMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := EncodeResponse(resp.ID, resp.Result)
+		want := encodeResponse(resp.ID, resp.Result)
 		if got := resp.Encode(); string(got) != string(want) {
 			t.Fatalf("Encode() = %s, want %s", got, want)
 		}
@@ -102,12 +102,12 @@ func TestRespondWritesOneMessage(t *testing.T) {
 		}
 		changed := *resp
 		changed.Result = []byte(`{"other":true}`)
-		if got := changed.Encode(); string(got) != string(EncodeResponse(resp.ID, changed.Result)) {
+		if got := changed.Encode(); string(got) != string(encodeResponse(resp.ID, changed.Result)) {
 			t.Fatalf("Encode after Result changed = %s", got)
 		}
 		changed = *resp
 		changed.ID = IntID(9)
-		if got := changed.Encode(); string(got) != string(EncodeResponse(changed.ID, resp.Result)) {
+		if got := changed.Encode(); string(got) != string(encodeResponse(changed.ID, resp.Result)) {
 			t.Fatalf("Encode after ID changed = %s", got)
 		}
 	}
@@ -117,7 +117,7 @@ func TestRespondWritesOneMessage(t *testing.T) {
 // message.
 func TestDecodedMethodNamesAreShared(t *testing.T) {
 	for _, method := range []string{"tools/call", "initialize", "notifications/cancelled"} {
-		m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"` + method + `"}`))
+		m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"` + method + `"}`))
 		if derr != nil {
 			t.Fatal(derr)
 		}
@@ -125,7 +125,7 @@ func TestDecodedMethodNamesAreShared(t *testing.T) {
 			t.Errorf("method %s was allocated again", method)
 		}
 	}
-	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/call"}`))
+	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"t\u006fols/call"}`))
 	if derr != nil || m.Method != "tools/call" {
 		t.Fatalf("escaped method name: %v %v", m, derr)
 	}
@@ -137,7 +137,7 @@ type otherKey struct{}
 // call ends what was derived from it, with the cause.
 func TestCallContext(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv", Version: "1"}, Options{})
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	c.setContext(context.WithValue(context.Background(), otherKey{}, "v"))

@@ -11,7 +11,7 @@ import (
 // above 2^53 are common and handlers decode them exactly.
 func TestRequestStateBindsLargeIntegersExactly(t *testing.T) {
 	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{})
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
 	call := func(args string) *Call {
 		return decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transfer","arguments":`+args+`}}`)
@@ -39,13 +39,13 @@ func TestSharedCompletionResultUnchanged(t *testing.T) {
 		CompletionHandler: func(context.Context, *CompleteRequest) (*CompleteResult, error) { return shared, nil },
 	})
 	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*GetPromptResult, error) { return nil, nil })
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
-	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`))
+	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`))
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	resp := ss.Handle(context.Background(), m, nil)
+	resp := ss.serveMessage(context.Background(), m, nil)
 	if resp == nil || resp.Error != nil {
 		t.Fatalf("completion failed: %+v", resp)
 	}
@@ -64,13 +64,13 @@ func TestNothingAfterTheResponse(t *testing.T) {
 	})
 	var sent [][]byte
 	out := SenderFunc(func(_ context.Context, msg []byte) error { sent = append(sent, msg); return nil })
-	ss := s.NewSession(SessionOptions{Out: out})
+	ss := s.newSession(SessionOptions{Out: out})
 	defer ss.Close()
-	m, derr := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bg","_meta":{"progressToken":"p"}}}`))
+	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bg","_meta":{"progressToken":"p"}}}`))
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	if resp := ss.Handle(context.Background(), m, nil); resp == nil || resp.Error != nil {
+	if resp := ss.serveMessage(context.Background(), m, nil); resp == nil || resp.Error != nil {
 		t.Fatalf("tools/call: %+v", resp)
 	}
 	c := <-leaked
@@ -91,14 +91,14 @@ func TestNothingAfterTheResponse(t *testing.T) {
 // A session cannot grow its subscriptions without bound.
 func TestSubscriptionCap(t *testing.T) {
 	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{SubscribeHandler: AcceptSubscription, MaxSubscriptions: 2})
-	ss := s.NewSession(SessionOptions{})
+	ss := s.newSession(SessionOptions{})
 	defer ss.Close()
 	sub := func(id int, uri string) *Response {
-		m, derr := DecodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, id, uri)))
+		m, derr := decodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, id, uri)))
 		if derr != nil {
 			t.Fatal(derr)
 		}
-		return ss.Handle(context.Background(), m, nil)
+		return ss.serveMessage(context.Background(), m, nil)
 	}
 	for i, uri := range []string{"a://1", "a://2", "a://1"} { // the same URI again is no new entry
 		if r := sub(i, uri); r.Error != nil {

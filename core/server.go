@@ -218,9 +218,6 @@ func NewServer(impl Implementation, opts Options) *Server {
 	return s
 }
 
-// Implementation returns the server's name and version.
-func (s *Server) Implementation() Implementation { return s.impl }
-
 // Capabilities returns what the server offers: Options.Capabilities when set, otherwise derived
 // from what is registered (tools, prompts and resources announce list changes; logging is always
 // offered; completions and resource subscriptions when their handlers are set).

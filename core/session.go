@@ -30,10 +30,10 @@ var ErrNoPath = errors.New("mcpkit: no path to the client for this message")
 var ErrSessionClosed = errors.New("mcpkit: session closed")
 
 // ErrInputEnded is wrapped by the error of a server-to-client request made or waiting after the
-// client's input ended (Session.EndInput): no answer can arrive any more.
+// client's input ended (a stdio client closed its input): no answer can arrive any more.
 var ErrInputEnded = errors.New("mcpkit: the client's input has ended")
 
-// ErrInFlight is returned by Begin when the request id is already in flight on the session.
+// ErrInFlight is the error of a request whose id is already in flight on the session.
 var ErrInFlight = errors.New("mcpkit: request id already in flight")
 
 // era is the lifecycle a connection is locked to.
@@ -50,7 +50,7 @@ type SessionOptions struct {
 	// ID is the transport's session id (the Mcp-Session-Id on HTTP); empty on stdio.
 	ID string
 	// Out is the session-level path for messages not related to a request (the GET stream on
-	// HTTP, stdout on stdio). Nil means there is none yet; see SetOut.
+	// HTTP, stdout on stdio). Nil means there is none yet (the transport sets it later).
 	Out Sender
 	// Ephemeral marks a session that lives for one request (stateless HTTP, 2026-07-28
 	// requests): it gets no broadcasts and cannot carry server-to-client requests.
@@ -115,8 +115,8 @@ type Session struct {
 	started             time.Time
 }
 
-// NewSession starts a session on the server. Close it when the connection ends.
-func (s *Server) NewSession(opts SessionOptions) *Session {
+// newSession starts a session on the server. Close it when the connection ends.
+func (s *Server) newSession(opts SessionOptions) *Session {
 	ss := &Session{
 		server:    s,
 		id:        opts.ID,
@@ -151,8 +151,8 @@ func (ss *Session) ID() string { return ss.id }
 // Server returns the server the session belongs to.
 func (ss *Session) Server() *Server { return ss.server }
 
-// SetOut sets the session-level path (nil removes it).
-func (ss *Session) SetOut(out Sender) {
+// setOut sets the session-level path (nil removes it).
+func (ss *Session) setOut(out Sender) {
 	ss.mu.Lock()
 	ss.out = out
 	ss.mu.Unlock()
@@ -207,11 +207,11 @@ func (ss *Session) LogLevel() LoggingLevel {
 // Done is closed when the session is closed.
 func (ss *Session) Done() <-chan struct{} { return ss.done }
 
-// EndInput tells the session that the client can send nothing more (a stdio client closed its
+// closeInput tells the session that the client can send nothing more (a stdio client closed its
 // input) while the session goes on: requests in flight keep running and their responses are still
 // sent, but server-to-client requests waiting for an answer fail at once and new ones are refused,
 // both with an error wrapping ErrInputEnded. It is safe to call more than once.
-func (ss *Session) EndInput() { ss.endInput.Do(func() { close(ss.inputEnded) }) }
+func (ss *Session) closeInput() { ss.endInput.Do(func() { close(ss.inputEnded) }) }
 
 // Close ends the session: requests in flight are cancelled and the server forgets the session.
 // It is safe to call more than once.
@@ -258,7 +258,7 @@ func (ss *Session) Notify(ctx context.Context, method string, params any) error 
 	if out == nil {
 		return ErrNoPath
 	}
-	msg, err := EncodeNotification(method, params)
+	msg, err := encodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -280,20 +280,20 @@ type Response struct {
 // Encode returns the response as a JSON-RPC message.
 func (r *Response) Encode() []byte {
 	if r.Error != nil {
-		return EncodeError(r.ID, r.Error)
+		return encodeError(r.ID, r.Error)
 	}
 	if r.wire != nil && r.ID == r.wireID && len(r.Result) > 0 && len(r.wire) > len(r.Result) &&
 		&r.wire[len(r.wire)-1-len(r.Result)] == &r.Result[0] {
 		return r.wire
 	}
-	return EncodeResponse(r.ID, r.Result)
+	return encodeResponse(r.ID, r.Result)
 }
 
-// Handle serves one inbound message on the session. For a request it runs the handler and
+// serveMessage serves one inbound message on the session. For a request it runs the handler and
 // returns the response to send, or nil when the client cancelled the request. Notifications and
 // responses from the client return nil. out is the path for messages related to this request
 // (progress, log messages, server-to-client requests); nil means the session-level path.
-func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Response {
+func (ss *Session) serveMessage(ctx context.Context, msg *Message, out Sender) *Response {
 	switch {
 	case msg.IsResponse():
 		if !ss.answer(msg) {
@@ -305,29 +305,29 @@ func (ss *Session) Handle(ctx context.Context, msg *Message, out Sender) *Respon
 		ss.handleNotification(ctx, msg)
 		return nil
 	}
-	call, err := ss.Begin(ctx, msg, out)
+	call, err := ss.begin(ctx, msg, out)
 	if err != nil {
-		return RefusedResponse(msg.ID, err)
+		return refusedResponse(msg.ID, err)
 	}
-	return call.Run()
+	return call.execute()
 }
 
-// RefusedResponse is the answer to a request that Begin refused with err: -32600 "request id …
+// refusedResponse is the answer to a request that Begin refused with err: -32600 "request id …
 // is already in flight" for ErrInFlight, -32603 for a closed session (or any other error).
-func RefusedResponse(id ID, err error) *Response {
+func refusedResponse(id ID, err error) *Response {
 	if errors.Is(err, ErrInFlight) {
 		return &Response{ID: id, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", id))}
 	}
 	return &Response{ID: id, Error: InternalError("Session closed")}
 }
 
-// Begin registers a request as in flight, so that notifications/cancelled can reach it, and
+// begin registers a request as in flight, so that notifications/cancelled can reach it, and
 // returns the call to Run. The checks run in this order: an unknown method (or a notification
 // method sent with an id) and a capability the server does not offer give a call whose Run
 // answers with that error; then Begin fails with ErrSessionClosed after Close, and with
 // ErrInFlight when the id is already in flight on the session (the first request is not
 // disturbed). initialize is never registered: it cannot be cancelled.
-func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
+func (ss *Session) begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
 	c := newCall(ss, msg, out)
 	c.setContext(ctx)
 	c.resolve()
@@ -343,7 +343,7 @@ func (ss *Session) Begin(ctx context.Context, msg *Message, out Sender) (*Call, 
 	if msg.Method == methodInitialize {
 		return c, nil // not registered: initialize cannot be cancelled
 	}
-	if ss.inflightGet(msg.ID.Key()) != nil {
+	if ss.inflightGet(msg.ID.key()) != nil {
 		c.cancelFn(ErrInFlight)
 		return nil, ErrInFlight
 	}
@@ -363,7 +363,7 @@ func (ss *Session) finish(c *Call) {
 
 // inflightGet returns the call in flight with the id key, or nil. ss.mu must be held.
 func (ss *Session) inflightGet(key ID) *Call {
-	if ss.one != nil && ss.one.id.Key() == key {
+	if ss.one != nil && ss.one.id.key() == key {
 		return ss.one
 	}
 	return ss.inflight[key]
@@ -380,7 +380,7 @@ func (ss *Session) inflightAdd(c *Call) {
 	if ss.inflight == nil {
 		ss.inflight = map[ID]*Call{}
 	}
-	ss.inflight[c.id.Key()] = c
+	ss.inflight[c.id.key()] = c
 }
 
 // inflightDelete forgets c if it is still registered under its id. ss.mu must be held.
@@ -389,16 +389,16 @@ func (ss *Session) inflightDelete(c *Call) {
 		ss.one = nil
 		return
 	}
-	if key := c.id.Key(); ss.inflight[key] == c {
+	if key := c.id.key(); ss.inflight[key] == c {
 		delete(ss.inflight, key)
 	}
 }
 
-// InFlight reports whether a request with this id is in flight on the session.
-func (ss *Session) InFlight(id ID) bool {
+// inFlight reports whether a request with this id is in flight on the session.
+func (ss *Session) inFlight(id ID) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.inflightGet(id.Key()) != nil
+	return ss.inflightGet(id.key()) != nil
 }
 
 func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
@@ -433,7 +433,7 @@ func (ss *Session) cancelCall(msg *Message) bool {
 		return true
 	}
 	ss.mu.Lock()
-	c := ss.inflightGet(id.Key())
+	c := ss.inflightGet(id.key())
 	ss.mu.Unlock()
 	if c == nil {
 		return false

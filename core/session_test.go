@@ -11,6 +11,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // blocker is a tool that reports when it starts and waits until released or cancelled.
@@ -73,7 +74,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 			if r.Error != nil || !strings.Contains(string(r.Result), "released") || string(r.ID) != id {
 				t.Errorf("first response: %s", r)
 			}
-			if c.ss.InFlight(core.IntID(7)) || c.ss.InFlight(core.StringID("abc")) {
+			if transport.Core.InFlight(c.ss, core.IntID(7)) || transport.Core.InFlight(c.ss, core.StringID("abc")) {
 				t.Error("the id is still in flight")
 			}
 			// The id is free again.
@@ -93,7 +94,7 @@ func TestEscapedIDIsTheSameRequest(t *testing.T) {
 	c := newClient(t, srv)
 	first := c.handleAsync(`{"jsonrpc":"2.0","id":"\u006cisten:0","method":"tools/call","params":{"name":"slow"}}`)
 	await(t, b.started, "the slow tool to start")
-	if !c.ss.InFlight(core.StringID("listen:0")) {
+	if !transport.Core.InFlight(c.ss, core.StringID("listen:0")) {
 		t.Fatal("the escaped id is not in flight under its value")
 	}
 	w := c.send(`{"jsonrpc":"2.0","id":"listen:0","method":"ping"}`)
@@ -187,21 +188,21 @@ func TestCancelUnknownOrLate(t *testing.T) {
 // reach it and its response is always sent.
 func TestInitializeNotCancellable(t *testing.T) {
 	c := newClient(t, newServer(nil))
-	msg, derr := core.DecodeMessage([]byte(body(t, 1, "initialize", map[string]any{
+	msg, derr := transport.Core.DecodeMessage([]byte(body(t, 1, "initialize", map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"},
 	})))
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	call, err := c.ss.Begin(context.Background(), msg, nil)
+	call, err := transport.Core.Begin(c.ss, context.Background(), msg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ss.InFlight(core.IntID(1)) {
+	if transport.Core.InFlight(c.ss, core.IntID(1)) {
 		t.Error("initialize is registered as in flight")
 	}
 	c.reply(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
-	resp := call.Run()
+	resp := transport.Core.Run(call)
 	if resp == nil || resp.Error != nil || call.Cancelled() {
 		t.Fatalf("initialize after a cancel: %+v", resp)
 	}

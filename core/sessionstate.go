@@ -39,22 +39,22 @@ type SessionHooks struct {
 	// waiting request or the running call may be on another replica. The message must not be
 	// modified.
 	Forward func(ctx context.Context, msg *Message)
-	// Remote is the session-level path used while this process has none (no SetOut): messages
+	// Remote is the session-level path used while this process has none (no Out): messages
 	// for a standalone stream held by another replica. Broadcast changes never take it (every
 	// replica delivers those to its own streams).
 	Remote Sender
 }
 
-// SetHooks installs the hooks (replacing earlier ones). Call it before the session serves
+// setHooks installs the hooks (replacing earlier ones). Call it before the session serves
 // requests.
-func (ss *Session) SetHooks(h SessionHooks) {
+func (ss *Session) setHooks(h SessionHooks) {
 	ss.mu.Lock()
 	ss.hooks = h
 	ss.mu.Unlock()
 }
 
-// State returns a copy of the session's shared state.
-func (ss *Session) State() SessionState {
+// sharedState returns a copy of the session's shared state.
+func (ss *Session) sharedState() SessionState {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.stateLocked()
@@ -78,9 +78,9 @@ func (ss *Session) stateLocked() SessionState {
 	return st
 }
 
-// Restore replaces the session's shared state with st (a change another replica made). An
+// restore replaces the session's shared state with st (a change another replica made). An
 // initialized state locks the session to the legacy lifecycle.
-func (ss *Session) Restore(st SessionState) {
+func (ss *Session) restore(st SessionState) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.restoreLocked(st)
@@ -110,10 +110,10 @@ func (ss *Session) restoreLocked(st SessionState) {
 	}
 }
 
-// Deliver hands a message forwarded by another replica to this process's waiters: a client
+// deliverForwarded hands a message forwarded by another replica to this process's waiters: a client
 // response to the server-to-client request waiting for it, or a notifications/cancelled to the
 // call it names. It reports whether anything here took it, and never forwards again.
-func (ss *Session) Deliver(msg *Message) bool {
+func (ss *Session) deliverForwarded(msg *Message) bool {
 	switch {
 	case msg.IsResponse():
 		return ss.answer(msg)
@@ -162,10 +162,10 @@ func (ss *Session) outLocked() Sender {
 	return ss.hooks.Remote
 }
 
-// SendLocal sends msg on this process's own session-level path, never the remote one: how a
+// sendLocal sends msg on this process's own session-level path, never the remote one: how a
 // message another replica routed here for the standalone stream reaches it. It returns ErrNoPath
 // when this process has no such path.
-func (ss *Session) SendLocal(ctx context.Context, msg []byte) error {
+func (ss *Session) sendLocal(ctx context.Context, msg []byte) error {
 	ss.mu.Lock()
 	out := ss.out
 	ss.mu.Unlock()
@@ -175,14 +175,14 @@ func (ss *Session) SendLocal(ctx context.Context, msg []byte) error {
 	return out.Send(ctx, msg)
 }
 
-// Encode returns the message as JSON-RPC: a response with its result or error, or a request or
+// encode returns the message as JSON-RPC: a response with its result or error, or a request or
 // notification with its params as received.
-func (m *Message) Encode() []byte {
+func (m *Message) encode() []byte {
 	switch {
 	case m.IsResponse() && m.Error != nil:
-		return EncodeError(m.ID, m.Error)
+		return encodeError(m.ID, m.Error)
 	case m.IsResponse():
-		return EncodeResponse(m.ID, m.Result)
+		return encodeResponse(m.ID, m.Result)
 	}
 	var params any
 	if m.Params != nil {
@@ -191,9 +191,9 @@ func (m *Message) Encode() []byte {
 	var b []byte
 	var err error
 	if m.IsRequest() {
-		b, err = EncodeRequest(m.ID, m.Method, params)
+		b, err = encodeRequest(m.ID, m.Method, params)
 	} else {
-		b, err = EncodeNotification(m.Method, params)
+		b, err = encodeNotification(m.Method, params)
 	}
 	if err != nil {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // TestRequestStateKeyRing: a token sealed with the current key opens on a replica that lists
@@ -99,7 +100,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 	srv := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
 	c := newClient(t, srv)
 	p := &persisted{}
-	c.ss.SetHooks(core.SessionHooks{Persist: p.persist})
+	transport.Core.SetHooks(c.ss, core.SessionHooks{Persist: p.persist})
 	c.initialize(core.Version20250618)
 	if st := p.last(t); !st.Initialized || st.ProtocolVersion != core.Version20250618 || st.ClientInfo == nil || st.ClientInfo.Name != "test-client" || !st.ClientCapabilities.Has("sampling") {
 		t.Fatalf("initialize persisted %+v", st)
@@ -119,12 +120,12 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 	}
 
 	replica := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
-	rs := replica.NewSession(core.SessionOptions{ID: "s1", State: &st})
+	rs := transport.Core.NewSession(replica, core.SessionOptions{ID: "s1", State: &st})
 	defer rs.Close()
 	if !rs.Initialized() || rs.ProtocolVersion() != core.Version20250618 || rs.LogLevel() != core.LevelError || !rs.Subscribed("test://a") || rs.Subscribed("test://b") {
 		t.Fatalf("rebuilt session: init=%v version=%q level=%q", rs.Initialized(), rs.ProtocolVersion(), rs.LogLevel())
 	}
-	if got := rs.State(); got.ProtocolVersion != st.ProtocolVersion || !rs.ClientCapabilities().Has("sampling") {
+	if got := transport.Core.State(rs); got.ProtocolVersion != st.ProtocolVersion || !rs.ClientCapabilities().Has("sampling") {
 		t.Fatalf("rebuilt state %+v", got)
 	}
 	// A rebuilt session serves requests at once and refuses a second initialize.
@@ -137,7 +138,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 		t.Fatalf("ping on the rebuilt session: %s", w)
 	}
 	// Restore replaces the state (a change made on another replica).
-	rs.Restore(core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618, LogLevel: core.LevelDebug})
+	transport.Core.Restore(rs, core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618, LogLevel: core.LevelDebug})
 	if rs.LogLevel() != core.LevelDebug || rs.Subscribed("test://a") {
 		t.Fatal("Restore did not replace the state")
 	}
@@ -146,7 +147,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 // TestSessionStatePersistFailure: a state that cannot be saved answers -32603 and says so.
 func TestSessionStatePersistFailure(t *testing.T) {
 	c := newClient(t, newServer(nil))
-	c.ss.SetHooks(core.SessionHooks{Persist: (&persisted{fail: errors.New("store down")}).persist})
+	transport.Core.SetHooks(c.ss, core.SessionHooks{Persist: (&persisted{fail: errors.New("store down")}).persist})
 	w := c.send(body(t, 1, "initialize", map[string]any{
 		"protocolVersion": core.Version20250618, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "x", "version": "1"},
@@ -174,10 +175,10 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	})
 	holder := newClient(t, srv) // the replica running the calls
 	holder.initialize(core.Version20250618)
-	other := srv.NewSession(core.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
+	other := transport.Core.NewSession(srv, core.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer other.Close()
 	forwarded := make(chan *core.Message, 4)
-	other.SetHooks(core.SessionHooks{Forward: func(_ context.Context, m *core.Message) { forwarded <- m }})
+	transport.Core.SetHooks(other, core.SessionHooks{Forward: func(_ context.Context, m *core.Message) { forwarded <- m }})
 
 	path := newSink()
 	done := make(chan []byte, 1)
@@ -194,10 +195,10 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	if !m.IsResponse() {
 		t.Fatalf("forwarded %+v", m)
 	}
-	if other.Deliver(m) {
+	if transport.Core.Deliver(other, m) {
 		t.Fatal("Deliver on a session that waits for nothing took the answer")
 	}
-	if !holder.ss.Deliver(m) {
+	if !transport.Core.Deliver(holder.ss, m) {
 		t.Fatal("the waiting session did not take the answer")
 	}
 	if got := parseWire(t, await(t, done, "the tool's response")); got.Error != nil || !strings.Contains(string(got.Result), "m1") {
@@ -212,7 +213,7 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 		t.Fatal("a notification got a reply")
 	}
 	m = await(t, forwarded, "the forwarded cancel")
-	if m.Method != "notifications/cancelled" || !holder.ss.Deliver(m) {
+	if m.Method != "notifications/cancelled" || !transport.Core.Deliver(holder.ss, m) {
 		t.Fatalf("the cancel was not delivered: %+v", m)
 	}
 	if b := await(t, done, "the cancelled call to end"); b != nil {
@@ -224,10 +225,10 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 // path always wins, and broadcasts never take the remote one.
 func TestSessionRemotePath(t *testing.T) {
 	srv := newServer(nil)
-	ss := srv.NewSession(core.SessionOptions{ID: "s", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
+	ss := transport.Core.NewSession(srv, core.SessionOptions{ID: "s", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer ss.Close()
 	remote := newSink()
-	ss.SetHooks(core.SessionHooks{Remote: remote})
+	transport.Core.SetHooks(ss, core.SessionHooks{Remote: remote})
 	if err := ss.Notify(context.Background(), "notifications/message", map[string]any{"level": "info", "data": "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestSessionRemotePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := newSink()
-	ss.SetOut(local)
+	transport.Core.SetOut(ss, local)
 	if err := srv.NotifyToolsListChanged(context.Background()); err != nil {
 		t.Fatal(err)
 	}

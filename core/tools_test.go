@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 type greetIn struct {
@@ -371,8 +372,8 @@ func TestSharedResultNotMutated(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			msg, _ := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"x` + fmt.Sprint(c.ids.Add(1)) + `","method":"tools/call","params":{"name":"shared"}}`))
-			if resp := c.ss.Handle(context.Background(), msg, nil); resp.Error != nil {
+			msg, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"x` + fmt.Sprint(c.ids.Add(1)) + `","method":"tools/call","params":{"name":"shared"}}`))
+			if resp := transport.Core.Handle(c.ss, context.Background(), msg, nil); resp.Error != nil {
 				t.Error(resp.Error)
 			}
 		})

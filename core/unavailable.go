@@ -10,12 +10,7 @@ var ErrUnavailable = errors.New("mcpkit: backend unavailable")
 
 // UnavailableError returns the -32603 error of a request that could not be served because a
 // backend is unavailable: message "Service unavailable", the detail as data. Transports with a
-// status answer it 503 (Error.Unavailable tells them).
+// status answer it 503.
 func UnavailableError(detail string) *Error {
 	return &Error{Code: CodeInternalError, Message: "Service unavailable", Data: detail, unavailable: true}
 }
-
-// Unavailable reports whether e was made by UnavailableError (or by WireError of an error
-// wrapping ErrUnavailable): a backend could not be reached, and an HTTP transport answers 503.
-// It is false for a nil e and for errors decoded from the wire.
-func (e *Error) Unavailable() bool { return e != nil && e.unavailable }

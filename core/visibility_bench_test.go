@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // BenchmarkToolsListFiltered: tools/list of 20 tools behind a server-wide filter that hides
@@ -22,16 +23,16 @@ func BenchmarkToolsCallFiltered(b *testing.B) {
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
-	ss := s.NewSession(core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+	ss := transport.Core.NewSession(s, core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
 	defer ss.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := core.DecodeMessage(toolsCallBody)
+		msg, derr := transport.Core.DecodeMessage(toolsCallBody)
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		if resp := ss.Handle(ctx, msg, nil); resp == nil || resp.Error != nil {
+		if resp := transport.Core.Handle(ss, ctx, msg, nil); resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
 		}
 	}

@@ -10,18 +10,19 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // sendIn serves one request on an ephemeral session with ctx and returns the decoded answer.
 func sendIn(t *testing.T, srv *core.Server, ctx context.Context, body string) (testutil.Wire, map[string]json.RawMessage) {
 	t.Helper()
-	msg, derr := core.DecodeMessage([]byte(body))
+	msg, derr := transport.Core.DecodeMessage([]byte(body))
 	if derr != nil {
 		t.Fatalf("decoding %s: %v", body, derr)
 	}
-	ss := srv.NewSession(core.SessionOptions{Ephemeral: true})
+	ss := transport.Core.NewSession(srv, core.SessionOptions{Ephemeral: true})
 	defer ss.Close()
-	resp := ss.Handle(ctx, msg, nil)
+	resp := transport.Core.Handle(ss, ctx, msg, nil)
 	if resp == nil {
 		t.Fatalf("no answer to %s", body)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 const echoID = "com.example/echo"
@@ -68,13 +69,13 @@ func TestThirdExtension(t *testing.T) {
 	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "text must be a non-empty string")
 
 	// The legacy lifecycle sees the same entry in initialize.
-	ss := s.NewSession(core.SessionOptions{})
+	ss := transport.Core.NewSession(s, core.SessionOptions{})
 	defer ss.Close()
-	msg, err := core.DecodeMessage([]byte(testutil.Initialize(1, "2025-11-25")))
+	msg, err := transport.Core.DecodeMessage([]byte(testutil.Initialize(1, "2025-11-25")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := testutil.DecodeWire(t, ss.Handle(context.Background(), msg, nil).Encode())
+	resp := testutil.DecodeWire(t, transport.Core.Handle(ss, context.Background(), msg, nil).Encode())
 	var init struct {
 		Capabilities struct {
 			Extensions map[string]json.RawMessage `json:"extensions"`

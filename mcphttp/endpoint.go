@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
 )
@@ -151,7 +152,7 @@ func (e *Endpoint) Lookup(ctx context.Context, id string, touch bool, allow func
 
 // rebuild is the in-process session of a record that another replica created.
 func (e *Endpoint) rebuild(r *session.Entry) *session.Entry {
-	cs := e.server.NewSession(core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: r.Owner})
+	cs := transport.Core.NewSession(e.server, core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: r.Owner})
 	rec := e.newRecord(r.ID, cs, r.Origin)
 	rec.Owner = r.Owner
 	return rec
@@ -240,7 +241,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Messag
 	case e.opts.Stateless || msg.Method == "server/discover":
 		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
 		// requests.
-		cs = e.server.NewSession(core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
+		cs = transport.Core.NewSession(e.server, core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
 		if !e.hold(cs) {
 			cs.Close()
 			middleware.RefuseShuttingDown(w, r, msg.ID)
@@ -253,7 +254,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Messag
 		return
 	}
 	if !msg.IsRequest() {
-		cs.Handle(r.Context(), msg, nil)
+		transport.Core.Handle(cs, r.Context(), msg, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -277,7 +278,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	id := session.NewID()
 	// The session belongs to the principal that opened it (nobody's when there is none).
 	owner, _ := core.PrincipalFrom(r.Context())
-	cs := e.server.NewSession(core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer, Principal: owner})
+	cs := transport.Core.NewSession(e.server, core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer, Principal: owner})
 	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
 	rec.Owner = owner
 	caller := CallerKey(r)
@@ -308,7 +309,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		}
 		return
 	}
-	resp := cs.Handle(r.Context(), msg, noPath{})
+	resp := transport.Core.Handle(cs, r.Context(), msg, noPath{})
 	if resp == nil || resp.Error != nil {
 		e.opts.Store.Delete(r.Context(), id)
 	} else {
@@ -324,12 +325,12 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 // requests of the request ride it, then the response), or as one JSON object.
 func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *core.Message, stream bool) {
 	if !stream {
-		call, err := cs.Begin(r.Context(), msg, noPath{})
+		call, err := transport.Core.Begin(cs, r.Context(), msg, noPath{})
 		if err != nil {
 			e.beginFailed(w, r, msg, err)
 			return
 		}
-		resp := call.Run()
+		resp := transport.Core.Run(call)
 		if resp == nil {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -341,7 +342,7 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, e.sse)
 	defer sse.Close()
-	call, err := cs.Begin(r.Context(), msg, sseSender{sse})
+	call, err := transport.Core.Begin(cs, r.Context(), msg, sseSender{sse})
 	if err != nil {
 		e.beginFailed(w, r, msg, err)
 		return
@@ -350,7 +351,7 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 	// call does not leave the client waiting for them, and a quick one answers in one write
 	// (headers and response together), as a plain JSON handler does.
 	_ = sse.StartDeferred(requestHeaderDelay)
-	resp := call.Run()
+	resp := transport.Core.Run(call)
 	if resp == nil {
 		return
 	}
@@ -383,7 +384,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 		return
 	}
 	recordError(r, resp)
-	if resp.Error.Unavailable() {
+	if transport.Core.Unavailable(resp.Error) {
 		status = http.StatusServiceUnavailable // as a session store that is down is answered
 	}
 	writeBody(w, status, resp.Encode())

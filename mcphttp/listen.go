@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/listen"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -123,7 +124,7 @@ func NewListeners(s *core.Server, opts ListenersOptions) *Listeners {
 			l.closeWait = ct
 		}
 	}
-	l.info, _ = json.Marshal(s.Implementation())
+	l.info, _ = json.Marshal(transport.Core.Implementation(s))
 	return l
 }
 
@@ -218,18 +219,18 @@ func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *core.Mess
 		middleware.Refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
 		return core.ID{}, core.SubscriptionFilter{}, false
 	}
-	if !core.ClaimsModern(msg) {
+	if !transport.Core.ClaimsModern(msg) {
 		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
 		return core.ID{}, core.SubscriptionFilter{}, false
 	}
-	env, err := core.ParseEnvelope(msg)
+	env, err := transport.Core.ParseEnvelope(msg)
 	var filter core.SubscriptionFilter
 	if err == nil {
 		var perr *core.Error
-		if filter, perr = core.ParseListenFilter(msg.Params); perr != nil {
+		if filter, perr = transport.Core.ParseListenFilter(msg.Params); perr != nil {
 			err = perr
 		} else {
-			filter, err = l.server.HonorListen(r.Context(), env, filter)
+			filter, err = transport.Core.HonorListen(l.server, r.Context(), env, filter)
 		}
 	}
 	if err != nil {

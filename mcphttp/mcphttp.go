@@ -69,6 +69,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
@@ -213,7 +214,7 @@ func New(s *core.Server, opts Options) *Handler {
 	}
 	obs := opts.Observer
 	if obs == nil {
-		obs = s.Observer()
+		obs = transport.Core.Observer(s)
 	}
 	if obs == nil {
 		obs = otelmcp.New(otelmcp.Options{TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -91,7 +92,7 @@ func ModernStatus(e *core.Error) int {
 	if e == nil {
 		return http.StatusOK
 	}
-	if e.Unavailable() {
+	if transport.Core.Unavailable(e) {
 		return http.StatusServiceUnavailable
 	}
 	switch e.Code {
@@ -117,7 +118,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message
 		l.serve(w, r, msg)
 		return
 	}
-	cs := m.server.NewSession(core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
+	cs := transport.Core.NewSession(m.server, core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
 	if lt := m.opts.Lifetime; lt == nil {
 		defer cs.Close()
 	} else if lt.hold(cs) {
@@ -129,7 +130,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message
 	}
 	if !msg.IsRequest() {
 		// Notifications and stray responses: there is no state for them to reach.
-		cs.Handle(r.Context(), msg, nil)
+		transport.Core.Handle(cs, r.Context(), msg, nil)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -141,13 +142,13 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message
 			sse.Close()
 		}
 	}()
-	call, err := cs.Begin(r.Context(), msg, stream)
+	call, err := transport.Core.Begin(cs, r.Context(), msg, stream)
 	if err != nil {
 		stream.seal()
-		writeModern(w, r, core.RefusedResponse(msg.ID, err))
+		writeModern(w, r, transport.Core.RefusedResponse(msg.ID, err))
 		return
 	}
-	resp := call.Run()
+	resp := transport.Core.Run(call)
 	// One step decides the shape of the answer and stops the notifications: from here on only
 	// this goroutine writes to w.
 	sse := stream.seal()

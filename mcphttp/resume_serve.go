@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
 )
@@ -47,7 +48,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 		return
 	}
 	stopBase := context.AfterFunc(e.base, cancel)
-	call, err := rec.Core.Begin(ctx, msg, rs)
+	call, err := transport.Core.Begin(rec.Core, ctx, msg, rs)
 	if err != nil {
 		stopBase()
 		cancel()
@@ -85,7 +86,7 @@ func (e *Endpoint) runResumable(r *http.Request, call *core.Call, rs *resumable,
 	var resp *core.Response
 	done := make(chan struct{})
 	go func() {
-		resp = call.Run()
+		resp = transport.Core.Run(call)
 		end.release() // the only release once the call runs: nothing else calls it from here on
 		rs.finish(resp)
 		end.claim(context.Background()) // after the response went to the stream
@@ -362,6 +363,6 @@ func errOwnerGone() *core.Error {
 
 // isResponse reports whether an encoded message is a JSON-RPC response.
 func isResponse(data []byte) bool {
-	msg, derr := core.DecodeMessage(data)
+	msg, derr := transport.Core.DecodeMessage(data)
 	return derr == nil && msg.IsResponse()
 }

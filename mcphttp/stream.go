@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -61,9 +62,9 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	// The path is in place before the headers go out: a client that saw the 200 gets every
 	// message sent from then on (they wait in the queue until the stream starts).
 	q := newStreamQueue()
-	rec.Core.SetOut(q)
+	transport.Core.SetOut(rec.Core, q)
 	defer func() {
-		rec.Core.SetOut(nil)
+		transport.Core.SetOut(rec.Core, nil)
 		q.end()
 	}()
 	if err := sse.Start(); err != nil {

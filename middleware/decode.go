@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // DefaultMaxRequestBytes is the request body cap the decode layer applies when
@@ -139,7 +140,7 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message,
 		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
 		return nil, nil, false
 	}
-	m, err := core.DecodeMessage(body)
+	m, err := transport.Core.DecodeMessage(body)
 	if err != nil {
 		refuseMessage(w, r, err)
 		return nil, nil, false

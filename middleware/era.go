@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // HeaderProtocolVersion is the header naming the protocol version of an HTTP request.
@@ -97,7 +98,7 @@ func routeModern(r *http.Request) bool {
 		return true
 	}
 	msg, ok := MessageFrom(r.Context())
-	if ok && msg.Method == "initialize" && !core.ClaimsModern(msg) {
+	if ok && msg.Method == "initialize" && !transport.Core.ClaimsModern(msg) {
 		return false
 	}
 	return true
@@ -109,7 +110,7 @@ func refusedByGuard(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	msg, ok := MessageFrom(r.Context())
-	if !ok || !core.ClaimsModern(msg) {
+	if !ok || !transport.Core.ClaimsModern(msg) {
 		return false
 	}
 	if core.IsModernVersion(r.Header.Get(protocolVersionKey)) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Wire messages of the transport-level errors the layers answer with. They match the reference
@@ -25,13 +26,13 @@ const (
 // is written as null. Every layer of this package reports its failures through it, and so can an
 // endpoint. It must be called before anything else was written to w.
 func WriteError(w http.ResponseWriter, status int, id core.ID, code int64, message string) {
-	writeErrorBody(w, status, core.EncodeError(id, &core.Error{Code: code, Message: message}))
+	writeErrorBody(w, status, transport.Core.EncodeError(id, &core.Error{Code: code, Message: message}))
 }
 
 // WriteErrorData is WriteError with an error data member: data is encoded as JSON under
 // "error.data". A nil data omits the member, exactly like WriteError.
 func WriteErrorData(w http.ResponseWriter, status int, id core.ID, code int64, message string, data any) {
-	writeErrorBody(w, status, core.EncodeError(id, &core.Error{Code: code, Message: message, Data: data}))
+	writeErrorBody(w, status, transport.Core.EncodeError(id, &core.Error{Code: code, Message: message, Data: data}))
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, body []byte) {

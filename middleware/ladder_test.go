@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -91,7 +92,7 @@ func TestProtocolVersion(t *testing.T) {
 	store := session.NewMemory(session.MemoryOptions{})
 	t.Cleanup(func() { _ = store.Close() })
 	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{})
-	live := &session.Entry{ID: "live", Core: s.NewSession(core.SessionOptions{ID: "live"})}
+	live := &session.Entry{ID: "live", Core: transport.Core.NewSession(s, core.SessionOptions{ID: "live"})}
 	if err := store.Add(t.Context(), live); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Headers the 2026-07-28 lifecycle mirrors from the body.
@@ -92,10 +93,10 @@ func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *co
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
 	}
 	if !core.IsModernVersion(v) {
-		e := core.UnsupportedVersion(v)
+		e := transport.Core.UnsupportedVersion(v)
 		return http.StatusBadRequest, e
 	}
-	if raw := msg.MetaValue(core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' && !plainStringIs(raw, v) {
+	if raw := transport.Core.MetaValue(msg, core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' && !plainStringIs(raw, v) {
 		var body string
 		if json.Unmarshal(raw, &body) == nil && body != v {
 			return http.StatusBadRequest, mismatch("MCP-Protocol-Version header value '%s' does not match body value '%s'", v, body)
@@ -180,7 +181,7 @@ func decodeHeaderValue(v string) (string, bool) {
 func utf8Valid(b []byte) bool { return utf8.Valid(b) }
 
 func checkParamHeaders(r *http.Request, msg *core.Message, srv *core.Server) *core.Error {
-	params, _ := srv.ToolParamHeaders(msg.Name)
+	params, _ := transport.Core.ToolParamHeaders(srv, msg.Name)
 	if len(params) == 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -58,7 +59,7 @@ func newValidatorFixture(t *testing.T, opts SessionValidatorOptions) *validatorF
 	f.store = session.NewMemory(session.MemoryOptions{IdleTimeout: time.Minute, Now: f.clock.Now})
 	t.Cleanup(func() { _ = f.store.Close() })
 	id := session.NewID()
-	f.live = &session.Entry{ID: id, Core: sessionTestServer.NewSession(core.SessionOptions{ID: id}), Origin: "https://app.example"}
+	f.live = &session.Entry{ID: id, Core: transport.Core.NewSession(sessionTestServer, core.SessionOptions{ID: id}), Origin: "https://app.example"}
 	if err := f.store.Add(context.Background(), f.live); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func (f *validatorFixture) serve(t *testing.T, method, body, sessionID string, h
 	r, _ = ensureExchange(r) // as an outer layer (tracing, request log) would
 	r = r.WithContext(core.WithPrincipal(r.Context(), f.principal))
 	if body != "" {
-		m, derr := core.DecodeMessage([]byte(body))
+		m, derr := transport.Core.DecodeMessage([]byte(body))
 		if derr != nil {
 			t.Fatalf("test body does not decode: %v", derr)
 		}
@@ -181,7 +182,7 @@ func TestValidatorMissingAndUnknownSession(t *testing.T) {
 func TestValidatorPrincipal(t *testing.T) {
 	f := newValidatorFixture(t, SessionValidatorOptions{})
 	id := session.NewID()
-	alices := &session.Entry{ID: id, Core: sessionTestServer.NewSession(core.SessionOptions{ID: id}), Owner: "alice"}
+	alices := &session.Entry{ID: id, Core: transport.Core.NewSession(sessionTestServer, core.SessionOptions{ID: id}), Owner: "alice"}
 	if err := f.store.Add(context.Background(), alices); err != nil {
 		t.Fatal(err)
 	}

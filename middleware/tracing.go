@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/otelconv"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // TracerName is the instrumentation scope name of the spans the Tracing layer starts.
@@ -165,7 +166,7 @@ func (t *traceState) onMessage(ctx context.Context, m *core.Message) context.Con
 	}
 	r := t.req
 	op := &t.op
-	op.SetMessage(m)
+	transport.Core.SetMessage(op, m)
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		op.ProtocolVersion = v
 	}
@@ -181,7 +182,7 @@ func (t *traceState) onMessage(ctx context.Context, m *core.Message) context.Con
 		t.ex.spanContext = span.SpanContext()
 	}
 	t.opCtx = ctx
-	return core.WithOperation(ctx, op)
+	return transport.Core.WithOperation(ctx, op)
 }
 
 // finish ends the operation with the exchange's outcome, or records an HTTP-level span when no
@@ -204,7 +205,7 @@ func (t *traceState) finish(completed bool) {
 	}
 	code, msg, refused := t.ex.JSONRPCError()
 	op := &t.op
-	op.Release(func() {
+	transport.Core.Release(op, func() {
 		op.End = time.Now() // the answer is written
 		if op.SessionID == "" && !op.Modern {
 			op.SessionID = sid // initialize: the session id is known once the endpoint answered

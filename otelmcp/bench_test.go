@@ -14,6 +14,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/otelmcp"
 )
@@ -49,20 +50,20 @@ func BenchmarkCoreToolCall(b *testing.B) {
 	for _, o := range observers() {
 		b.Run(o.name, func(b *testing.B) {
 			s := fixture(o.obs())
-			ss := s.NewSession(core.SessionOptions{Transport: core.TransportPipe})
+			ss := transport.Core.NewSession(s, core.SessionOptions{Transport: core.TransportPipe})
 			defer ss.Close()
-			init, _ := core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
-			if resp := ss.Handle(context.Background(), init, nil); resp == nil || resp.Error != nil {
+			init, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+			if resp := transport.Core.Handle(ss, context.Background(), init, nil); resp == nil || resp.Error != nil {
 				b.Fatal(resp)
 			}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				msg, err := core.DecodeMessage([]byte(benchCall))
+				msg, err := transport.Core.DecodeMessage([]byte(benchCall))
 				if err != nil {
 					b.Fatal(err)
 				}
-				if resp := ss.Handle(ctx, msg, nil); resp == nil || resp.Error != nil {
+				if resp := transport.Core.Handle(ss, ctx, msg, nil); resp == nil || resp.Error != nil {
 					b.Fatal(resp)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -33,7 +34,7 @@ func claimField(c *session.Claim) string {
 	if c.Stream {
 		return "g"
 	}
-	return "q:" + c.Request.Key().String()
+	return "q:" + transport.Core.IDKey(c.Request).String()
 }
 
 // newToken is the token of a new claim of this replica.

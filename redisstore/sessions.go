@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -274,7 +275,7 @@ return n
 // Add implements session.Store.
 func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	owner := ss.Owner
-	state, err := json.Marshal(ss.Core.State())
+	state, err := json.Marshal(transport.Core.State(ss.Core))
 	if err != nil {
 		return err
 	}
@@ -454,7 +455,7 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 		if rev > h.rev {
 			h.rev = rev
 			s.mu.Unlock()
-			h.s.Core.Restore(rec.State)
+			transport.Core.Restore(h.s.Core, rec.State)
 			return h.s, nil
 		}
 		s.mu.Unlock()

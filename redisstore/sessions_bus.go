@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 	"github.com/redis/go-redis/v9"
 )
@@ -20,7 +21,7 @@ import (
 // and cancels forwarded, messages for a standalone stream held elsewhere routed there.
 func (s *Sessions) install(ss *session.Entry) {
 	id := ss.ID
-	ss.Core.SetHooks(core.SessionHooks{
+	transport.Core.SetHooks(ss.Core, core.SessionHooks{
 		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
 		Forward: func(ctx context.Context, msg *core.Message) { s.forward(ctx, id, msg) },
 		Remote:  remoteOut{s: s, id: id},
@@ -58,7 +59,7 @@ func (s *Sessions) persist(ctx context.Context, id string, st core.SessionState)
 
 // forward sends a message nobody here waits for to the other replicas holding the session.
 func (s *Sessions) forward(ctx context.Context, id string, msg *core.Message) {
-	data := msg.Encode()
+	data := transport.Core.EncodeMessage(msg)
 	if data == nil {
 		return
 	}
@@ -98,11 +99,11 @@ func (s *Sessions) onMessage(e Envelope) {
 	if h == nil {
 		return
 	}
-	msg, derr := core.DecodeMessage(e.Payload)
+	msg, derr := transport.Core.DecodeMessage(e.Payload)
 	if derr != nil {
 		return
 	}
-	h.s.Core.Deliver(msg)
+	transport.Core.Deliver(h.s.Core, msg)
 }
 
 func (s *Sessions) onOut(e Envelope) {
@@ -111,7 +112,7 @@ func (s *Sessions) onOut(e Envelope) {
 	}
 	if h := s.held(e.Session); h != nil {
 		// The stream's queue never blocks; a replica without the stream drops it.
-		_ = h.s.Core.SendLocal(context.Background(), e.Payload)
+		_ = transport.Core.SendLocal(h.s.Core, context.Background(), e.Payload)
 	}
 }
 
@@ -139,7 +140,7 @@ func (s *Sessions) onState(e Envelope) {
 	}
 	h.rev = rev
 	s.mu.Unlock()
-	h.s.Core.Restore(st)
+	transport.Core.Restore(h.s.Core, st)
 }
 
 // onEnd lets go of a session deleted on another replica. Ending it runs its close hooks, which

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/session"
@@ -395,7 +396,7 @@ func TestSessionRecordAndHold(t *testing.T) {
 	build := func() *session.Entry {
 		builds++
 		return &session.Entry{ID: rec.ID, Origin: rec.Origin, Owner: rec.Owner,
-			Core: a.server.NewSession(core.SessionOptions{ID: rec.ID, State: rec.State})}
+			Core: transport.Core.NewSession(a.server, core.SessionOptions{ID: rec.ID, State: rec.State})}
 	}
 	first, err := other.Hold(ctx, rec.ID, build)
 	if err != nil || first.Core == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -378,7 +379,7 @@ func TestTaskListenOnRedis(t *testing.T) {
 	}
 	hook := &roundTrips{}
 	rdb.AddHook(hook)
-	got, err := s.HonorListen(ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
+	got, err := transport.Core.HonorListen(s, ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
 	if err != nil || len(got.Extensions["taskIds"]) != 3 {
 		t.Fatalf("listen of %d ids = %v, %v", len(ids), got.Extensions["taskIds"], err)
 	}
@@ -389,7 +390,7 @@ func TestTaskListenOnRedis(t *testing.T) {
 	for i := range 150_000 - len(ids) {
 		ids = append(ids, fmt.Sprint("more", i))
 	}
-	_, err = s.HonorListen(ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
+	_, err = transport.Core.HonorListen(s, ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
 	var e *core.Error
 	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
 		t.Errorf("listen of 150,000 ids = %v, want -32602", err)

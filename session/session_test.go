@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 var testServer = core.NewServer(core.Implementation{Name: "session-test", Version: "1"}, core.Options{})
@@ -21,7 +22,7 @@ var testServer = core.NewServer(core.Implementation{Name: "session-test", Versio
 func newSession(t *testing.T) (*Entry, *atomic.Int32) {
 	t.Helper()
 	id := NewID()
-	s := &Entry{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
+	s := &Entry{ID: id, Core: transport.Core.NewSession(testServer, core.SessionOptions{ID: id})}
 	var closes atomic.Int32
 	s.OnClose(func() { closes.Add(1) })
 	return s, &closes
@@ -363,7 +364,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := range rounds {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				s := &Entry{ID: id, Core: testServer.NewSession(core.SessionOptions{ID: id})}
+				s := &Entry{ID: id, Core: transport.Core.NewSession(testServer, core.SessionOptions{ID: id})}
 				s.OnClose(func() { ends.Add(1) })
 				if err := m.Add(ctx, s); err != nil {
 					if !errors.Is(err, ErrFull) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 func (c *conn) readLoop() error {
@@ -63,7 +64,7 @@ func (c *conn) tooLarge(prefix []byte) {
 	id := leadingID(prefix)
 	c.log.Error().Int("max_line_bytes", c.maxLine).Str("id", id.String()).Msg("stdio: frame exceeds MaxLineBytes: skipped to its newline")
 	msg := "Payload too large: frame exceeds " + strconv.Itoa(c.maxLine) + " bytes"
-	_ = c.send(c.ctx, core.EncodeError(id, &core.Error{Code: core.CodeInvalidRequest, Message: msg}))
+	_ = c.send(c.ctx, transport.Core.EncodeError(id, &core.Error{Code: core.CodeInvalidRequest, Message: msg}))
 }
 
 // skipLine drops the rest of a frame: what ReadSlice returns up to and including the next

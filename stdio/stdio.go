@@ -56,6 +56,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/listen"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // DefaultMaxLineBytes is the frame bound used when Options.MaxLineBytes is zero: 4 MiB.
@@ -214,9 +215,9 @@ func newConn(s *core.Server, opts Options) *conn {
 	c.listen = listen.New(s, opts.MaxListeners)
 	so := core.SessionOptions{Out: c.path, Transport: core.TransportPipe, Listen: c.listen}
 	if opts.LogMessages {
-		so.Observer = core.Observers(s.Observer(), messageLog{log: c.log})
+		so.Observer = transport.Core.Observers(transport.Core.Observer(s), messageLog{log: c.log})
 	}
-	c.session = s.NewSession(so)
+	c.session = transport.Core.NewSession(s, so)
 	return c
 }
 
@@ -280,7 +281,7 @@ func (c *conn) writeErr() error {
 // drain runs once the input ended: the client can answer nothing any more, and the requests in
 // flight get DrainTimeout to finish (less when ctx ends or the output fails first).
 func (c *conn) drain(ctx context.Context) {
-	c.session.EndInput()
+	transport.Core.EndInput(c.session)
 	c.listen.Close(nil) // every subscription ends gracefully: its listen request is answered
 	if c.drainT <= 0 {
 		return
@@ -335,21 +336,21 @@ func (c *conn) serveFrame(frame []byte) {
 		return // blank lines carry nothing
 	}
 	if data[0] == '[' {
-		items, err := core.DecodeBatch(data)
+		items, err := transport.Core.DecodeBatch(data)
 		var derr *core.DecodeError
 		if errors.As(err, &derr) {
-			_ = c.send(c.ctx, core.EncodeError(core.ID{}, derr.Err))
+			_ = c.send(c.ctx, transport.Core.EncodeError(core.ID{}, derr.Err))
 			return
 		}
 		c.serveBatch(items)
 		return
 	}
 	// An object, or anything else: DecodeMessage reports a parse error or a non-object.
-	msg, err := core.DecodeMessage(data)
+	msg, err := transport.Core.DecodeMessage(data)
 	var derr *core.DecodeError
 	if errors.As(err, &derr) {
 		if !derr.Notification { // a notification is never answered
-			_ = c.send(c.ctx, core.EncodeError(derr.ID, derr.Err))
+			_ = c.send(c.ctx, transport.Core.EncodeError(derr.ID, derr.Err))
 		}
 		return
 	}
@@ -364,21 +365,21 @@ func inLine(msg *core.Message) bool {
 
 func (c *conn) serveMessage(msg *core.Message) {
 	if !msg.IsRequest() {
-		c.session.Handle(c.ctx, msg, nil)
+		transport.Core.Handle(c.session, c.ctx, msg, nil)
 		return
 	}
 	if !c.admit(1) {
 		_ = c.send(c.ctx, busy(msg.ID, c.maxInFlight))
 		return
 	}
-	call, err := c.session.Begin(c.ctx, msg, c.path)
+	call, err := transport.Core.Begin(c.session, c.ctx, msg, c.path)
 	if err != nil {
 		c.release(1)
-		_ = c.send(c.ctx, core.RefusedResponse(msg.ID, err).Encode())
+		_ = c.send(c.ctx, transport.Core.RefusedResponse(msg.ID, err).Encode())
 		return
 	}
 	run := func() {
-		resp := call.Run()
+		resp := transport.Core.Run(call)
 		c.release(1) // before the answer: a client that saw it may send the next request at once
 		if resp != nil {
 			_ = c.send(c.ctx, resp.Encode())
@@ -415,7 +416,7 @@ func (c *conn) release(n int64) {
 
 // busy is the answer to a request past MaxInFlight: the reason is the message itself.
 func busy(id core.ID, limit int64) []byte {
-	return core.EncodeError(id, core.Errorf(core.CodeInternalError, "Server busy: %d requests in flight", limit))
+	return transport.Core.EncodeError(id, core.Errorf(core.CodeInternalError, "Server busy: %d requests in flight", limit))
 }
 
 // serveBatch answers a batch with one array of the responses (unwrapped when there is exactly
@@ -444,10 +445,10 @@ func (b *batch) begin(m *core.Message) *core.Call {
 		b.answers = append(b.answers, busy(m.ID, b.c.maxInFlight))
 		return nil
 	}
-	call, err := b.c.session.Begin(b.c.ctx, m, b.c.path)
+	call, err := transport.Core.Begin(b.c.session, b.c.ctx, m, b.c.path)
 	if err != nil {
 		b.c.release(1)
-		b.answers = append(b.answers, core.RefusedResponse(m.ID, err).Encode())
+		b.answers = append(b.answers, transport.Core.RefusedResponse(m.ID, err).Encode())
 		return nil
 	}
 	return call
@@ -460,7 +461,7 @@ func (b *batch) serveInLine(items []core.BatchItem) {
 			continue
 		}
 		if call := b.begin(it.Msg); call != nil {
-			if resp := call.Run(); resp != nil {
+			if resp := transport.Core.Run(call); resp != nil {
 				b.answers = append(b.answers, resp.Encode())
 			}
 			b.c.release(1)
@@ -475,7 +476,7 @@ func (b *batch) beginOthers(items []core.BatchItem) {
 		switch {
 		case it.Err != nil:
 			if !it.Err.Notification {
-				b.answers = append(b.answers, core.EncodeError(it.Err.ID, it.Err.Err))
+				b.answers = append(b.answers, transport.Core.EncodeError(it.Err.ID, it.Err.Err))
 			}
 		case it.Msg.IsRequest():
 			if inLine(it.Msg) {
@@ -485,7 +486,7 @@ func (b *batch) beginOthers(items []core.BatchItem) {
 				b.calls = append(b.calls, call)
 			}
 		default:
-			b.c.session.Handle(b.c.ctx, it.Msg, nil)
+			transport.Core.Handle(b.c.session, b.c.ctx, it.Msg, nil)
 		}
 	}
 }
@@ -497,7 +498,7 @@ func (b *batch) finish() {
 	var wg sync.WaitGroup
 	for i, call := range b.calls {
 		wg.Go(func() {
-			if resp := call.Run(); resp != nil {
+			if resp := transport.Core.Run(call); resp != nil {
 				out[i] = resp.Encode()
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // BenchmarkTaskCreate: a tools/call that becomes a task (stored in memory, its handler started in
@@ -21,12 +22,12 @@ func BenchmarkTaskCreate(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		ss := s.NewSession(core.SessionOptions{Ephemeral: true})
-		msg, err := core.DecodeMessage(call)
+		ss := transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true})
+		msg, err := transport.Core.DecodeMessage(call)
 		if err != nil {
 			b.Fatal(err)
 		}
-		resp := ss.Handle(ctx, msg, nil)
+		resp := transport.Core.Handle(ss, ctx, msg, nil)
 		ss.Close()
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("%v", resp)

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // taskTools registers the tools the task tests drive:
@@ -637,7 +638,7 @@ func TestHonorListenTasks(t *testing.T) {
 	id := alice.create("must")
 	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}}
 	f := core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id, id, "nope"}}}
-	got, err := s.HonorListen(core.WithPrincipal(context.Background(), "alice"), env, f)
+	got, err := transport.Core.HonorListen(s, core.WithPrincipal(context.Background(), "alice"), env, f)
 	if ids := got.Extensions["taskIds"]; err != nil || len(ids) != 1 || ids[0] != id {
 		t.Errorf("alice's listen = %+v, %v", got, err)
 	}
@@ -650,12 +651,12 @@ func TestHonorListenTasks(t *testing.T) {
 	if got.Wants(core.Change{Method: "notifications/other", Key: id}) {
 		t.Error("Wants took another extension's notification")
 	}
-	bob, err := s.HonorListen(core.WithPrincipal(context.Background(), "bob"), env, f)
+	bob, err := transport.Core.HonorListen(s, core.WithPrincipal(context.Background(), "bob"), env, f)
 	if err != nil || len(bob.Extensions["taskIds"]) != 0 || bob.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Errorf("bob's listen kept alice's task: %+v, %v", bob, err)
 	}
 	var missing *core.Error
-	if _, err := s.HonorListen(context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != core.CodeMissingRequiredClientCapability {
+	if _, err := transport.Core.HonorListen(s, context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != core.CodeMissingRequiredClientCapability {
 		t.Errorf("taskIds without the extension: %v, want -32021", err)
 	}
 	if (core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}).Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
@@ -704,7 +705,7 @@ func TestListenIDsCappedAndBatched(t *testing.T) {
 	env := &core.Envelope{ClientCapabilities: core.ClientCapabilities{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}}
 	ctx := core.WithPrincipal(context.Background(), "alice")
 	f := core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id, "x", id, "y", "x"}}}
-	got, err := s.HonorListen(ctx, env, f)
+	got, err := transport.Core.HonorListen(s, ctx, env, f)
 	if err != nil || len(got.Extensions["taskIds"]) != 1 {
 		t.Fatalf("listen within the cap = %+v, %v", got, err)
 	}
@@ -712,7 +713,7 @@ func TestListenIDsCappedAndBatched(t *testing.T) {
 		t.Errorf("reads: %d gets, %d batches; want 0 and 1", st.gets.Load(), st.batches.Load())
 	}
 	f.Extensions["taskIds"] = []string{id, "x", "y", "z"}
-	_, err = s.HonorListen(ctx, env, f)
+	_, err = transport.Core.HonorListen(s, ctx, env, f)
 	var e *core.Error
 	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams || !strings.Contains(fmt.Sprint(e.Data), "more than 3") {
 		t.Errorf("listen past the cap = %v, want -32602 naming the cap", err)

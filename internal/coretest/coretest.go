@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Wire is a message the server answered, decoded, with its bytes.
@@ -46,14 +47,14 @@ func Request(id any, method string, params map[string]any, caps map[string]any) 
 func Send(t testing.TB, srv *core.Server, principal string, caps map[string]any, method string, params map[string]any) *Wire {
 	t.Helper()
 	b := Request(ids.Add(1), method, params, caps)
-	msg, derr := core.DecodeMessage([]byte(b))
+	msg, derr := transport.Core.DecodeMessage([]byte(b))
 	if derr != nil {
 		t.Fatalf("decoding %s: %v", b, derr)
 	}
-	ss := srv.NewSession(core.SessionOptions{Ephemeral: true})
+	ss := transport.Core.NewSession(srv, core.SessionOptions{Ephemeral: true})
 	defer ss.Close()
 	ctx := core.WithPrincipal(context.Background(), principal)
-	resp := ss.Handle(ctx, msg, nil)
+	resp := transport.Core.Handle(ss, ctx, msg, nil)
 	if resp == nil {
 		t.Fatalf("no answer to %s", b)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // DefaultMax caps the open subscriptions/listen subscriptions of a Registry
@@ -139,7 +140,7 @@ func (r *Registry) Open(scope string, id core.ID, filter core.SubscriptionFilter
 	}
 	idJSON, _ := id.MarshalJSON()
 	sub := &Listener{ID: id, IDJSON: idJSON, Filter: filter, Conn: conn, reg: r,
-		key: listenKey{scope: scope, id: id.Key()}, wake: make(chan struct{}, 1)}
+		key: listenKey{scope: scope, id: transport.Core.IDKey(id)}, wake: make(chan struct{}, 1)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	select {
@@ -411,7 +412,7 @@ func (r *Registry) ServeListen(c *core.Call) (any, error) {
 	}
 	defer sub.Close()
 	buf := AppendAck(make([]byte, 0, 256), sub)
-	if err := c.Send(c.Context(), buf); err != nil {
+	if err := transport.Core.Send(c, c.Context(), buf); err != nil {
 		return nil, err
 	}
 	var spare []EncodedChange
@@ -449,11 +450,11 @@ func (r *Registry) openListen(c *core.Call) (*Listener, error) {
 	if c.Modern() == nil {
 		return nil, core.InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
 	}
-	filter, perr := core.ParseListenFilter(c.Params())
+	filter, perr := transport.Core.ParseListenFilter(c.Params())
 	if perr != nil {
 		return nil, perr
 	}
-	filter, err := r.server.HonorListen(ctx, c.Modern(), filter)
+	filter, err := transport.Core.HonorListen(r.server, ctx, c.Modern(), filter)
 	if err != nil {
 		return nil, err
 	}
@@ -482,7 +483,7 @@ func sendChanges(c *core.Call, sub *Listener, changes []EncodedChange, buf []byt
 			return buf, true, context.Cause(c.Context()) // cancelled: nothing more is sent
 		}
 		buf = ch.AppendTo(buf[:0], sub.IDJSON)
-		if err := c.Send(c.Context(), buf); err != nil {
+		if err := transport.Core.Send(c, c.Context(), buf); err != nil {
 			return buf, true, err
 		}
 		changes[i] = EncodedChange{}
@@ -497,7 +498,7 @@ func endListen(c *core.Call, sub *Listener, buf []byte) (any, error) {
 	if !sub.reg.Closed() {
 		reason = "The subscription fell too far behind; listen again"
 	}
-	if err := c.Send(context.WithoutCancel(c.Context()), AppendCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
+	if err := transport.Core.Send(c, context.WithoutCancel(c.Context()), AppendCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
 		return nil, err
 	}
 	return listenResult{Meta: map[string]jsontext.Value{core.MetaSubscriptionID: sub.IDJSON}}, nil

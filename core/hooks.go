@@ -1,0 +1,113 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/internal/corehook"
+)
+
+// kit is core's side of the kit's transport API: the entry points a server author never calls
+// (driving sessions, the codec, the shared-state plumbing, subscriptions/listen outside dispatch,
+// the observer's plumbing). internal/transport declares them as its API interface and documents
+// them; kit reaches them to the kit's own packages through internal/corehook, so that they are
+// not part of core's exported surface.
+type kit struct{}
+
+func init() { corehook.Core = kit{} }
+
+func (kit) NewSession(s *Server, opts SessionOptions) *Session  { return s.newSession(opts) }
+func (kit) SetOut(ss *Session, out Sender)                      { ss.setOut(out) }
+func (kit) EndInput(ss *Session)                                { ss.closeInput() }
+func (kit) Run(c *Call) *Response                               { return c.execute() }
+func (kit) RefusedResponse(id ID, err error) *Response          { return refusedResponse(id, err) }
+func (kit) Send(c *Call, ctx context.Context, msg []byte) error { return c.sendWith(ctx, msg) }
+func (kit) SetHooks(ss *Session, h SessionHooks)                { ss.setHooks(h) }
+func (kit) State(ss *Session) SessionState                      { return ss.sharedState() }
+func (kit) Restore(ss *Session, st SessionState)                { ss.restore(st) }
+func (kit) Deliver(ss *Session, msg *Message) bool              { return ss.deliverForwarded(msg) }
+func (kit) Implementation(s *Server) Implementation             { return s.impl }
+func (kit) Observer(s *Server) Observer                         { return s.opts.Observer }
+func (kit) EncodeResponse(id ID, result []byte) []byte          { return encodeResponse(id, result) }
+func (kit) EncodeError(id ID, e *Error) []byte                  { return encodeError(id, e) }
+func (kit) EncodeMessage(m *Message) []byte                     { return m.encode() }
+func (kit) MetaValue(m *Message, key string) json.RawMessage    { return m.metaValue(key) }
+func (kit) ClaimsModern(m *Message) bool                        { return messageClaimsModern(m) }
+func (kit) UnsupportedVersion(requested string) *Error          { return unsupportedVersion(requested) }
+func (kit) IDKey(id ID) ID                                      { return id.key() }
+func (kit) Unavailable(e *Error) bool                           { return e != nil && e.unavailable }
+func (kit) Observers(obs ...Observer) Observer                  { return combineObservers(obs...) }
+func (kit) SetMessage(op *Operation, msg *Message)              { op.setMessage(msg) }
+func (kit) Release(op *Operation, end func())                   { op.settle(end) }
+func (kit) ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
+	return parseListenFilter(params)
+}
+
+func (kit) Handle(ss *Session, ctx context.Context, msg *Message, out Sender) *Response {
+	return ss.serveMessage(ctx, msg, out)
+}
+
+func (kit) Begin(ss *Session, ctx context.Context, msg *Message, out Sender) (*Call, error) {
+	return ss.begin(ctx, msg, out)
+}
+
+func (kit) SendLocal(ss *Session, ctx context.Context, msg []byte) error {
+	return ss.sendLocal(ctx, msg)
+}
+
+func (kit) ToolParamHeaders(s *Server, tool string) ([]ParamHeader, bool) {
+	return s.toolParamHeaders(tool)
+}
+
+func (kit) MatchResource(s *Server, uri string) (string, map[string]string, bool) {
+	return s.matchResource(uri)
+}
+
+func (kit) HonorListen(s *Server, ctx context.Context, env *Envelope, f SubscriptionFilter) (SubscriptionFilter, error) {
+	return s.honorListen(ctx, env, f)
+}
+
+func (kit) EncodeNotification(method string, params any) ([]byte, error) {
+	return encodeNotification(method, params)
+}
+
+func (kit) EncodeRequest(id ID, method string, params any) ([]byte, error) {
+	return encodeRequest(id, method, params)
+}
+
+func (kit) WithOperation(ctx context.Context, op *Operation) context.Context {
+	return withOperation(ctx, op)
+}
+
+func (kit) WithResource(ctx context.Context, uri string) context.Context {
+	return withResource(ctx, uri)
+}
+
+func (kit) ResourceFrom(ctx context.Context) (string, bool) { return resourceFrom(ctx) }
+
+func (kit) DecodeMessage(data []byte) (*Message, error) {
+	m, derr := decodeMessage(data)
+	if derr != nil {
+		return nil, derr
+	}
+	return m, nil
+}
+
+func (kit) DecodeBatch(data []byte) ([]BatchItem, error) {
+	items, derr := decodeBatch(data)
+	if derr != nil {
+		return nil, derr
+	}
+	return items, nil
+}
+
+func (kit) ParseEnvelope(m *Message) (*Envelope, error) {
+	c := &Call{msg: m, params: m.Params, method: m.Method}
+	env, e := c.parseEnvelope()
+	if e != nil {
+		return nil, e
+	}
+	return env, nil
+}
+
+func (kit) InFlight(ss *Session, id ID) bool { return ss.inFlight(id) }
