@@ -87,6 +87,8 @@ type Endpoint struct {
 	idle   chan struct{}
 	// held are the ephemeral sessions serving a request right now (see hold); Close ends them.
 	held map[*core.Session]struct{}
+	// sessions owns the legacy sessions of this process (nil when stateless).
+	sessions *liveSessions
 }
 
 // NewEndpoint returns the bare endpoint.
@@ -110,52 +112,34 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 		}
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
+	if !opts.Stateless {
+		e.sessions = newLiveSessions(e, opts.Store)
+	}
 	return e
 }
 
-// newRecord wraps a protocol session in the record the store keeps, with the endpoint's
-// per-session transport state.
-func (e *Endpoint) newRecord(id string, cs *core.Session, origin string) *session.Entry {
-	st := &streams{}
-	if e.res != nil {
-		st.shared = e.res.shared != nil
+// Lookup implements session.Lookup, for the session layer: the one lookup of a request, and the
+// live session of this process it names (rebuilt, on a miss, from a shared store's record). The
+// endpoint owns the in-process sessions: it creates them (initialize), rebuilds them and ends them
+// with their record (DELETE, expiry, the store closing). A stateless endpoint has none
+// (ErrNotFound).
+func (e *Endpoint) Lookup(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (session.Live, error) {
+	if e.sessions == nil {
+		return nil, session.ErrNotFound
 	}
-	rec := &session.Entry{ID: id, Core: cs, Origin: origin, Local: st}
-	if e.res != nil {
-		rec.OnClose(func() { st.endSession(e.res, id) })
-	}
-	return rec
+	return e.sessions.Lookup(ctx, id, touch, allow)
 }
 
 // msgNotStored answers an initialize whose session the store (or a shared counter) failed to take.
 const msgNotStored = "Service unavailable: the session could not be stored"
 
-// errNotHeld: the store returned a record of a session it does not serve, and cannot take the
-// one built from it (it is no session.Holder).
-var errNotHeld = errors.New("mcphttp: the store returned a session it does not serve and cannot hold one")
-
-// Lookup implements session.Lookup: the session layer's one lookup of a request. The endpoint owns
-// the in-process sessions: it creates them (initialize), deletes them (DELETE), and, when a
-// shared store (a session.Holder) answers with the record of a session another replica created,
-// builds the in-process session from it and hands it to the store (Hold).
-func (e *Endpoint) Lookup(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
-	rec, err := session.Find(ctx, e.opts.Store, id, touch, allow)
-	if err != nil || rec.Core != nil {
-		return rec, err
+// Known implements session.Lookup: whether the store has a record of the session, nothing built,
+// held or renewed.
+func (e *Endpoint) Known(ctx context.Context, id string) error {
+	if e.sessions == nil {
+		return session.ErrNotFound
 	}
-	h, ok := e.opts.Store.(session.Holder)
-	if !ok || rec.State == nil {
-		return nil, errNotHeld
-	}
-	return h.Hold(ctx, id, func() *session.Entry { return e.rebuild(rec) })
-}
-
-// rebuild is the in-process session of a record that another replica created.
-func (e *Endpoint) rebuild(r *session.Entry) *session.Entry {
-	cs := transport.Core.NewSession(e.server, core.SessionOptions{ID: r.ID, State: r.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: r.Owner})
-	rec := e.newRecord(r.ID, cs, r.Origin)
-	rec.Owner = r.Owner
-	return rec
+	return e.sessions.Known(ctx, id)
 }
 
 // ServeHTTP serves one legacy exchange. It reads the decoded message once and counts the request
@@ -233,11 +217,14 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Messag
 		e.initialize(w, r, msg)
 		return
 	}
-	rec := middleware.SessionFrom(r.Context())
+	var l *live
+	if s := middleware.SessionFrom(r.Context()); s != nil {
+		l = liveOf(s)
+	}
 	var cs *core.Session
 	switch {
-	case rec != nil:
-		cs = rec.Core
+	case l != nil:
+		cs = l.cs
 	case e.opts.Stateless || msg.Method == "server/discover":
 		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
 		// requests.
@@ -258,13 +245,11 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Messag
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if rec != nil && e.res != nil {
-		if st, _ := rec.Local.(*streams); st != nil {
-			e.resumableRequest(w, r, rec, st, msg)
-			return
-		}
+	if l != nil && e.res != nil && l.st != nil {
+		e.resumableRequest(w, r, l, msg)
+		return
 	}
-	e.request(w, r, cs, msg, rec != nil && !e.opts.JSONResponse)
+	e.request(w, r, cs, msg, l != nil && !e.opts.JSONResponse)
 }
 
 // initialize creates a session (stateful mode): the response is always one JSON object, and the
@@ -276,14 +261,11 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		return
 	}
 	id := session.NewID()
+	rec := &session.Entry{ID: id, Origin: r.Header.Get("Origin")}
 	// The session belongs to the principal that opened it (nobody's when there is none).
-	owner, _ := core.PrincipalFrom(r.Context())
-	cs := transport.Core.NewSession(e.server, core.SessionOptions{ID: id, Transport: sessionTransport, Observer: e.opts.Observer, Principal: owner})
-	rec := e.newRecord(id, cs, r.Header.Get("Origin"))
-	rec.Owner = owner
+	rec.Owner, _ = core.PrincipalFrom(r.Context())
 	caller := CallerKey(r)
 	if ok, err := e.callers.acquire(r.Context(), caller); !ok || err != nil {
-		cs.Close()
 		if err != nil { // a shared counter failed, as a failing store would
 			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgNotStored)
 			return
@@ -292,9 +274,8 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		return
 	}
 	rec.OnClose(func() { e.callers.release(caller) })
-	if err := e.opts.Store.Add(r.Context(), rec); err != nil {
-		e.callers.release(caller) // never stored, so never ended by the store
-		cs.Close()
+	l, err := e.sessions.create(r.Context(), rec)
+	if err != nil {
 		var full *session.FullError
 		switch {
 		case errors.As(err, &full):
@@ -309,7 +290,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		}
 		return
 	}
-	resp := transport.Core.Handle(cs, r.Context(), msg, noPath{})
+	resp := transport.Core.Handle(l.cs, r.Context(), msg, noPath{})
 	if resp == nil || resp.Error != nil {
 		e.opts.Store.Delete(r.Context(), id)
 	} else {
@@ -403,20 +384,21 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 
 // sessionOf returns the session a GET or DELETE names, resolved by the session layer; without
 // one (no session layer in the stack) it answers 400 "Missing session ID" and returns nil.
-func sessionOf(w http.ResponseWriter, r *http.Request) *session.Entry {
-	rec := middleware.SessionFrom(r.Context())
-	if rec == nil {
+func sessionOf(w http.ResponseWriter, r *http.Request) *live {
+	s := middleware.SessionFrom(r.Context())
+	if s == nil {
 		middleware.RefuseMissingSession(w, r, core.ID{})
+		return nil
 	}
-	return rec
+	return liveOf(s)
 }
 
 func (e *Endpoint) delete(w http.ResponseWriter, r *http.Request) {
-	rec := sessionOf(w, r)
-	if rec == nil {
+	l := sessionOf(w, r)
+	if l == nil {
 		return
 	}
-	e.opts.Store.Delete(r.Context(), rec.ID)
+	e.opts.Store.Delete(r.Context(), l.rec.ID)
 	writeBody(w, http.StatusOK, []byte(`{"success":true}`))
 }
 

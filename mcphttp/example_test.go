@@ -71,8 +71,11 @@ func ExampleNewEndpoint_ownSessionLayer() {
 				next.ServeHTTP(w, r)
 				return
 			}
-			s, err := store.Get(r.Context(), id, r.Method != http.MethodDelete)
-			if err != nil || s.Owner != user(r) {
+			// The endpoint owns the live sessions: it looks the record up in its store (here
+			// with the team's own owner check) and returns the session it serves.
+			owned := func(e *session.Entry) bool { return e.Owner == user(r) }
+			s, err := legacy.Lookup(r.Context(), id, r.Method != http.MethodDelete, owned)
+			if err != nil {
 				http.Error(w, "no such session", http.StatusNotFound)
 				return
 			}

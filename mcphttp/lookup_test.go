@@ -36,20 +36,30 @@ func (s recordStore) GetChecked(ctx context.Context, id string, touch bool, allo
 // holdingStore adds session.Holder: it adopts what the endpoint builds, once.
 type holdingStore struct {
 	recordStore
-	mu     sync.Mutex
-	builds int
+	mu    sync.Mutex
+	held  map[string]session.Live
+	holds int
 }
 
-func (s *holdingStore) Hold(ctx context.Context, id string, build func() *session.Entry) (*session.Entry, error) {
+func (s *holdingStore) Hold(ctx context.Context, l session.Live) (session.Live, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec, err := s.Memory.Get(ctx, id, false); err == nil {
-		return rec, nil
+	id := l.Entry().ID
+	if h := s.held[id]; h != nil {
+		return h, nil
 	}
-	s.builds++
-	rec := build()
-	return rec, s.Memory.Add(ctx, rec)
+	s.holds++
+	if s.held == nil {
+		s.held = map[string]session.Live{}
+	}
+	s.held[id] = l
+	if id != "elsewhere" {
+		return l, nil // a session the endpoint created: Add stored its record
+	}
+	return l, s.Memory.Add(ctx, l.Entry())
 }
+
+var _ session.Holder = (*holdingStore)(nil)
 
 // The endpoint owns the in-process sessions: the record of a session another replica created is
 // rebuilt by the endpoint (once) and handed to a store that can hold it; a store that cannot
@@ -63,8 +73,8 @@ func TestEndpointRebuildsRecords(t *testing.T) {
 		for i := range 3 {
 			wantResult(t, c.Call(t, i+1, "ping", nil), strconv.Itoa(i+1))
 		}
-		if store.builds != 1 {
-			t.Fatalf("%d builds, want 1", store.builds)
+		if store.holds != 1 {
+			t.Fatalf("%d sessions held, want 1 (rebuilt once)", store.holds)
 		}
 	})
 	t.Run("no holder", func(t *testing.T) {

@@ -144,7 +144,7 @@ var (
 	errStreamsBusy  = errors.New("mcphttp: every resumable stream of the session is a running call with a connection attached")
 )
 
-// The resumable streams of a session live in its streams record (session.Entry.Local).
+// The resumable streams of a session live in its streams record (the live session's st).
 
 // openStream registers a new resumable stream of the session, with post (the request's POST
 // connection) attached from the outset and cancel the function that cancels its call. When the

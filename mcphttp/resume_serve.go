@@ -17,12 +17,13 @@ import (
 // goroutine with a context the connection does not cancel, so the handler may return (the
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
-func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec *session.Entry, st *streams, msg *core.Message) {
+func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *live, msg *core.Message) {
+	rec, st := l.rec, l.st
 	caller := CallerKey(r)
 	if ok, err := e.res.callers.acquire(r.Context(), caller); !ok || err != nil {
 		// The caller runs as many resumable calls as it may: this one is served like a
 		// request without resumability.
-		e.request(w, r, rec.Core, msg, true)
+		e.request(w, r, l.cs, msg, true)
 		return
 	}
 	released := false
@@ -41,14 +42,14 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, rec 
 		if errors.Is(err, errStreamsBusy) {
 			// The session runs as many resumable calls as it may, each with its client
 			// attached: this one is served like a request without resumability.
-			e.request(w, r, rec.Core, msg, true)
+			e.request(w, r, l.cs, msg, true)
 			return
 		}
 		middleware.RefuseSessionNotFound(w, r, msg.ID)
 		return
 	}
 	stopBase := context.AfterFunc(e.base, cancel)
-	call, err := transport.Core.Begin(rec.Core, ctx, msg, rs)
+	call, err := transport.Core.Begin(l.cs, ctx, msg, rs)
 	if err != nil {
 		stopBase()
 		cancel()
@@ -122,7 +123,7 @@ func (e *Endpoint) runResumable(r *http.Request, call *core.Call, rs *resumable,
 // stored events after that id, then the stream live until its response.
 // It reports false, having written nothing, when the stream was forgotten meanwhile: the GET is
 // then served as one without Last-Event-ID.
-func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.Entry, rs *resumable, after uint64) bool {
+func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, l *live, rs *resumable, after uint64) bool {
 	q, backlog, finished, answered, err := rs.attachGet(r.Context(), after)
 	if errors.Is(err, errStreamForgotten) {
 		return false
@@ -155,7 +156,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, rec *session.E
 	}
 	ctx, stop := untilExpiry(r.Context())
 	defer stop()
-	tail.abort = followLive(ctx, rec.Core.Done(), sse, rs, q)
+	tail.abort = followLive(ctx, l.cs.Done(), sse, rs, q)
 	return true
 }
 
@@ -226,7 +227,8 @@ func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middlewar
 // stream's request, so that the client sends it again. With a plain shared store the GET ends
 // after the stored events and the client comes back after the retry interval. It reports false,
 // having written nothing, when the store does not know the stream.
-func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *session.Entry, lastEventID string) bool {
+func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, l *live, lastEventID string) bool {
+	rec := l.rec
 	stream, seq, ok := parseEventID(lastEventID)
 	if !ok {
 		return false
@@ -248,7 +250,7 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, rec *ses
 	if sse.Start() != nil || sse.WriteRetry(e.res.retry) != nil {
 		return true
 	}
-	f := &sharedFollow{e: e, sse: sse, rec: rec, stream: stream, key: key, seq: seq}
+	f := &sharedFollow{e: e, sse: sse, rec: rec, cs: l.cs, stream: stream, key: key, seq: seq}
 	ctx, stop := untilExpiry(ctx)
 	defer stop()
 	if e.res.followed == nil {
@@ -264,6 +266,7 @@ type sharedFollow struct {
 	e      *Endpoint
 	sse    *middleware.SSEWriter
 	rec    *session.Entry
+	cs     *core.Session
 	stream uint64
 	key    string
 	seq    uint64 // the last event written
@@ -332,7 +335,7 @@ func (f *sharedFollow) follow(ctx context.Context) {
 			checkOwner = lapsed.Swap(false)
 		case <-ctx.Done():
 			return
-		case <-f.rec.Core.Done():
+		case <-f.cs.Done():
 			return
 		case <-f.sse.Done():
 			return

@@ -89,7 +89,7 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 	small := map[string]any{"level": "info", "data": "x"}
 	flood := func(id string) {
 		t.Helper()
-		rec, err := store.Get(context.Background(), id, false)
+		live, err := f.h.Endpoint().Lookup(context.Background(), id, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestStalledReaderDelaysNobody(t *testing.T) {
 			}
 			var err error
 			timed("a send on the stalled session's path", func() {
-				err = rec.Core.Notify(context.Background(), "notifications/message", params)
+				err = live.Session().Notify(context.Background(), "notifications/message", params)
 			})
 			if err != nil {
 				if i < mcphttp.StreamQueueSize {

@@ -34,17 +34,17 @@ type streams struct {
 }
 
 func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
-	rec := sessionOf(w, r)
-	if rec == nil {
+	l := sessionOf(w, r)
+	if l == nil {
 		return
 	}
-	st, _ := rec.Local.(*streams)
+	st := l.st
 	if e.res != nil && st != nil {
 		if last := r.Header.Get("Last-Event-ID"); last != "" {
-			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, rec, rs, after) {
+			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, l, rs, after) {
 				return
 			}
-			if e.res.shared != nil && e.replayShared(w, r, rec, last) {
+			if e.res.shared != nil && e.replayShared(w, r, l, last) {
 				return
 			}
 			// Not a stream of this session that is still kept: an ordinary GET.
@@ -62,9 +62,9 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	// The path is in place before the headers go out: a client that saw the 200 gets every
 	// message sent from then on (they wait in the queue until the stream starts).
 	q := newStreamQueue()
-	transport.Core.SetOut(rec.Core, q)
+	transport.Core.SetOut(l.cs, q)
 	defer func() {
-		transport.Core.SetOut(rec.Core, nil)
+		transport.Core.SetOut(l.cs, nil)
 		q.end()
 	}()
 	if err := sse.Start(); err != nil {
@@ -91,7 +91,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-r.Context().Done():
 			return
-		case <-rec.Core.Done():
+		case <-l.cs.Done():
 			return
 		case <-sse.Done():
 			return

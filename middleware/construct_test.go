@@ -10,11 +10,11 @@ import (
 // option.
 func TestLayersRefuseInvalidOptions(t *testing.T) {
 	for name, build := range map[string]func(){
-		"EraRouterOptions.Modern":                   func() { EraRouter(EraRouterOptions{}) },
-		"RequestLogOptions.Logger":                  func() { RequestLog(RequestLogOptions{}) },
-		"SessionValidatorOptions.Sessions or Store": func() { SessionValidator(SessionValidatorOptions{}) },
-		"PrincipalOptions.Resolve":                  func() { Principal(PrincipalOptions{}) },
-		"TracingOptions.Observer":                   func() { Tracing(TracingOptions{}) },
+		"EraRouterOptions.Modern":          func() { EraRouter(EraRouterOptions{}) },
+		"RequestLogOptions.Logger":         func() { RequestLog(RequestLogOptions{}) },
+		"SessionValidatorOptions.Sessions": func() { SessionValidator(SessionValidatorOptions{}) },
+		"PrincipalOptions.Resolve":         func() { Principal(PrincipalOptions{}) },
+		"TracingOptions.Observer":          func() { Tracing(TracingOptions{}) },
 	} {
 		t.Run(name, func(t *testing.T) { testutil.WantPanic(t, name, build) })
 	}

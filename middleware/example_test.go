@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpkit/mcpkit/internal/sessiontest"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
@@ -96,7 +97,7 @@ func ExampleSessionValidator() {
 	_ = store.Add(context.Background(), &session.Entry{ID: "s-1", Owner: "ada"})
 	user := func(r *http.Request) string { return r.Header.Get("X-User") }
 	h := middleware.Principal(middleware.PrincipalOptions{Resolve: user})(middleware.Decode(middleware.DecodeOptions{})(
-		middleware.SessionValidator(middleware.SessionValidatorOptions{Store: store})(ok)))
+		middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: store}})(ok)))
 	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "ada")
 	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "bob")
 	do(h, exampleCall, "Mcp-Session-Id", "nope")

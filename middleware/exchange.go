@@ -36,7 +36,7 @@ type Exchange struct {
 	// spanContext is the span the tracing layer started for the message, for the request log.
 	spanContext trace.SpanContext
 
-	session *session.Entry
+	session session.Live
 	// claim is what the session layer asks a shared store to hold for the request (see
 	// session.Claim); the context of the record answers session.ClaimKey with it.
 	claim session.Claim

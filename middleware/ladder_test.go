@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/core"
-	"github.com/mcpkit/mcpkit/internal/transport"
+	"github.com/mcpkit/mcpkit/internal/sessiontest"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -91,13 +90,12 @@ func TestProtocolVersion(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	store := session.NewMemory(session.MemoryOptions{})
 	t.Cleanup(func() { _ = store.Close() })
-	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{})
-	live := &session.Entry{ID: "live", Core: transport.Core.NewSession(s, core.SessionOptions{ID: "live"})}
+	live := &session.Entry{ID: "live"}
 	if err := store.Add(t.Context(), live); err != nil {
 		t.Fatal(err)
 	}
 	stateful := newServer(t, Decode(DecodeOptions{})(ProtocolVersion(ProtocolVersionOptions{})(
-		SessionValidator(SessionValidatorOptions{Store: store})(okHandler)))).URL
+		SessionValidator(SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: store}})(okHandler)))).URL
 	stateless := newServer(t, Decode(DecodeOptions{})(ProtocolVersion(ProtocolVersionOptions{Stateless: true})(okHandler))).URL
 	empty := []string{"Content-Type", "application/json", "MCP-Protocol-Version", ""}
 	for _, tc := range []struct {

@@ -27,13 +27,10 @@ const (
 
 // SessionValidatorOptions configure the session validator.
 type SessionValidatorOptions struct {
-	// Sessions is where the validator looks sessions up: the owner of the in-process sessions
-	// (mcphttp.Endpoint, which also serves sessions a shared store holds for other replicas).
-	// Nil means Store, looked up with session.Find. One of the two is required (SessionValidator
-	// panics without either).
+	// Sessions is where the validator looks sessions up: the owner of the live sessions of this
+	// process (mcphttp.Endpoint, which rebuilds a session another replica created from the
+	// record of a shared store). Required: SessionValidator panics without it.
 	Sessions session.Lookup
-	// Store holds the sessions, for a validator without Sessions.
-	Store session.Store
 	// SkipOriginCheck turns off the built-in check that a request carrying an Origin header
 	// carries the Origin the session was initialized with. The zero value checks.
 	SkipOriginCheck bool
@@ -47,7 +44,7 @@ type sessionKey struct{}
 // or DELETE, which the ProtocolVersion layer leaves to the session layer). When the
 // request already has an Exchange (the decode layer made one), s is recorded there and r is
 // returned as is, which spares a request copy and a context per call.
-func WithSession(r *http.Request, s *session.Entry) *http.Request {
+func WithSession(r *http.Request, s session.Live) *http.Request {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.session = s
 		return r
@@ -56,11 +53,11 @@ func WithSession(r *http.Request, s *session.Entry) *http.Request {
 }
 
 // SessionFrom returns the session the validator resolved for the request, or nil.
-func SessionFrom(ctx context.Context) *session.Entry {
+func SessionFrom(ctx context.Context) session.Live {
 	if ex := ExchangeFrom(ctx); ex != nil && ex.session != nil {
 		return ex.session
 	}
-	s, _ := ctx.Value(sessionKey{}).(*session.Entry)
+	s, _ := ctx.Value(sessionKey{}).(session.Live)
 	return s
 }
 
@@ -103,14 +100,10 @@ func SessionFrom(ctx context.Context) *session.Entry {
 // or the Principal layer); a team with its own session layer replaces this one with a layer that
 // calls WithSession.
 func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Handler {
-	sessions := opts.Sessions
-	if sessions == nil {
-		if opts.Store == nil {
-			panic("middleware: SessionValidatorOptions.Sessions or Store is required")
-		}
-		sessions = storeLookup{opts.Store}
+	if opts.Sessions == nil {
+		panic("middleware: SessionValidatorOptions.Sessions is required")
 	}
-	v := &validator{sessions: sessions, checkOrigin: !opts.SkipOriginCheck}
+	v := &validator{sessions: opts.Sessions, checkOrigin: !opts.SkipOriginCheck}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { v.serve(next, w, r) })
 	}
@@ -120,13 +113,6 @@ func SessionValidator(opts SessionValidatorOptions) func(http.Handler) http.Hand
 type validator struct {
 	sessions    session.Lookup
 	checkOrigin bool
-}
-
-// storeLookup looks sessions up in a Store that serves them all in process.
-type storeLookup struct{ store session.Store }
-
-func (l storeLookup) Lookup(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
-	return session.Find(ctx, l.store, id, touch, allow)
 }
 
 // step is what the first checks of the validator decided about a request.
@@ -250,7 +236,9 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	switch {
 	case msg.Method == "initialize" && id != "":
-		if _, err := v.sessions.Lookup(r.Context(), id, false, nil); err != nil {
+		// Known, not Lookup: answering "already initialized" must not rebuild, hold or renew
+		// the session (on a shared store, one another replica created).
+		if err := v.sessions.Known(r.Context(), id); err != nil {
 			storeError(w, r, reqID, err)
 		} else {
 			refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)

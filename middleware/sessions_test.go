@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/sessiontest"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 )
@@ -34,14 +35,13 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-var sessionTestServer = core.NewServer(core.Implementation{Name: "validator-test", Version: "1"}, core.Options{})
-
 // validatorFixture is a store with one live session, the validator over a recording stub, and a
 // clock to age the session.
 type validatorFixture struct {
 	store *session.Memory
 	clock *manualClock
 	live  *session.Entry
+	ended chan struct{} // closed when the live session's record ends
 	h     http.Handler
 
 	// principal is the principal of the requests serve makes ("" for nobody)
@@ -49,7 +49,7 @@ type validatorFixture struct {
 
 	// what the stub saw on its last call
 	called   bool
-	sess     *session.Entry
+	sess     session.Live
 	exchange string
 }
 
@@ -59,16 +59,20 @@ func newValidatorFixture(t *testing.T, opts SessionValidatorOptions) *validatorF
 	f.store = session.NewMemory(session.MemoryOptions{IdleTimeout: time.Minute, Now: f.clock.Now})
 	t.Cleanup(func() { _ = f.store.Close() })
 	id := session.NewID()
-	f.live = &session.Entry{ID: id, Core: transport.Core.NewSession(sessionTestServer, core.SessionOptions{ID: id}), Origin: "https://app.example"}
+	f.live = &session.Entry{ID: id, Origin: "https://app.example"}
+	f.ended = make(chan struct{})
+	f.live.OnClose(func() { close(f.ended) })
 	if err := f.store.Add(context.Background(), f.live); err != nil {
 		t.Fatal(err)
 	}
-	switch st := opts.Store.(type) {
+	switch l := opts.Sessions.(type) {
 	case nil:
-		opts.Store = f.store
-	case plainStore:
-		if st.Store == nil {
-			opts.Store = plainStore{f.store} // the fixture's store without its Checker
+		opts.Sessions = sessiontest.RecordSessions{Store: f.store}
+	case sessiontest.RecordSessions:
+		if l.Store == nil {
+			opts.Sessions = sessiontest.RecordSessions{Store: f.store}
+		} else if l.Store == (plainStore{}) {
+			opts.Sessions = sessiontest.RecordSessions{Store: plainStore{f.store}} // the fixture's store without its Checker
 		}
 	}
 	f.h = SessionValidator(opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,8 +117,12 @@ func (f *validatorFixture) wantPassed(t *testing.T, w *httptest.ResponseRecorder
 	if w.Code != http.StatusNoContent || !f.called {
 		t.Fatalf("request did not reach the next handler: %d %s", w.Code, w.Body)
 	}
-	if f.sess != want {
-		t.Fatalf("SessionFrom = %v, want %v", f.sess, want)
+	var got *session.Entry
+	if f.sess != nil {
+		got = f.sess.Entry()
+	}
+	if got != want {
+		t.Fatalf("SessionFrom = %v, want %v", got, want)
 	}
 	if want != nil && f.exchange != want.ID {
 		t.Fatalf("Exchange session id = %q, want %q", f.exchange, want.ID)
@@ -182,7 +190,7 @@ func TestValidatorMissingAndUnknownSession(t *testing.T) {
 func TestValidatorPrincipal(t *testing.T) {
 	f := newValidatorFixture(t, SessionValidatorOptions{})
 	id := session.NewID()
-	alices := &session.Entry{ID: id, Core: transport.Core.NewSession(sessionTestServer, core.SessionOptions{ID: id}), Owner: "alice"}
+	alices := &session.Entry{ID: id, Owner: "alice"}
 	if err := f.store.Add(context.Background(), alices); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +282,7 @@ func testValidatorRenews(t *testing.T, store session.Store) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newValidatorFixture(t, SessionValidatorOptions{Store: store})
+			f := newValidatorFixture(t, SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: store}})
 			f.clock.Advance(50 * time.Second)
 			f.wantPassed(t, f.serve(t, c.method, c.body, f.live.ID), f.live)
 			f.clock.Advance(50 * time.Second) // 100 s since initialize, 50 s since this exchange
@@ -292,7 +300,7 @@ func testValidatorRenews(t *testing.T, store session.Store) {
 func TestValidatorRefusedRequestDoesNotRenew(t *testing.T) {
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
-			f := newValidatorFixture(t, SessionValidatorOptions{Store: st.store})
+			f := newValidatorFixture(t, SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: st.store}})
 			f.principal = "mallory" // the live session is nobody's
 			f.clock.Advance(50 * time.Second)
 			f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusForbidden, -32600, "Forbidden: session request validation failed", `"p-1"`)
@@ -309,7 +317,7 @@ func TestValidatorExpiredSession(t *testing.T) {
 	f.clock.Advance(61 * time.Second)
 	f.wantRefused(t, f.serve(t, http.MethodPost, bodyPing, f.live.ID), http.StatusNotFound, -32600, "Session not found", `"p-1"`)
 	select {
-	case <-f.live.Core.Done():
+	case <-f.ended:
 	default:
 		t.Fatal("the expired session was not ended when found")
 	}
@@ -323,7 +331,7 @@ func (failingStore) Get(context.Context, string, bool) (*session.Entry, error) {
 }
 
 func TestValidatorStoreErrors(t *testing.T) {
-	f := newValidatorFixture(t, SessionValidatorOptions{Store: failingStore{}})
+	f := newValidatorFixture(t, SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: failingStore{}}})
 	w := f.serve(t, http.MethodPost, bodyPing, "any")
 	f.wantRefused(t, w, http.StatusServiceUnavailable, -32603, "Service unavailable: session store error", `"p-1"`)
 
@@ -366,16 +374,16 @@ func TestWithSessionRoundTrip(t *testing.T) {
 	if SessionFrom(r.Context()) != nil {
 		t.Fatal("SessionFrom of a bare request is not nil")
 	}
-	s := &session.Entry{ID: "x"}
-	if got := SessionFrom(WithSession(r, s).Context()); got != s {
+	s := sessiontest.RecordLive{Rec: &session.Entry{ID: "x"}}
+	if got := SessionFrom(WithSession(r, s).Context()); got != session.Live(s) {
 		t.Fatalf("SessionFrom = %v, want %v", got, s)
 	}
 }
 
-func TestSessionValidatorNeedsAStore(t *testing.T) {
+func TestSessionValidatorNeedsSessions(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Fatal("SessionValidator without a Store did not panic")
+			t.Fatal("SessionValidator without Sessions did not panic")
 		}
 	}()
 	SessionValidator(SessionValidatorOptions{})

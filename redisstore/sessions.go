@@ -56,9 +56,9 @@ type SessionsOptions struct {
 // the wrong replica are forwarded to the one waiting for them.
 //
 // Create it with NewSessions. For a session this replica does not serve yet, Get and GetChecked
-// return its record (session.Entry.State set, no Core); the transport owning the sessions
+// return its record (session.Entry.State set); the transport owning the live sessions
 // (mcphttp's endpoint) builds the in-process session and hands it over with Hold
-// (session.Holder). Close lets go of this replica's sessions without deleting them: the other
+// (session.Holder), as it does with the session it created after Add. Close lets go of this replica's sessions without deleting them: the other
 // replicas keep serving them.
 type Sessions struct {
 	r      *Router
@@ -80,7 +80,7 @@ type Sessions struct {
 
 // held is a session this replica serves, and the revision of the record it was built from.
 type held struct {
-	s   *session.Entry
+	s   session.Live
 	rev int64
 }
 
@@ -121,9 +121,11 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 
 var _ session.Holder = (*Sessions)(nil)
 
-// Hold implements session.Holder: build makes the in-process session of a record GetChecked
-// returned; this replica then serves it (its changes written through, its channel joined).
-func (s *Sessions) Hold(ctx context.Context, id string, build func() *session.Entry) (*session.Entry, error) {
+// Hold implements session.Holder: l is the in-process session of a record GetChecked returned
+// (or of one Add stored); this replica then serves it (its changes written through, its channel
+// joined). When this replica already holds the id, that session is returned and l left alone.
+func (s *Sessions) Hold(ctx context.Context, l session.Live) (session.Live, error) {
+	id := l.Entry().ID
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -133,20 +135,18 @@ func (s *Sessions) Hold(ctx context.Context, id string, build func() *session.En
 		s.mu.Unlock()
 		return h.s, nil
 	}
-	// Built and installed under the lock, so that two requests for the same session build it
-	// once and neither uses it before its hooks are in place; building calls no store and no
-	// network.
-	ss := build()
+	// Installed under the lock, so that no request uses the session before its hooks are in
+	// place; installing calls no store and no network.
 	rev := s.seen[id]
 	delete(s.seen, id)
-	s.install(ss)
-	s.local[id] = &held{s: ss, rev: rev}
+	s.install(l)
+	s.local[id] = &held{s: l, rev: rev}
 	s.mu.Unlock()
 	if err := s.r.Join(ctx, id); err != nil {
 		// The subscription is retried by the pub/sub connection when it reconnects.
 		s.r.log.Warn().Err(err).Msg("redisstore: joining a session's channel")
 	}
-	return ss, nil
+	return l, nil
 }
 
 func (s *Sessions) key(id string) string { return s.r.sessionKey(id) }
@@ -275,7 +275,11 @@ return n
 // Add implements session.Store.
 func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	owner := ss.Owner
-	state, err := json.Marshal(transport.Core.State(ss.Core))
+	var st core.SessionState
+	if ss.State != nil {
+		st = *ss.State
+	}
+	state, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
@@ -310,29 +314,13 @@ func (s *Sessions) Add(ctx context.Context, ss *session.Entry) error {
 	case -2:
 		return &session.FullError{Max: s.max}
 	}
-	if !s.hold(ctx, ss, 1) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return session.ErrClosed
 	}
+	s.seen[ss.ID] = 1 // the revision addScript wrote, for the Hold that follows
 	return nil
-}
-
-// hold makes ss a session this replica serves: hooks installed, its channel joined. It reports
-// false when the store closed meanwhile (ss is then ended).
-func (s *Sessions) hold(ctx context.Context, ss *session.Entry, rev int64) bool {
-	s.install(ss)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		ss.End()
-		return false
-	}
-	s.local[ss.ID] = &held{s: ss, rev: rev}
-	s.mu.Unlock()
-	if err := s.r.Join(ctx, ss.ID); err != nil {
-		// The subscription is retried by the pub/sub connection when it reconnects.
-		s.r.log.Warn().Err(err).Msg("redisstore: joining a session's channel")
-	}
-	return true
 }
 
 // revision returns the revision of this replica's copy of a session (0: none).
@@ -380,8 +368,8 @@ func (s *Sessions) Get(ctx context.Context, id string, touch bool) (*session.Ent
 
 // GetChecked implements session.Checker: a session this replica holds is checked before the one
 // round trip that renews it; a session it does not hold yet is fetched, checked, and renewed in a
-// second round trip (once per session and replica), and its record returned (State set, no
-// Core) for the transport to build the in-process session from and Hold.
+// second round trip (once per session and replica), and its record returned (State set) for the
+// transport to build the in-process session from and Hold.
 func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow func(*session.Entry) bool) (*session.Entry, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -392,7 +380,7 @@ func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow 
 	var rev int64
 	var known *session.Entry
 	if h != nil {
-		rev, known = h.rev, h.s
+		rev, known = h.rev, h.s.Entry()
 	}
 	s.mu.Unlock()
 	if known != nil && allow != nil && !allow(known) {
@@ -434,7 +422,7 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 	h := s.local[id]
 	if h != nil && len(res) == 1 {
 		s.mu.Unlock()
-		return h.s, nil
+		return h.s.Entry(), nil
 	}
 	s.mu.Unlock()
 	if len(res) != 4 {
@@ -455,11 +443,11 @@ func (s *Sessions) apply(ctx context.Context, id string, res []any) (*session.En
 		if rev > h.rev {
 			h.rev = rev
 			s.mu.Unlock()
-			transport.Core.Restore(h.s.Core, rec.State)
-			return h.s, nil
+			transport.Core.Restore(h.s.Session(), rec.State)
+			return h.s.Entry(), nil
 		}
 		s.mu.Unlock()
-		return h.s, nil
+		return h.s.Entry(), nil
 	}
 	// Not served here yet: the record, for the transport to build the session from (Hold).
 	s.seen[id] = rev

@@ -19,9 +19,9 @@ import (
 
 // install connects the protocol session to the store: changes written through, stray answers
 // and cancels forwarded, messages for a standalone stream held elsewhere routed there.
-func (s *Sessions) install(ss *session.Entry) {
-	id := ss.ID
-	transport.Core.SetHooks(ss.Core, core.SessionHooks{
+func (s *Sessions) install(l session.Live) {
+	id := l.Entry().ID
+	transport.Core.SetHooks(l.Session(), core.SessionHooks{
 		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
 		Forward: func(ctx context.Context, msg *core.Message) { s.forward(ctx, id, msg) },
 		Remote:  remoteOut{s: s, id: id},
@@ -103,7 +103,7 @@ func (s *Sessions) onMessage(e Envelope) {
 	if derr != nil {
 		return
 	}
-	transport.Core.Deliver(h.s.Core, msg)
+	transport.Core.Deliver(h.s.Session(), msg)
 }
 
 func (s *Sessions) onOut(e Envelope) {
@@ -112,7 +112,7 @@ func (s *Sessions) onOut(e Envelope) {
 	}
 	if h := s.held(e.Session); h != nil {
 		// The stream's queue never blocks; a replica without the stream drops it.
-		_ = transport.Core.SendLocal(h.s.Core, context.Background(), e.Payload)
+		_ = transport.Core.SendLocal(h.s.Session(), context.Background(), e.Payload)
 	}
 }
 
@@ -140,7 +140,7 @@ func (s *Sessions) onState(e Envelope) {
 	}
 	h.rev = rev
 	s.mu.Unlock()
-	transport.Core.Restore(h.s.Core, st)
+	transport.Core.Restore(h.s.Session(), st)
 }
 
 // onEnd lets go of a session deleted on another replica. Ending it runs its close hooks, which

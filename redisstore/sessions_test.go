@@ -23,11 +23,11 @@ import (
 // coreSession returns the in-process protocol session a replica holds for id.
 func coreSession(t *testing.T, r *replica, id string) *core.Session {
 	t.Helper()
-	s, err := r.sessions.Get(context.Background(), id, false)
+	s, err := r.handler.Endpoint().Lookup(context.Background(), id, false, nil)
 	if err != nil {
 		t.Fatalf("the replica cannot find session %s: %v", id, err)
 	}
-	return s.Core
+	return s.Session()
 }
 
 // TestSessionOnAnotherReplica: a session initialized on one replica serves requests on another,
@@ -378,8 +378,8 @@ func released(t *testing.T, rdb redis.UniversalClient, prefix, sessionID string,
 }
 
 // A replica's store never builds sessions: for one it does not serve yet it returns the record
-// (State, no Core), and Hold adopts the session the transport built from it, once (a second Hold
-// returns the held session without building another).
+// (State set), and Hold adopts the live session the transport built from it, once (a second Hold
+// returns the held session and leaves the new one alone).
 func TestSessionRecordAndHold(t *testing.T) {
 	rs := needRedis(t)
 	prefix := testPrefix()
@@ -389,27 +389,64 @@ func TestSessionRecordAndHold(t *testing.T) {
 	t.Cleanup(func() { _ = other.Close() })
 	ctx := context.Background()
 	rec, err := other.GetChecked(ctx, ca.SessionID, true, nil)
-	if err != nil || rec.Core != nil || rec.State == nil || rec.State.ProtocolVersion != "2025-11-25" {
+	if err != nil || rec.State == nil || rec.State.ProtocolVersion != "2025-11-25" {
 		t.Fatalf("record of a session served elsewhere: %+v, %v", rec, err)
 	}
-	builds := 0
-	build := func() *session.Entry {
-		builds++
-		return &session.Entry{ID: rec.ID, Origin: rec.Origin, Owner: rec.Owner,
-			Core: transport.Core.NewSession(a.server, core.SessionOptions{ID: rec.ID, State: rec.State})}
+	build := func() *testLive {
+		return &testLive{rec: &session.Entry{ID: rec.ID, Origin: rec.Origin, Owner: rec.Owner},
+			cs: transport.Core.NewSession(a.server, core.SessionOptions{ID: rec.ID, State: rec.State})}
 	}
-	first, err := other.Hold(ctx, rec.ID, build)
-	if err != nil || first.Core == nil {
+	l := build()
+	first, err := other.Hold(ctx, l)
+	if err != nil || first != session.Live(l) {
 		t.Fatalf("Hold: %+v, %v", first, err)
 	}
-	again, err := other.Hold(ctx, rec.ID, build)
-	if err != nil || again != first || builds != 1 {
-		t.Fatalf("second Hold: same %v, %d builds, %v", again == first, builds, err)
+	again, err := other.Hold(ctx, build())
+	if err != nil || again != first {
+		t.Fatalf("second Hold: same %v, %v", again == first, err)
 	}
-	if got, err := other.GetChecked(ctx, rec.ID, false, nil); err != nil || got != first {
+	if got, err := other.GetChecked(ctx, rec.ID, false, nil); err != nil || got != l.rec {
 		t.Fatalf("the held session is not what the store serves now: %v", err)
 	}
 	if other.Held() != 1 {
 		t.Fatalf("Held = %d", other.Held())
+	}
+}
+
+// testLive is a live session as a transport would hand it to Hold.
+type testLive struct {
+	rec *session.Entry
+	cs  *core.Session
+}
+
+func (l *testLive) Entry() *session.Entry  { return l.rec }
+func (l *testLive) Session() *core.Session { return l.cs }
+func (l *testLive) End()                   { l.cs.Close(); l.rec.End() }
+
+// A repeated initialize naming a session another replica created is refused (400, already
+// initialized) without this replica rebuilding, holding or renewing the session: answering it
+// needs the record only.
+func TestRepeatedInitializeOnAnotherReplica(t *testing.T) {
+	rs := needRedis(t)
+	prefix := testPrefix()
+	a := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe())
+	b := newReplica(t, rs, prefix, redisstore.SessionsOptions{}, newProbe())
+	ca := a.initialize(t)
+	rep := b.client(ca).Post(t, testutil.Request(1, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"},
+	}))
+	if rep.Status != http.StatusBadRequest || !strings.Contains(string(rep.Body), "Server already initialized") {
+		t.Fatalf("repeated initialize on the other replica: %d %s", rep.Status, rep.Body)
+	}
+	if n := b.sessions.Held(); n != 0 {
+		t.Fatalf("the other replica holds %d sessions after refusing a repeated initialize, want 0", n)
+	}
+	// The session is still served there once a real request needs it.
+	if w := b.client(ca).Call(t, 2, "ping", nil); w.Error != nil {
+		t.Fatalf("ping on the other replica: %+v", w.Error)
+	}
+	if n := b.sessions.Held(); n != 1 {
+		t.Fatalf("the other replica holds %d sessions after serving one, want 1", n)
 	}
 }

@@ -2,9 +2,12 @@
 // lifecycle: the Store interface and the in-memory store, with idle expiry, a cap on the number
 // of sessions and a reaper; and the contract of the events resumable streams keep (EventStore,
 // SharedEventStore) with its in-memory store. The contracts sit here, below both the transport
-// (mcphttp) and the shared stores (redisstore), so that neither imports the other: Lookup is what
-// the session layer looks a request's session up in (the transport implements it), Holder is how
-// a shared store adopts the in-process session the transport built from one of its records.
+// (mcphttp) and the shared stores (redisstore), so that neither imports the other. A Store keeps
+// records (Entry: id, owner, Origin, idle clock and, on a shared store, the state to rebuild the
+// session from); the transport owns the live sessions of its process (Live) and implements
+// Lookup, which the session layer looks a request's session up in; Holder is how a shared store
+// takes a live session the transport built from one of its records, to route other replicas'
+// messages to it.
 //
 // The 2026-07-28 lifecycle has no sessions; it never touches a Store.
 package session
@@ -49,13 +52,13 @@ func (e *FullError) Error() string {
 // Is makes a *FullError match ErrFull.
 func (e *FullError) Is(target error) bool { return target == ErrFull }
 
-// Entry is one legacy session as the HTTP endpoint keeps it in a Store: the live, in-process side
-// of a session (its protocol state, streams and close hooks).
+// Entry is the record of one legacy session as a Store keeps it: its id, who opened it and from
+// where, its idle clock and, on a shared store, the protocol state to rebuild the session from.
+// The live session (protocol state, streams) is not part of it: the transport serving the
+// session owns that (Live) and registers with OnClose to hear when the record ends.
 type Entry struct {
 	// ID is the session id, sent in the Mcp-Session-Id header: a random UUID.
 	ID string
-	// Core is the protocol state of the session.
-	Core *core.Session
 	// Origin is the Origin header seen at initialize ("" when there was none). Later requests
 	// that carry an Origin must carry the same one.
 	Origin string
@@ -64,11 +67,10 @@ type Entry struct {
 	// principal use the session: a session of P answers 403 to Q and to nobody, and an anonymous
 	// session answers 403 to every authenticated principal.
 	Owner string
-	// Local is process-local state of the transport serving the session (the HTTP endpoint keeps
-	// its streams there). Set once when the session is created.
-	Local any
-	// State is set, with Core nil, only on the record of a session another process created that
-	// a shared store (a Holder) returns: the protocol state to build the in-process session from.
+	// State is the protocol state of the session as a shared store (a Holder) keeps it: set on
+	// the record such a store returns, for the transport to build the in-process session from
+	// (core.SessionOptions.State) when it does not serve the session yet. Nil on an in-memory
+	// store's records, and on a new session's (its state is empty until initialize).
 	State *core.SessionState
 
 	lastActive atomic.Int64 // nanoseconds since the store's epoch, on the store's clock
@@ -83,9 +85,10 @@ type Entry struct {
 // NewID returns a fresh session id: a random UUID, visible ASCII only.
 func NewID() string { return uuid.NewString() }
 
-// OnClose registers f to run once when the session ends (deleted, expired, or the store closed),
-// after the protocol session was closed. If the session has already ended, f runs at once. f must
-// not block for long: it runs on the goroutine that ended the session (possibly the reaper).
+// OnClose registers f to run once when the session ends (deleted, expired, or the store closed):
+// how the transport owning the live session hears of it. Hooks run in the order they were
+// registered; if the session has already ended, f runs at once. f must not block for long: it
+// runs on the goroutine that ended the session (possibly the reaper).
 func (s *Entry) OnClose(f func()) {
 	s.mu.Lock()
 	if s.ended {
@@ -97,7 +100,7 @@ func (s *Entry) OnClose(f func()) {
 	s.mu.Unlock()
 }
 
-// end runs the closers and closes the protocol session. It never runs under a store lock.
+// end runs the closers. It never runs under a store lock.
 func (s *Entry) end() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -105,9 +108,6 @@ func (s *Entry) end() {
 		s.closers = nil
 		s.ended = true
 		s.mu.Unlock()
-		if s.Core != nil {
-			s.Core.Close()
-		}
 		for _, f := range closers {
 			f()
 		}
@@ -390,33 +390,53 @@ func endAll(list []*Entry) {
 	}
 }
 
-// End ends the session in this process: its close hooks run and its protocol session closes
-// (requests in flight are cancelled). It is for Store implementations, which call it when a
-// session is deleted, expires or the store closes; it does not remove the session from a store.
-// It is safe to call more than once.
+// End ends the session in this process: its close hooks run (the transport's hook closes the
+// live session: requests in flight are cancelled, streams end). It is for Store implementations,
+// which call it when a session is deleted, expires or the store closes, and for the transport
+// owning the live session; it does not remove the session from a store. It is safe to call more
+// than once.
 func (s *Entry) End() { s.end() }
+
+// Live is a legacy session this process serves: the protocol session the transport built (at
+// initialize, or from the record of a shared store) with the record it belongs to. The transport
+// owns it (mcphttp's endpoint creates, rebuilds and deletes them); the session layer hands it to
+// the endpoint, and a shared store holds it to route other replicas' messages to it.
+type Live interface {
+	// Entry returns the session's record (ID, Origin and Owner never change).
+	Entry() *Entry
+	// Session returns the protocol state of the session.
+	Session() *core.Session
+	// End ends the session in this process (requests in flight are cancelled, streams end); it
+	// does not delete the record. It is safe to call more than once.
+	End()
+}
 
 // Holder is implemented by a Store that shares its sessions with other processes. For a session
 // another process created and this one does not serve yet, its Get and GetChecked return the
-// session's record (an Entry with State set and no Core): the transport that owns the sessions of
-// this process (mcphttp's endpoint) builds the in-process session from it and hands it over with
-// Hold. The store never builds sessions itself.
+// session's record with State set: the transport that owns the live sessions of this process
+// builds the session from it and hands it over with Hold, and after Add it hands over the
+// session it created. The store never builds sessions, and never calls into the transport but
+// through Live.
 type Holder interface {
-	// Hold makes the session with the id one this process serves: build returns the in-process
-	// session (made from the record the store returned), which the store adopts and connects to
-	// the other processes. When the store already serves that id (another request built it
-	// first), Hold returns that session and does not call build. It fails with ErrClosed after
-	// Close.
-	Hold(ctx context.Context, id string, build func() *Entry) (*Entry, error)
+	// Hold makes l a session this process serves: the store connects it to the other processes
+	// (its state changes written through, messages for it routed here) and ends it when the
+	// session is deleted anywhere. When the store already holds a session with that id (another
+	// request built it first), Hold returns that one and leaves l alone: the caller ends l. It
+	// fails with ErrClosed after Close.
+	Hold(ctx context.Context, l Live) (Live, error)
 }
 
-// Lookup is what the session layer (middleware.SessionValidator) looks a request's session up in,
-// once per request: GetChecked's contract (allow runs before the session is renewed; a session
-// allow refuses comes back with ErrRefused), and the session returned is one this process serves.
-// mcphttp's endpoint implements it over its Store (building the in-process session of a record a
-// shared store returned). A bare Store reaches the same contract through Find.
+// Lookup is what the session layer (middleware.SessionValidator) looks a request's session up
+// in. mcphttp's endpoint implements it: the one owner of the live sessions of its process.
 type Lookup interface {
-	Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (*Entry, error)
+	// Lookup is the one lookup of a request: GetChecked's contract (allow runs before the
+	// session is renewed; a session allow refuses comes back with ErrRefused), and the session
+	// returned is live in this process (rebuilt from a shared store's record on a miss).
+	Lookup(ctx context.Context, id string, touch bool, allow func(*Entry) bool) (Live, error)
+	// Known reports whether a session with the id exists, without building, holding or renewing
+	// anything: nil, ErrNotFound, or the store's error (a repeated initialize naming a session
+	// is refused on it).
+	Known(ctx context.Context, id string) error
 }
 
 // Find looks a session up in store with allow checked before the renewal: in one call on a

@@ -11,18 +11,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
-	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
-var testServer = core.NewServer(core.Implementation{Name: "session-test", Version: "1"}, core.Options{})
-
-// newSession returns a session with a fresh id and a live core session, and counts its closes.
+// newSession returns a record with a fresh id, and counts its closes.
 func newSession(t *testing.T) (*Entry, *atomic.Int32) {
 	t.Helper()
-	id := NewID()
-	s := &Entry{ID: id, Core: transport.Core.NewSession(testServer, core.SessionOptions{ID: id})}
+	s := &Entry{ID: NewID()}
 	var closes atomic.Int32
 	s.OnClose(func() { closes.Add(1) })
 	return s, &closes
@@ -35,13 +30,11 @@ func newStore(t *testing.T, opts MemoryOptions) *Memory {
 	return m
 }
 
+// isDone reports whether the record has ended (its close hooks ran).
 func isDone(s *Entry) bool {
-	select {
-	case <-s.Core.Done():
-		return true
-	default:
-		return false
-	}
+	var ended atomic.Bool
+	s.OnClose(func() { ended.Store(true) }) // runs at once on an ended record
+	return ended.Load()
 }
 
 func TestNewIDIsVisibleASCIIUUID(t *testing.T) {
@@ -364,7 +357,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := range rounds {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				s := &Entry{ID: id, Core: transport.Core.NewSession(testServer, core.SessionOptions{ID: id})}
+				s := &Entry{ID: id}
 				s.OnClose(func() { ends.Add(1) })
 				if err := m.Add(ctx, s); err != nil {
 					if !errors.Is(err, ErrFull) {
