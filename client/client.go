@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/ext/tasks"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Lifecycle chooses how a client talks to a server.
@@ -239,7 +240,7 @@ func newClient(o Options) *Client {
 		panic(fmt.Sprintf("mcpkit/client: Options.Lifecycle: unknown value %d", int(o.Lifecycle)))
 	}
 	if o.ProtocolVersion != "" && !core.IsHandshakeVersion(o.ProtocolVersion) {
-		panic(fmt.Sprintf("mcpkit/client: Options.ProtocolVersion: %q is not a handshake version (%v)", o.ProtocolVersion, core.HandshakeVersions()))
+		panic(fmt.Sprintf("mcpkit/client: Options.ProtocolVersion: %q is not a handshake version (%v)", o.ProtocolVersion, transport.Core.HandshakeVersions()))
 	}
 	if o.MaxInputRounds < 0 {
 		panic("mcpkit/client: Options.MaxInputRounds: must not be negative")
@@ -384,7 +385,7 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 		} else if fallback {
 			return c.initialize(ctx)
 		} else {
-			return fmt.Errorf("mcpkit/client: the server supports none of %v (it offers %v)", core.ModernVersions(), res.SupportedVersions)
+			return fmt.Errorf("mcpkit/client: the server supports none of %v (it offers %v)", transport.Core.ModernVersions(), res.SupportedVersions)
 		}
 		c.serverCaps = res.Capabilities
 		c.instructions = res.Instructions
@@ -494,7 +495,7 @@ func (c *Client) handshake(ctx context.Context) (*initializeResult, error) {
 		return nil, err
 	}
 	if !core.IsHandshakeVersion(res.ProtocolVersion) {
-		return nil, fmt.Errorf("mcpkit/client: the server answered initialize with protocol version %q, which this client does not speak (%v)", res.ProtocolVersion, core.HandshakeVersions())
+		return nil, fmt.Errorf("mcpkit/client: the server answered initialize with protocol version %q, which this client does not speak (%v)", res.ProtocolVersion, transport.Core.HandshakeVersions())
 	}
 	return &res, nil
 }

@@ -38,7 +38,7 @@ func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
 	}
 	l := &memLink{sink: s, listen: listen.New(t.Server, 0)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.session = transport.Core.NewSession(t.Server, core.SessionOptions{Out: core.SenderFunc(l.toClient), Listen: l.listen})
+	l.session = transport.Core.NewSession(t.Server, core.SessionOptions{Out: transport.SenderFunc(l.toClient), Listen: l.listen})
 	return l, nil
 }
 
@@ -78,7 +78,7 @@ func (l *memLink) send(ctx context.Context, m *outMsg) error {
 	go func() {
 		defer l.wg.Done()
 		if resp := transport.Core.Handle(l.session, l.ctx, msg, nil); resp != nil {
-			_ = l.toClient(l.ctx, resp.Encode())
+			_ = l.toClient(l.ctx, transport.Core.EncodeResponseMessage(resp))
 		}
 	}()
 	return nil

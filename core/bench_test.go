@@ -53,7 +53,7 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
-	ss := transport.Core.NewSession(s, core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+	ss := transport.Core.NewSession(s, core.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
 	defer ss.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -66,7 +66,7 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
 		}
-		if out := resp.Encode(); len(out) == 0 {
+		if out := transport.Core.EncodeResponseMessage(resp); len(out) == 0 {
 			b.Fatal("empty response")
 		}
 	}
@@ -78,7 +78,7 @@ func BenchmarkEncodeResponse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		resp := core.Response{ID: id, Result: result}
-		if out := resp.Encode(); len(out) == 0 {
+		if out := transport.Core.EncodeResponseMessage(&resp); len(out) == 0 {
 			b.Fatal("empty")
 		}
 	}
@@ -140,7 +140,7 @@ func BenchmarkToolsCallTypedModern(b *testing.B) {
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
 		}
-		if out := resp.Encode(); len(out) == 0 {
+		if out := transport.Core.EncodeResponseMessage(resp); len(out) == 0 {
 			b.Fatal("empty response")
 		}
 	}

@@ -40,7 +40,7 @@ const (
 
 // Broadcaster carries change notifications from whoever publishes them to every subscriber: the
 // legacy sessions and the subscriptions/listen streams of this process. The default,
-// LocalBroadcaster, is in-process; a shared implementation (for example over Redis pub/sub)
+// localBroadcaster, is in-process; a shared implementation (for example over Redis pub/sub)
 // delivers each change to the subscribers of every replica, so a change published on one
 // replica reaches clients connected to any of them, without touching handlers.
 type Broadcaster interface {
@@ -51,10 +51,10 @@ type Broadcaster interface {
 	Subscribe(f func(Change)) (unsubscribe func())
 }
 
-// LocalBroadcaster is the in-process Broadcaster: Publish calls every subscriber in turn, in the
+// localBroadcaster is the in-process Broadcaster: Publish calls every subscriber in turn, in the
 // order they subscribed. Publishing takes no lock and allocates nothing: it reads the current
 // set of subscribers, which Subscribe and unsubscribe replace as a whole.
-type LocalBroadcaster struct {
+type localBroadcaster struct {
 	mu   sync.Mutex // serializes Subscribe and unsubscribe
 	subs atomic.Pointer[[]*localSub]
 }
@@ -62,11 +62,11 @@ type LocalBroadcaster struct {
 // localSub is one subscriber; its address identifies it for unsubscribe.
 type localSub struct{ f func(Change) }
 
-// NewLocalBroadcaster returns an in-process broadcaster.
-func NewLocalBroadcaster() *LocalBroadcaster { return &LocalBroadcaster{} }
+// newLocalBroadcaster returns an in-process broadcaster.
+func newLocalBroadcaster() *localBroadcaster { return &localBroadcaster{} }
 
 // Publish implements Broadcaster.
-func (b *LocalBroadcaster) Publish(_ context.Context, c Change) error {
+func (b *localBroadcaster) Publish(_ context.Context, c Change) error {
 	if subs := b.subs.Load(); subs != nil {
 		for _, s := range *subs {
 			s.f(c)
@@ -76,7 +76,7 @@ func (b *LocalBroadcaster) Publish(_ context.Context, c Change) error {
 }
 
 // Subscribe implements Broadcaster.
-func (b *LocalBroadcaster) Subscribe(f func(Change)) func() {
+func (b *localBroadcaster) Subscribe(f func(Change)) func() {
 	sub := &localSub{f: f}
 	b.mu.Lock()
 	var next []*localSub

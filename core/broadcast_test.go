@@ -9,7 +9,7 @@ import (
 // The in-process broadcaster calls its subscribers in the order they subscribed, stops calling
 // one once it unsubscribed (twice is harmless), and allocates nothing to publish.
 func TestLocalBroadcaster(t *testing.T) {
-	b := NewLocalBroadcaster()
+	b := newLocalBroadcaster()
 	if err := b.Publish(context.Background(), Change{Method: ToolsListChanged}); err != nil {
 		t.Fatal(err) // nobody subscribed yet
 	}
@@ -29,7 +29,7 @@ func TestLocalBroadcaster(t *testing.T) {
 	if s := strings.Join(got, " "); s != want {
 		t.Fatalf("delivered\n %s\nwant\n %s", s, want)
 	}
-	quiet := NewLocalBroadcaster()
+	quiet := newLocalBroadcaster()
 	quiet.Subscribe(func(Change) {})
 	if n := testing.AllocsPerRun(100, func() { _ = quiet.Publish(context.Background(), Change{Method: ToolsListChanged}) }); n != 0 {
 		t.Fatalf("Publish allocates %v times", n)

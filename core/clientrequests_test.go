@@ -105,7 +105,7 @@ func answer(t testing.TB, ss *core.Session, id json.RawMessage, members string) 
 		t.Fatalf("the test's answer %s does not decode: %v", raw, derr)
 	}
 	if resp := transport.Core.Handle(ss, context.Background(), msg, nil); resp != nil {
-		t.Fatalf("a response from the client was answered: %s", resp.Encode())
+		t.Fatalf("a response from the client was answered: %s", transport.Core.EncodeResponseMessage(resp))
 	}
 }
 

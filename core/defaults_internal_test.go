@@ -26,7 +26,7 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "CacheScope", Given: zero.CacheScope, Got: s.cacheScope(), Doc: "private"},
 		{Option: "ServerToClientRequestTimeout", Given: zero.ServerToClientRequestTimeout, Got: s.opts.ServerToClientRequestTimeout, Doc: 10 * time.Minute},
 		{Option: "RequestState.TTL", Given: zero.RequestState.TTL, Got: s.sealer.ttl, Doc: 5 * time.Minute},
-		{Option: "Broadcaster", Given: zero.Broadcaster, Got: fmt.Sprintf("%T", s.Broadcaster()), Doc: "*core.LocalBroadcaster"},
+		{Option: "Broadcaster", Given: zero.Broadcaster, Got: fmt.Sprintf("%T", s.Broadcaster()), Doc: "*core.localBroadcaster"},
 		{Option: "Logger", Given: zero.Logger, Got: s.logger(), Doc: (*zerolog.Logger)(&log.Logger)},
 	})
 }

@@ -22,7 +22,7 @@ func serve(s *core.Server, frames ...string) {
 			continue
 		}
 		if resp := transport.Core.Handle(ss, context.Background(), msg, nil); resp != nil {
-			fmt.Println(string(resp.Encode()))
+			fmt.Println(string(transport.Core.EncodeResponseMessage(resp)))
 		}
 	}
 }

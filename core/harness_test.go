@@ -150,7 +150,7 @@ func replyOn(ss *core.Session, body string, path core.Sender) []byte {
 	if resp == nil {
 		return nil
 	}
-	return resp.Encode()
+	return transport.Core.EncodeResponseMessage(resp)
 }
 
 // send feeds one raw message that must be answered.

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcpkit/mcpkit/internal/corehook"
 )
@@ -111,3 +112,10 @@ func (kit) ParseEnvelope(m *Message) (*Envelope, error) {
 }
 
 func (kit) InFlight(ss *Session, id ID) bool { return ss.inFlight(id) }
+
+func (kit) EncodeResponseMessage(r *Response) []byte  { return r.encode() }
+func (kit) Wants(f SubscriptionFilter, c Change) bool { return f.wants(c) }
+func (kit) HandshakeVersions() []string               { return append([]string(nil), handshakeVersions...) }
+func (kit) ModernVersions() []string                  { return supportedModern() }
+func (kit) NewLocalBroadcaster() Broadcaster          { return newLocalBroadcaster() }
+func (kit) IsInFlight(err error) bool                 { return errors.Is(err, errInFlight) }

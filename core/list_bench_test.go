@@ -33,7 +33,7 @@ func benchList(b *testing.B, s *core.Server, ctx context.Context, modern bool) {
 	if modern {
 		body = modernToolsListBody
 	} else {
-		ss = transport.Core.NewSession(s, core.SessionOptions{Out: core.SenderFunc(func(context.Context, []byte) error { return nil })})
+		ss = transport.Core.NewSession(s, core.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
 		defer ss.Close()
 		init, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 		transport.Core.Handle(ss, ctx, init, nil)
@@ -55,7 +55,7 @@ func benchList(b *testing.B, s *core.Server, ctx context.Context, modern bool) {
 		if resp == nil || resp.Error != nil {
 			b.Fatalf("unexpected response %+v", resp)
 		}
-		if out := resp.Encode(); len(out) == 0 {
+		if out := transport.Core.EncodeResponseMessage(resp); len(out) == 0 {
 			b.Fatal("empty response")
 		}
 	}

@@ -65,11 +65,11 @@ func (s *Server) honor(f SubscriptionFilter) SubscriptionFilter {
 	return out
 }
 
-// Wants reports whether a stream with this (honored) filter receives the change. A list change
+// wants reports whether a stream with this (honored) filter receives the change. A list change
 // aimed at one principal (Server.FilterChanged) reaches only that principal's streams, and one
 // naming a new entry, or the update of a resource, only the streams whose caller may see it
 // (see Visibility).
-func (f SubscriptionFilter) Wants(c Change) bool {
+func (f SubscriptionFilter) wants(c Change) bool {
 	if c.Principal != "" && (f.view == nil || f.view.principal != c.Principal) {
 		return false
 	}

@@ -68,7 +68,7 @@ func unsupportedVersion(requested string) *Error {
 		requested = "unknown"
 	}
 	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
-		Data: map[string]any{"supported": ModernVersions(), "requested": requested}}
+		Data: map[string]any{"supported": supportedModern(), "requested": requested}}
 }
 
 // parseEnvelope validates the request's envelope: -32602 naming every missing or invalid key,
@@ -217,7 +217,7 @@ type discoverResult struct {
 func handleDiscover(c *Call) (any, error) {
 	s := c.session.server
 	return discoverResult{
-		SupportedVersions: ModernVersions(),
+		SupportedVersions: supportedModern(),
 		Capabilities:      c.session.modernCapabilities(),
 		Instructions:      s.opts.Instructions,
 	}, nil

@@ -183,7 +183,7 @@ func (c *client) sendCtx(ctx context.Context, raw string) *wire {
 	if resp == nil {
 		c.t.Fatalf("no reply to %s", raw)
 	}
-	return parseWire(c.t, resp.Encode())
+	return parseWire(c.t, transport.Core.EncodeResponseMessage(resp))
 }
 
 // inputRequired is a decoded input_required result.

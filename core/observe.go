@@ -43,9 +43,6 @@ type Transport struct {
 	ProtocolVersion string
 }
 
-// TransportPipe is the transport of the stdio adapter.
-var TransportPipe = Transport{Network: "pipe"}
-
 // Operation describes one operation for an Observer: what was asked (filled in before
 // StartOperation) and how it ended (filled in before EndOperation). Only the goroutine serving
 // the operation writes it.

@@ -89,7 +89,7 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 	block := make(chan struct{})
 	close(block)
 	s := observedServer(rec, nil, block)
-	ss := transport.Core.NewSession(s, core.SessionOptions{Transport: core.TransportPipe})
+	ss := transport.Core.NewSession(s, core.SessionOptions{Transport: transport.Pipe})
 	ctx := context.Background()
 	transport.Core.Handle(ss, ctx, decode(t, initRaw), nil)
 	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
@@ -102,7 +102,7 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 	if len(rec.ended) != 4 || len(rec.started) != 4 {
 		t.Fatalf("started %v, ended %d", rec.started, len(rec.ended))
 	}
-	if e := rec.ended[0]; e.Method != "initialize" || e.ProtocolVersion != "2025-11-25" || e.Transport != core.TransportPipe || e.End.Before(e.Start) {
+	if e := rec.ended[0]; e.Method != "initialize" || e.ProtocolVersion != "2025-11-25" || e.Transport != transport.Pipe || e.End.Before(e.Start) {
 		t.Errorf("initialize: %+v", e)
 	}
 	if e := rec.ended[2]; e.Target != "wait" || !e.ToolError || e.ErrorCode != 0 || len(e.Result) == 0 {

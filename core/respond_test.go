@@ -94,20 +94,20 @@ func TestRespondWritesOneMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := encodeResponse(resp.ID, resp.Result)
-		if got := resp.Encode(); string(got) != string(want) {
+		if got := resp.encode(); string(got) != string(want) {
 			t.Fatalf("Encode() = %s, want %s", got, want)
 		}
-		if got := resp.Encode(); &got[0] != &resp.wire[0] {
+		if got := resp.encode(); &got[0] != &resp.wire[0] {
 			t.Fatal("Encode wrote the message again")
 		}
 		changed := *resp
 		changed.Result = []byte(`{"other":true}`)
-		if got := changed.Encode(); string(got) != string(encodeResponse(resp.ID, changed.Result)) {
+		if got := changed.encode(); string(got) != string(encodeResponse(resp.ID, changed.Result)) {
 			t.Fatalf("Encode after Result changed = %s", got)
 		}
 		changed = *resp
 		changed.ID = IntID(9)
-		if got := changed.Encode(); string(got) != string(encodeResponse(changed.ID, resp.Result)) {
+		if got := changed.encode(); string(got) != string(encodeResponse(changed.ID, resp.Result)) {
 			t.Fatalf("Encode after ID changed = %s", got)
 		}
 	}

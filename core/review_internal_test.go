@@ -63,7 +63,7 @@ func TestNothingAfterTheResponse(t *testing.T) {
 		return TextResult("done"), nil
 	})
 	var sent [][]byte
-	out := SenderFunc(func(_ context.Context, msg []byte) error { sent = append(sent, msg); return nil })
+	out := senderFunc(func(_ context.Context, msg []byte) error { sent = append(sent, msg); return nil })
 	ss := s.newSession(SessionOptions{Out: out})
 	defer ss.Close()
 	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bg","_meta":{"progressToken":"p"}}}`))
@@ -112,3 +112,8 @@ func TestSubscriptionCap(t *testing.T) {
 		t.Fatal("the refused subscription changed the session's set")
 	}
 }
+
+// senderFunc adapts a function to Sender.
+type senderFunc func(ctx context.Context, msg []byte) error
+
+func (f senderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }

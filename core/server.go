@@ -92,7 +92,7 @@ type Options struct {
 	DisableInputShim bool
 
 	// Broadcaster carries change notifications (list changes, resource updates) to the legacy
-	// sessions and listen streams of every replica. Nil means an in-process LocalBroadcaster.
+	// sessions and listen streams of every replica. Nil means an in-process broadcaster.
 	Broadcaster Broadcaster
 
 	// Observer sees every request and notification the server serves, every request it sends to
@@ -206,7 +206,7 @@ func NewServer(impl Implementation, opts Options) *Server {
 	}
 	s.broadcaster = s.opts.Broadcaster
 	if s.broadcaster == nil {
-		s.broadcaster = NewLocalBroadcaster()
+		s.broadcaster = newLocalBroadcaster()
 	}
 	s.broadcaster.Subscribe(s.deliverToSessions)
 	if s.opts.LogLevel == "" {

@@ -17,12 +17,6 @@ type Sender interface {
 	Send(ctx context.Context, msg []byte) error
 }
 
-// SenderFunc adapts a function to Sender.
-type SenderFunc func(ctx context.Context, msg []byte) error
-
-// Send calls f.
-func (f SenderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
-
 // ErrNoPath is returned when a message has no path to the client (no stream is open).
 var ErrNoPath = errors.New("mcpkit: no path to the client for this message")
 
@@ -33,8 +27,8 @@ var ErrSessionClosed = errors.New("mcpkit: session closed")
 // client's input ended (a stdio client closed its input): no answer can arrive any more.
 var ErrInputEnded = errors.New("mcpkit: the client's input has ended")
 
-// ErrInFlight is the error of a request whose id is already in flight on the session.
-var ErrInFlight = errors.New("mcpkit: request id already in flight")
+// errInFlight is the error of a request whose id is already in flight on the session.
+var errInFlight = errors.New("mcpkit: request id already in flight")
 
 // era is the lifecycle a connection is locked to.
 type era uint8
@@ -62,7 +56,7 @@ type SessionOptions struct {
 	// notifications to 2026-07-28 clients (subscriptions/listen). Without it server/discover
 	// leaves the listChanged and subscribe flags out.
 	ChangeNotifications bool
-	// Transport describes how the session's messages arrive, for observers (TransportPipe on
+	// Transport describes how the session's messages arrive, for observers (Network "pipe" on
 	// stdio; tcp/http on Streamable HTTP). The zero value reports nothing.
 	Transport Transport
 	// Observer, when set, observes this session's operations instead of Options.Observer (the
@@ -277,8 +271,8 @@ type Response struct {
 	wireID ID
 }
 
-// Encode returns the response as a JSON-RPC message.
-func (r *Response) Encode() []byte {
+// encode returns the response as a JSON-RPC message.
+func (r *Response) encode() []byte {
 	if r.Error != nil {
 		return encodeError(r.ID, r.Error)
 	}
@@ -313,9 +307,9 @@ func (ss *Session) serveMessage(ctx context.Context, msg *Message, out Sender) *
 }
 
 // refusedResponse is the answer to a request that Begin refused with err: -32600 "request id …
-// is already in flight" for ErrInFlight, -32603 for a closed session (or any other error).
+// is already in flight" for errInFlight, -32603 for a closed session (or any other error).
 func refusedResponse(id ID, err error) *Response {
-	if errors.Is(err, ErrInFlight) {
+	if errors.Is(err, errInFlight) {
 		return &Response{ID: id, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", id))}
 	}
 	return &Response{ID: id, Error: InternalError("Session closed")}
@@ -325,7 +319,7 @@ func refusedResponse(id ID, err error) *Response {
 // returns the call to Run. The checks run in this order: an unknown method (or a notification
 // method sent with an id) and a capability the server does not offer give a call whose Run
 // answers with that error; then Begin fails with ErrSessionClosed after Close, and with
-// ErrInFlight when the id is already in flight on the session (the first request is not
+// errInFlight when the id is already in flight on the session (the first request is not
 // disturbed). initialize is never registered: it cannot be cancelled.
 func (ss *Session) begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
 	c := newCall(ss, msg, out)
@@ -344,8 +338,8 @@ func (ss *Session) begin(ctx context.Context, msg *Message, out Sender) (*Call, 
 		return c, nil // not registered: initialize cannot be cancelled
 	}
 	if ss.inflightGet(msg.ID.key()) != nil {
-		c.cancelFn(ErrInFlight)
-		return nil, ErrInFlight
+		c.cancelFn(errInFlight)
+		return nil, errInFlight
 	}
 	ss.inflightAdd(c)
 	c.registered = true

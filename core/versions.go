@@ -11,8 +11,6 @@ const (
 
 	// LatestHandshakeVersion is what initialize counter-offers for a version it does not speak.
 	LatestHandshakeVersion = Version20251125
-	// DefaultHTTPProtocolVersion is assumed for a legacy HTTP request without MCP-Protocol-Version.
-	DefaultHTTPProtocolVersion = Version20250326
 )
 
 // handshakeVersions are the versions initialize can negotiate, newest first.
@@ -21,14 +19,8 @@ var handshakeVersions = []string{Version20251125, Version20250618, Version202503
 // modernVersions are the versions of the per-request envelope.
 var modernVersions = []string{Version20260728}
 
-// HandshakeVersions returns the versions initialize can negotiate, newest first.
-func HandshakeVersions() []string { return append([]string(nil), handshakeVersions...) }
-
-// ModernVersions returns the versions served through the per-request _meta envelope.
-func ModernVersions() []string { return append([]string(nil), modernVersions...) }
-
-// SupportedVersions returns every version the kit speaks, newest first.
-func SupportedVersions() []string { return append(ModernVersions(), handshakeVersions...) }
+// supportedModern returns a copy of the versions served through the per-request _meta envelope.
+func supportedModern() []string { return append([]string(nil), modernVersions...) }
 
 // IsHandshakeVersion reports whether v can be negotiated by initialize.
 func IsHandshakeVersion(v string) bool { return contains(handshakeVersions, v) }

@@ -26,7 +26,7 @@ func sendIn(t *testing.T, srv *core.Server, ctx context.Context, body string) (t
 	if resp == nil {
 		t.Fatalf("no answer to %s", body)
 	}
-	w := testutil.DecodeWire(t, resp.Encode())
+	w := testutil.DecodeWire(t, transport.Core.EncodeResponseMessage(resp))
 	var res map[string]json.RawMessage
 	if w.Result != nil {
 		if err := json.Unmarshal(w.Result, &res); err != nil {

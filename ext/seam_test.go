@@ -75,7 +75,7 @@ func TestThirdExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := testutil.DecodeWire(t, transport.Core.Handle(ss, context.Background(), msg, nil).Encode())
+	resp := testutil.DecodeWire(t, transport.Core.EncodeResponseMessage(transport.Core.Handle(ss, context.Background(), msg, nil)))
 	var init struct {
 		Capabilities struct {
 			Extensions map[string]json.RawMessage `json:"extensions"`

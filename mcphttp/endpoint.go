@@ -339,11 +339,11 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 	recordError(r, resp)
 	// The response is the stream's last frame: the writer closes with it, so neither a late
 	// notification of the call nor a keepalive comment can follow it.
-	_ = sse.WriteFinal(resp.Encode())
+	_ = sse.WriteFinal(transport.Core.EncodeResponseMessage(resp))
 }
 
 func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {
-	if errors.Is(err, core.ErrInFlight) {
+	if transport.Core.IsInFlight(err) {
 		middleware.RefuseInFlight(w, r, msg.ID)
 		return
 	}
@@ -368,7 +368,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 	if transport.Core.Unavailable(resp.Error) {
 		status = http.StatusServiceUnavailable // as a session store that is down is answered
 	}
-	writeBody(w, status, resp.Encode())
+	writeBody(w, status, transport.Core.EncodeResponseMessage(resp))
 }
 
 // writeBody answers with a JSON body: its type and length (in one allocation for both header

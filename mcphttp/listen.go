@@ -295,7 +295,7 @@ func (l *Listeners) stream(r *http.Request, st *listen.Listener, ls *listenStrea
 // expire ends a stream whose credentials expired: the listen request is answered with
 // middleware.CredentialsExpired, the stream's last frame.
 func (l *Listeners) expire(st *listen.Listener, ls *listenStream) {
-	resp := (&core.Response{ID: st.ID, Error: middleware.CredentialsExpired()}).Encode()
+	resp := transport.Core.EncodeResponseMessage(&core.Response{ID: st.ID, Error: middleware.CredentialsExpired()})
 	_ = ls.send(l.writeTimeout, func(b []byte) []byte {
 		return appendSSEData(b, func(b []byte) []byte { return append(b, resp...) })
 	})

@@ -167,12 +167,12 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message
 		return
 	}
 	recordError(r, resp)
-	_ = sse.WriteFinalSSE(middleware.SSEEvent{Event: "message", Data: resp.Encode()})
+	_ = sse.WriteFinalSSE(middleware.SSEEvent{Event: "message", Data: transport.Core.EncodeResponseMessage(resp)})
 }
 
 func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
 	recordError(r, resp)
-	writeBody(w, ModernStatus(resp.Error), resp.Encode())
+	writeBody(w, ModernStatus(resp.Error), transport.Core.EncodeResponseMessage(resp))
 }
 
 // modernStream is the path of one 2026-07-28 request: it turns into an SSE stream with the first

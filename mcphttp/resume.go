@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
 )
@@ -467,10 +468,10 @@ func (rs *resumable) finish(resp *core.Response) (written bool) {
 	case rs.forgotten:
 		if rs.post != nil {
 			rs.seq++
-			written = rs.writePostLocked(rs.seq, resp.Encode(), true) == nil
+			written = rs.writePostLocked(rs.seq, transport.Core.EncodeResponseMessage(resp), true) == nil
 		}
 	default:
-		data := resp.Encode()
+		data := transport.Core.EncodeResponseMessage(resp)
 		rs.seq++
 		if rs.st.appendEvent(rs.ctx, rs.res, rs.session, rs.key, session.StoredEvent{Seq: rs.seq, Data: data}) != nil {
 			written = true // the session ended: nobody can resume

@@ -355,7 +355,7 @@ func (f *sharedFollow) ownerGone(ctx context.Context) bool {
 		return false
 	}
 	resp := &core.Response{ID: id, Error: errOwnerGone()}
-	_ = f.sse.WriteFinalSSE(middleware.SSEEvent{ID: eventID(f.stream, f.seq+1), Data: resp.Encode()})
+	_ = f.sse.WriteFinalSSE(middleware.SSEEvent{ID: eventID(f.stream, f.seq+1), Data: transport.Core.EncodeResponseMessage(resp)})
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // Wire messages of the method, Accept and protocol-version checks, and of the refusals the
@@ -236,7 +237,7 @@ func checkVersion(w http.ResponseWriter, r *http.Request, id core.ID) bool {
 // that refusal.
 func refuseVersion(w http.ResponseWriter, r *http.Request, id core.ID, v string) {
 	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
-		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(core.HandshakeVersions(), ", "))
+		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(transport.Core.HandshakeVersions(), ", "))
 }
 
 // Refuse answers the exchange with a transport-level JSON-RPC error (WriteError) and records its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 const kindChange = "mcp.change"
@@ -18,7 +19,7 @@ const kindChange = "mcp.change"
 // through one PUBLISH on the changes channel.
 type Broadcaster struct {
 	r     *Router
-	local *core.LocalBroadcaster
+	local core.Broadcaster
 	ch    string
 }
 
@@ -28,7 +29,7 @@ func NewBroadcaster(r *Router) *Broadcaster {
 	if r == nil {
 		panic("redisstore: NewBroadcaster needs a Router")
 	}
-	b := &Broadcaster{r: r, local: core.NewLocalBroadcaster(), ch: r.channel("changes")}
+	b := &Broadcaster{r: r, local: transport.Core.NewLocalBroadcaster(), ch: r.channel("changes")}
 	r.Handle(kindChange, b.receive)
 	if err := r.listen(context.Background(), b.ch); err != nil {
 		r.log.Warn().Err(err).Msg("redisstore: subscribing to the changes channel (retried on reconnect)")

@@ -211,9 +211,9 @@ func newConn(s *core.Server, opts Options) *conn {
 	if c.maxLine == 0 {
 		c.maxLine = DefaultMaxLineBytes
 	}
-	c.path = core.SenderFunc(c.send)
+	c.path = transport.SenderFunc(c.send)
 	c.listen = listen.New(s, opts.MaxListeners)
-	so := core.SessionOptions{Out: c.path, Transport: core.TransportPipe, Listen: c.listen}
+	so := core.SessionOptions{Out: c.path, Transport: transport.Pipe, Listen: c.listen}
 	if opts.LogMessages {
 		so.Observer = transport.Core.Observers(transport.Core.Observer(s), messageLog{log: c.log})
 	}
@@ -375,14 +375,14 @@ func (c *conn) serveMessage(msg *core.Message) {
 	call, err := transport.Core.Begin(c.session, c.ctx, msg, c.path)
 	if err != nil {
 		c.release(1)
-		_ = c.send(c.ctx, transport.Core.RefusedResponse(msg.ID, err).Encode())
+		_ = c.send(c.ctx, transport.Core.EncodeResponseMessage(transport.Core.RefusedResponse(msg.ID, err)))
 		return
 	}
 	run := func() {
 		resp := transport.Core.Run(call)
 		c.release(1) // before the answer: a client that saw it may send the next request at once
 		if resp != nil {
-			_ = c.send(c.ctx, resp.Encode())
+			_ = c.send(c.ctx, transport.Core.EncodeResponseMessage(resp))
 		}
 	}
 	if inLine(msg) {
@@ -448,7 +448,7 @@ func (b *batch) begin(m *core.Message) *core.Call {
 	call, err := transport.Core.Begin(b.c.session, b.c.ctx, m, b.c.path)
 	if err != nil {
 		b.c.release(1)
-		b.answers = append(b.answers, transport.Core.RefusedResponse(m.ID, err).Encode())
+		b.answers = append(b.answers, transport.Core.EncodeResponseMessage(transport.Core.RefusedResponse(m.ID, err)))
 		return nil
 	}
 	return call
@@ -462,7 +462,7 @@ func (b *batch) serveInLine(items []core.BatchItem) {
 		}
 		if call := b.begin(it.Msg); call != nil {
 			if resp := transport.Core.Run(call); resp != nil {
-				b.answers = append(b.answers, resp.Encode())
+				b.answers = append(b.answers, transport.Core.EncodeResponseMessage(resp))
 			}
 			b.c.release(1)
 		}
@@ -499,7 +499,7 @@ func (b *batch) finish() {
 	for i, call := range b.calls {
 		wg.Go(func() {
 			if resp := transport.Core.Run(call); resp != nil {
-				out[i] = resp.Encode()
+				out[i] = transport.Core.EncodeResponseMessage(resp)
 			}
 		})
 	}

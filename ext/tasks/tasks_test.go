@@ -642,24 +642,24 @@ func TestHonorListenTasks(t *testing.T) {
 	if ids := got.Extensions["taskIds"]; err != nil || len(ids) != 1 || ids[0] != id {
 		t.Errorf("alice's listen = %+v, %v", got, err)
 	}
-	if !got.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+	if !transport.Core.Wants(got, core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Error("Wants ignores the task ids")
 	}
-	if got.Wants(core.Change{Method: tasks.StatusNotification, Key: "other"}) {
+	if transport.Core.Wants(got, core.Change{Method: tasks.StatusNotification, Key: "other"}) {
 		t.Error("Wants took another task's notification")
 	}
-	if got.Wants(core.Change{Method: "notifications/other", Key: id}) {
+	if transport.Core.Wants(got, core.Change{Method: "notifications/other", Key: id}) {
 		t.Error("Wants took another extension's notification")
 	}
 	bob, err := transport.Core.HonorListen(s, core.WithPrincipal(context.Background(), "bob"), env, f)
-	if err != nil || len(bob.Extensions["taskIds"]) != 0 || bob.Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+	if err != nil || len(bob.Extensions["taskIds"]) != 0 || transport.Core.Wants(bob, core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Errorf("bob's listen kept alice's task: %+v, %v", bob, err)
 	}
 	var missing *core.Error
 	if _, err := transport.Core.HonorListen(s, context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != core.CodeMissingRequiredClientCapability {
 		t.Errorf("taskIds without the extension: %v, want -32021", err)
 	}
-	if (core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}).Wants(core.Change{Method: tasks.StatusNotification, Key: id}) {
+	if transport.Core.Wants((core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}), core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Error("Wants took ids HonorListen did not admit")
 	}
 }

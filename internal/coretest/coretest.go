@@ -58,7 +58,7 @@ func Send(t testing.TB, srv *core.Server, principal string, caps map[string]any,
 	if resp == nil {
 		t.Fatalf("no answer to %s", b)
 	}
-	raw := resp.Encode()
+	raw := transport.Core.EncodeResponseMessage(resp)
 	return &Wire{Wire: testutil.DecodeWire(t, raw), Raw: bytes.Clone(raw)}
 }
 

@@ -226,7 +226,7 @@ func (r *Registry) deliver(c core.Change) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, sub := range r.subs {
-		if sub.Filter.Wants(c) {
+		if transport.Core.Wants(sub.Filter, c) {
 			if enc.head == nil {
 				enc = EncodeChange(c)
 			}

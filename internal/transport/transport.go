@@ -17,6 +17,16 @@ import (
 // Core is core's implementation of API.
 var Core = corehook.Core.(API)
 
+// Pipe is the transport of a session whose messages travel on a pipe (stdio), as observers see
+// it.
+var Pipe = core.Transport{Network: "pipe"}
+
+// SenderFunc adapts a function to core.Sender.
+type SenderFunc func(ctx context.Context, msg []byte) error
+
+// Send calls f.
+func (f SenderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
+
 // API is what the kit's transports call in core besides the server author's API.
 type API interface {
 	// NewSession starts a session on the server. Close it when the connection ends.
@@ -39,7 +49,7 @@ type API interface {
 	// returns the call to Run. The checks run in this order: an unknown method (or a
 	// notification method sent with an id) and a capability the server does not offer give a
 	// call whose Run answers with that error; then Begin fails with core.ErrSessionClosed after
-	// Close, and with core.ErrInFlight when the id is already in flight on the session (the
+	// Close, and with an error IsInFlight recognizes when the id is already in flight on the session (the
 	// first request is not disturbed). initialize is never registered: it cannot be cancelled.
 	Begin(ss *core.Session, ctx context.Context, msg *core.Message, out core.Sender) (*core.Call, error)
 	// Run serves the call Begin returned and builds its response (nil when the client
@@ -47,7 +57,7 @@ type API interface {
 	// request's own goroutine.
 	Run(c *core.Call) *core.Response
 	// RefusedResponse is the answer to a request that Begin refused with err: -32600 "request
-	// id … is already in flight" for core.ErrInFlight, -32603 for a closed session (or any
+	// id … is already in flight" for that error, -32603 for a closed session (or any
 	// other error).
 	RefusedResponse(id core.ID, err error) *core.Response
 	// InFlight reports whether a request with this id is in flight on the session.
@@ -143,6 +153,21 @@ type API interface {
 	// WithResource returns ctx naming the resource URI the request was authorized for (auth
 	// sets it); sealed requestStates are bound to it.
 	WithResource(ctx context.Context, uri string) context.Context
+	// EncodeResponseMessage returns the response as a JSON-RPC message (in the buffer core wrote
+	// the result into, when it can).
+	EncodeResponseMessage(r *core.Response) []byte
+	// Wants reports whether a stream with this (honored) filter receives the change.
+	Wants(f core.SubscriptionFilter, c core.Change) bool
+	// HandshakeVersions returns the versions initialize can negotiate, newest first.
+	HandshakeVersions() []string
+	// ModernVersions returns the versions served through the per-request _meta envelope.
+	ModernVersions() []string
+	// NewLocalBroadcaster returns the in-process Broadcaster a server uses by default: changes
+	// published reach the subscribers of this process, in publication order.
+	NewLocalBroadcaster() core.Broadcaster
+	// IsInFlight reports whether err is Begin's refusal of a request whose id is already in
+	// flight on the session.
+	IsInFlight(err error) bool
 	// ResourceFrom returns the resource URI recorded in ctx by WithResource, and whether there
 	// is one.
 	ResourceFrom(ctx context.Context) (string, bool)

@@ -22,7 +22,7 @@ func TestCoreDrivesASession(t *testing.T) {
 	if resp == nil || resp.Error != nil {
 		t.Fatalf("ping: %+v", resp)
 	}
-	if got, want := string(resp.Encode()), `{"jsonrpc":"2.0","id":7,"result":{}}`; got != want {
+	if got, want := string(transport.Core.EncodeResponseMessage(resp)), `{"jsonrpc":"2.0","id":7,"result":{}}`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 	if got := transport.Core.EncodeMessage(msg); string(got) != `{"jsonrpc":"2.0","id":7,"method":"ping"}` {
