@@ -58,8 +58,8 @@ type SessionsOptions struct {
 // Create it with NewSessions. For a session this replica does not serve yet, Get and GetChecked
 // return its record (session.Entry.State set); the transport owning the live sessions
 // (mcphttp's endpoint) builds the in-process session and hands it over with Hold
-// (session.Holder), as it does with the session it created after Add. Close lets go of this replica's sessions without deleting them: the other
-// replicas keep serving them.
+// (session.Holder), as it does with the session it created after Add. Close lets go of this
+// replica's sessions without deleting them: the other replicas keep serving them.
 type Sessions struct {
 	r      *Router
 	idle   time.Duration
