@@ -201,19 +201,19 @@ func TestVisibilityReadStopsAtFirstMatch(t *testing.T) {
 	if unknown.Error == nil {
 		t.Fatalf("unknown read: %s", unknown.Result)
 	}
-	f, err := srv.HonorListen(context.Background(), nil, core.SubscriptionFilter{ResourceSubscriptions: []string{"test://x/1", "test://x/2", "test://y"}})
+	f, err := transport.Core.HonorListen(srv, context.Background(), nil, core.SubscriptionFilter{ResourceSubscriptions: []string{"test://x/1", "test://x/2", "test://y"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, uri := range []string{"test://x/1", "test://x/2"} { // the exact resource; the first template
-		if tpl, _, ok := srv.MatchResource(uri); !ok || tpl == "test://{+rest}" {
+		if tpl, _, ok := transport.Core.MatchResource(srv, uri); !ok || tpl == "test://{+rest}" {
 			t.Errorf("MatchResource(%s) = %q %v", uri, tpl, ok)
 		}
 		w, _ := sendIn(t, srv, context.Background(), testutil.Request(1, "resources/read", map[string]any{"uri": uri}))
 		if w.Error == nil || w.Error.Code != unknown.Error.Code || w.Error.Message != "Resource not found: "+uri {
 			t.Errorf("read %s: %s %+v, want %+v", uri, w.Result, w.Error, unknown.Error)
 		}
-		if f.Wants(core.Change{Method: core.ResourceUpdated, URI: uri}) {
+		if transport.Core.Wants(f, core.Change{Method: core.ResourceUpdated, URI: uri}) {
 			t.Errorf("a listen stream is told of updates of hidden %s", uri)
 		}
 	}
@@ -221,7 +221,7 @@ func TestVisibilityReadStopsAtFirstMatch(t *testing.T) {
 	if w.Error != nil || !strings.Contains(string(w.Result), `"text":"second"`) {
 		t.Errorf("read test://y: %s %+v", w.Result, w.Error)
 	}
-	if !f.Wants(core.Change{Method: core.ResourceUpdated, URI: "test://y"}) {
+	if !transport.Core.Wants(f, core.Change{Method: core.ResourceUpdated, URI: "test://y"}) {
 		t.Error("a listen stream is not told of updates of a visible resource")
 	}
 }
@@ -272,15 +272,15 @@ func TestVisibilityLegacyListChanged(t *testing.T) {
 	}})
 	open := func(who string) *sink {
 		out := newSink()
-		ss := srv.NewSession(core.SessionOptions{Out: out})
+		ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out})
 		t.Cleanup(ss.Close)
-		msg, err := core.DecodeMessage([]byte(testutil.Request(1, "initialize", map[string]any{
+		msg, err := transport.Core.DecodeMessage([]byte(testutil.Request(1, "initialize", map[string]any{
 			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 			"clientInfo": map[string]any{"name": "c", "version": "1"}})))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp := ss.Handle(core.WithPrincipal(context.Background(), who), msg, nil); resp == nil || resp.Error != nil {
+		if resp := transport.Core.Handle(ss, core.WithPrincipal(context.Background(), who), msg, nil); resp == nil || resp.Error != nil {
 			t.Fatalf("initialize %s: %+v", who, resp)
 		}
 		return out
