@@ -150,6 +150,11 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	s, err := v.sessions.Lookup(r.Context(), id, touch, c.allow)
 	*c = check{allow: c.allow}
 	checks.Put(c)
+	if err != nil && claim.Held() {
+		// The store took the claim before a later step of its lookup failed: nothing runs the
+		// request, so nothing else would let go of it.
+		claim.Release(context.WithoutCancel(r.Context()))
+	}
 	if errors.Is(err, session.ErrRefused) {
 		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
 		return
