@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 // streams is the per-session transport state: whether the standalone GET stream is open, and
@@ -55,6 +57,17 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.get.Store(false)
+	if r.Header.Get("Last-Event-ID") != "" {
+		// A resume that found no stream to resume: the session layer claimed nothing for it, so
+		// this ordinary GET claims the session's one standalone stream here, across replicas
+		// too (a store that shares nothing ignores the claim).
+		claim := &session.Claim{Stream: true}
+		if _, err := e.Lookup(session.WithClaim(r.Context(), claim), l.rec.ID, true, nil); err != nil {
+			middleware.RefuseLookup(w, r, core.ID{}, err)
+			return
+		}
+		defer claim.Release(context.WithoutCancel(r.Context()))
+	}
 	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
 	defer tail.bound()
 	sse := middleware.NewSSEWriter(w, e.sse)

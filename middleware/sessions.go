@@ -159,16 +159,8 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
 		return
 	}
-	if errors.Is(err, session.ErrClaimed) {
-		if r.Method == http.MethodGet {
-			RefuseSecondStream(w, r)
-		} else {
-			RefuseInFlight(w, r, reqID)
-		}
-		return
-	}
 	if err != nil {
-		storeError(w, r, reqID, err)
+		RefuseLookup(w, r, reqID, err)
 		return
 	}
 	returned := false
@@ -244,7 +236,7 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 		// Known, not Lookup: answering "already initialized" must not rebuild, hold or renew
 		// the session (on a shared store, one another replica created).
 		if err := v.sessions.Known(r.Context(), id); err != nil {
-			storeError(w, r, reqID, err)
+			RefuseLookup(w, r, reqID, err)
 		} else {
 			refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
 		}
@@ -284,10 +276,17 @@ func (v *validator) allows(s *session.Entry, principal, origin string) bool {
 	return true
 }
 
-// storeError answers a failed lookup: 404 for a session that is not there, 503 otherwise. The
-// store's own error may name hosts or keys: it is never shown to the client.
-func storeError(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
+// RefuseLookup answers a failed session lookup (err from session.Lookup): 404 "Session not found"
+// for a session that is not there, 503 with the shutting-down text for a closed store, 409 for a
+// claim another request holds (the in-flight text for a request id, the one-stream text for a
+// GET), and 503 "Service unavailable: session store error" otherwise. The store's own error may
+// name hosts or keys: it is never shown to the client.
+func RefuseLookup(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
 	switch {
+	case errors.Is(err, session.ErrClaimed) && r.Method == http.MethodGet:
+		RefuseSecondStream(w, r)
+	case errors.Is(err, session.ErrClaimed):
+		RefuseInFlight(w, r, id)
 	case errors.Is(err, session.ErrNotFound):
 		RefuseSessionNotFound(w, r, id)
 	case errors.Is(err, session.ErrClosed):

@@ -223,3 +223,46 @@ func TestReplicaClaimLapses(t *testing.T) {
 		t.Fatalf("the stream is still claimed after its release: %v %v", n, err)
 	}
 }
+
+// TestReplicasOneGetStreamStaleResume: a GET whose Last-Event-ID names no stored stream is served
+// as an ordinary standalone stream, and so it counts against the session's one GET stream on
+// every replica, as on one process: refused 409 while another replica holds the stream, and, once
+// open itself, releasing its claim when it ends.
+func TestReplicasOneGetStreamStaleResume(t *testing.T) {
+	f := newFleet(t)
+	c := f.initialize(t)
+	stale := func(ctx context.Context) *http.Request {
+		req := c.NewRequest(ctx, http.MethodGet)
+		req.Header.Set("Last-Event-ID", "no-such-stream-1")
+		return req
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := c.Open(t, c.NewRequest(ctx, http.MethodGet))
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first GET: %d", first.StatusCode)
+	}
+	for range 3 {
+		resp := c.Open(t, stale(context.Background()))
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		testutil.Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}.
+			WantError(t, http.StatusConflict, -32600, msgOneStream, "null")
+	}
+	cancel()
+	first.Body.Close()
+	streamReleased(t, f.prefix, c.SessionID)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	resumed := c.Open(t, stale(ctx))
+	if resumed.StatusCode != http.StatusOK {
+		t.Fatalf("a stale resume once the first stream closed: %d", resumed.StatusCode)
+	}
+	resp := c.Open(t, c.NewRequest(context.Background(), http.MethodGet)) // another replica
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	testutil.Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}.
+		WantError(t, http.StatusConflict, -32600, msgOneStream, "null")
+	cancel()
+	resumed.Body.Close()
+	streamReleased(t, f.prefix, c.SessionID)
+}
