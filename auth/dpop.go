@@ -139,20 +139,7 @@ func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 	default:
 		panic(fmt.Sprintf("auth: BearerOptions.DPoP.Mode must be DPoPOff, DPoPAccepted or DPoPRequired, not %d", opts.Mode))
 	}
-	names := opts.Algorithms
-	if names == nil {
-		names = asymmetricAlgorithms
-	}
-	if len(names) == 0 {
-		panic("auth: BearerOptions.DPoP.Algorithms must not be empty")
-	}
-	algs := make([]jose.SignatureAlgorithm, 0, len(names))
-	for _, n := range names {
-		if !slices.Contains(asymmetricAlgorithms, n) {
-			panic(fmt.Sprintf("auth: BearerOptions.DPoP.Algorithms: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", n, strings.Join(asymmetricAlgorithms, ", ")))
-		}
-		algs = append(algs, jose.SignatureAlgorithm(n))
-	}
+	algs := signatureAlgorithms("BearerOptions.DPoP.Algorithms", opts.Algorithms)
 	external := opts.URL
 	if external == "" {
 		external = resource // checked by RequireBearer
@@ -168,7 +155,7 @@ func newDPoPChecker(opts DPoPOptions, resource string) *dpopChecker {
 	if opts.Mode == DPoPOff {
 		return nil
 	}
-	c := &dpopChecker{mode: opts.Mode, algs: algs, algNames: strings.Join(names, " "), window: window,
+	c := &dpopChecker{mode: opts.Mode, algs: algs, algNames: joinAlgorithms(algs), window: window,
 		replay: opts.Replay, now: time.Now}
 	if external != "" {
 		u, _ := url.Parse(external)
@@ -362,4 +349,16 @@ func boundKey(info *TokenInfo) string {
 	cnf, _ := info.Claims["cnf"].(map[string]any)
 	jkt, _ := cnf["jkt"].(string)
 	return jkt
+}
+
+// joinAlgorithms names algs as a challenge's algs parameter lists them: separated by spaces.
+func joinAlgorithms(algs []jose.SignatureAlgorithm) string {
+	var b strings.Builder
+	for i, a := range algs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(string(a))
+	}
+	return b.String()
 }

@@ -114,20 +114,7 @@ func NewJWTVerifier(opts JWTOptions) *JWTVerifier {
 			panic(err.Error())
 		}
 	}
-	names := opts.Algorithms
-	if names == nil {
-		names = asymmetricAlgorithms
-	}
-	if len(names) == 0 {
-		panic("auth: JWTOptions.Algorithms must not be empty")
-	}
-	algs := make([]jose.SignatureAlgorithm, 0, len(names))
-	for _, n := range names {
-		if !slices.Contains(asymmetricAlgorithms, n) {
-			panic(fmt.Sprintf("auth: JWTOptions.Algorithms: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", n, strings.Join(asymmetricAlgorithms, ", ")))
-		}
-		algs = append(algs, jose.SignatureAlgorithm(n))
-	}
+	algs := signatureAlgorithms("JWTOptions.Algorithms", opts.Algorithms)
 	types := opts.Types
 	if types == nil {
 		types = DefaultTokenTypes
@@ -303,4 +290,24 @@ func tokenScopes(scope string, scp any) []string {
 		return out
 	}
 	return nil
+}
+
+// signatureAlgorithms applies the option rule to an allow-list of JWS algorithms (the option
+// named option): nil means every asymmetric algorithm, an empty list or a name outside them
+// panics naming the option.
+func signatureAlgorithms(option string, names []string) []jose.SignatureAlgorithm {
+	if names == nil {
+		names = asymmetricAlgorithms
+	}
+	if len(names) == 0 {
+		panic("auth: " + option + " must not be empty")
+	}
+	algs := make([]jose.SignatureAlgorithm, 0, len(names))
+	for _, n := range names {
+		if !slices.Contains(asymmetricAlgorithms, n) {
+			panic(fmt.Sprintf("auth: %s: %q is not an accepted algorithm (asymmetric JWS algorithms only: %s)", option, n, strings.Join(asymmetricAlgorithms, ", ")))
+		}
+		algs = append(algs, jose.SignatureAlgorithm(n))
+	}
+	return algs
 }
