@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
@@ -182,7 +182,7 @@ func (l *bearerLayer) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 	switch {
 	case err != nil && errors.Is(err, ErrUnavailable):
 		w.Header().Set("Cache-Control", "no-store")
-		middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.CodeInternalError, msgVerifyUnavailable)
 		return
 	case err != nil || info == nil:
 		l.refuseToken(w, r, scheme)
@@ -304,11 +304,11 @@ func isToken68(s string) bool {
 	return true
 }
 
-func denyID(w http.ResponseWriter, r *http.Request, status int, id core.ID, chal, message string) {
+func denyID(w http.ResponseWriter, r *http.Request, status int, id jsonrpc.ID, chal, message string) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", chal)
 	h.Set("Cache-Control", "no-store")
-	middleware.Refuse(w, r, status, id, core.CodeInvalidRequest, message)
+	middleware.Refuse(w, r, status, id, jsonrpc.CodeInvalidRequest, message)
 }
 
 // checkResource panics on a BearerOptions.Resource that is set but not a valid URL.

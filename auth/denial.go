@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -51,23 +52,23 @@ func contextID() string {
 // refuseScope answers 403 for want of need, with chal in WWW-Authenticate and a JSON-RPC -32600
 // body echoing id; with structured, the error's data carries the denial envelope under
 // _meta[core.MetaAuthorization].
-func refuseScope(w http.ResponseWriter, r *http.Request, id core.ID, chal string, need []string, meta string, structured bool) {
+func refuseScope(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, chal string, need []string, meta string, structured bool) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", chal)
 	h.Set("Cache-Control", "no-store")
 	if !structured {
-		middleware.Refuse(w, r, http.StatusForbidden, id, core.CodeInvalidRequest, msgInsufficientScope)
+		middleware.Refuse(w, r, http.StatusForbidden, id, jsonrpc.CodeInvalidRequest, msgInsufficientScope)
 		return
 	}
 	writeDenial(w, r, id, ScopeDenial(need, meta))
 }
 
 // writeDenial writes the 403 -32600 body with the envelope in error.data._meta.
-func writeDenial(w http.ResponseWriter, r *http.Request, id core.ID, d core.AuthorizationDenial) {
+func writeDenial(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, d core.AuthorizationDenial) {
 	if ex := middleware.ExchangeFrom(r.Context()); ex != nil {
-		ex.SetError(core.CodeInvalidRequest, msgInsufficientScope)
+		ex.SetError(jsonrpc.CodeInvalidRequest, msgInsufficientScope)
 	}
-	middleware.WriteErrorData(w, http.StatusForbidden, id, core.CodeInvalidRequest, msgInsufficientScope,
+	middleware.WriteErrorData(w, http.StatusForbidden, id, jsonrpc.CodeInvalidRequest, msgInsufficientScope,
 		map[string]any{"_meta": map[string]any{core.MetaAuthorization: d}})
 }
 

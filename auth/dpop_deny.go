@@ -3,7 +3,7 @@ package auth
 import (
 	"net/http"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -36,7 +36,7 @@ func (l *bearerLayer) denyBearer(w http.ResponseWriter, r *http.Request, status 
 func (l *bearerLayer) denyDPoP(w http.ResponseWriter, r *http.Request, p *dpopProblem) {
 	if p.status == http.StatusServiceUnavailable {
 		w.Header().Set("Cache-Control", "no-store")
-		middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, msgVerifyUnavailable)
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.CodeInternalError, msgVerifyUnavailable)
 		return
 	}
 	h := w.Header()
@@ -79,10 +79,10 @@ func (l *bearerLayer) finishDenial(w http.ResponseWriter, r *http.Request, statu
 		h.Set(headerDPoPNonce, l.dpop.nonces.issue(l.dpop.now()))
 	}
 	if status == http.StatusForbidden && l.opts.StructuredDenials {
-		writeDenial(w, r, core.ID{}, ScopeDenial(l.opts.Scopes, l.meta))
+		writeDenial(w, r, jsonrpc.ID{}, ScopeDenial(l.opts.Scopes, l.meta))
 		return
 	}
-	middleware.Refuse(w, r, status, core.ID{}, core.CodeInvalidRequest, message)
+	middleware.Refuse(w, r, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, message)
 }
 
 // Advertise returns m with the DPoP members of the protected resource metadata set as o

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -73,7 +74,7 @@ func TestTokenExpiryEndsListenStream(t *testing.T) {
 		} `json:"error"`
 	}
 	if json.Unmarshal([]byte(ev.Data), &msg) != nil || msg.ID != "L1" || msg.Error == nil ||
-		msg.Error.Code != core.CodeInvalidRequest || !strings.Contains(msg.Error.Data, "token expired") {
+		msg.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(msg.Error.Data, "token expired") {
 		t.Fatalf("last frame = %s, want the listen request answered with an error saying the token expired", ev.Data)
 	}
 	if _, err := sr.NextMessage(); !errors.Is(err, io.EOF) {

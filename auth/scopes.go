@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
@@ -177,14 +178,14 @@ func (p *scopePolicy) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 		// than miss a tool or resource rule.
 		m, derr := transport.Core.DecodeMessage(middleware.BodyFrom(r.Context()))
 		if derr != nil || m.Method != msg.Method {
-			middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: the request could not be read for the scope check")
+			middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, jsonrpc.CodeInternalError, "Internal error: the request could not be read for the scope check")
 			return
 		}
 		msg = m
 	}
 	need, err := p.required(msg)
 	if err != nil {
-		middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, core.CodeInternalError, "Internal error: invalid scope policy")
+		middleware.Refuse(w, r, http.StatusInternalServerError, msg.ID, jsonrpc.CodeInternalError, "Internal error: invalid scope policy")
 		return
 	}
 	if len(need) == 0 {
@@ -214,7 +215,7 @@ var errBadScope = errors.New("auth: ScopeOptions.Require returned an invalid sco
 
 // required returns every scope the message's operation needs, without duplicates, in policy
 // order.
-func (p *scopePolicy) required(msg *core.Message) ([]string, error) {
+func (p *scopePolicy) required(msg *jsonrpc.Message) ([]string, error) {
 	var need []string
 	add := func(scopes []string) {
 		for _, s := range scopes {

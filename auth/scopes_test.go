@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -154,7 +155,7 @@ func wantScopeChallenge(t *testing.T, r testutil.Reply, serverURL string, requir
 		}
 	}
 	w := r.Message(t)
-	if w.Error == nil || w.Error.Code != core.CodeInvalidRequest || string(w.ID) != id {
+	if w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidRequest || string(w.ID) != id {
 		t.Errorf("body %s: want a -32600 error with id %s", r.Body, id)
 	}
 }

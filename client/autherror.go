@@ -10,7 +10,7 @@ import (
 // WWW-Authenticate challenge (RFC 6750, RFC 9728), with the challenge's parameters. It is also
 // what an authorization layer on the HTTP client (package client/oauth) returns when it cannot
 // authorize: Err then says why (discovery, a mismatch, a refused scope). Reach it with errors.As;
-// errors.As to *HTTPError or *core.Error still matches the answer's body through Unwrap.
+// errors.As to *HTTPError or *jsonrpc.Error still matches the answer's body through Unwrap.
 type AuthError struct {
 	// StatusCode is the HTTP status of the refusal (401 or 403), or zero when the request was
 	// never answered because authorization failed before it.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -75,7 +75,7 @@ func TestAuthErrorOn401And403(t *testing.T) {
 		if ae.StatusCode != http.StatusUnauthorized || ae.Scheme != "Bearer" || ae.ResourceMetadata != meta || ae.Code != "" {
 			t.Fatalf("lifecycle %v: %+v, want 401 Bearer with resource_metadata %s", lc, ae, meta)
 		}
-		var werr *core.Error
+		var werr *jsonrpc.Error
 		if !errors.As(err, &werr) {
 			t.Fatalf("the JSON-RPC error of the body is not reachable: %v", err)
 		}

@@ -13,6 +13,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -190,12 +191,12 @@ type Client struct {
 	nextID atomic.Int64
 
 	mu       sync.Mutex
-	pending  map[core.ID]*pendingCall
+	pending  map[jsonrpc.ID]*pendingCall
 	progress map[string]func(Progress)
 	listens  map[string]*Subscription
 	tools    map[string]*toolInfo
 	logLevel core.LoggingLevel
-	serving  map[core.ID]context.CancelFunc
+	serving  map[jsonrpc.ID]context.CancelFunc
 	// slots holds one token per server request being handled (Options.MaxServerRequests);
 	// refusals one per refusal being sent.
 	slots    chan struct{}
@@ -214,7 +215,7 @@ type Client struct {
 }
 
 type pendingCall struct {
-	ch   chan *core.Message
+	ch   chan *jsonrpc.Message
 	stop context.CancelFunc // ends the read of the request's stream; set before sending
 }
 
@@ -256,11 +257,11 @@ func newClient(o Options) *Client {
 		info:      o.Info,
 		maxRounds: o.MaxInputRounds,
 		timeout:   o.Timeout,
-		pending:   map[core.ID]*pendingCall{},
+		pending:   map[jsonrpc.ID]*pendingCall{},
 		progress:  map[string]func(Progress){},
 		listens:   map[string]*Subscription{},
 		tools:     map[string]*toolInfo{},
-		serving:   map[core.ID]context.CancelFunc{},
+		serving:   map[jsonrpc.ID]context.CancelFunc{},
 		uris:      map[string]int{},
 		explicit:  map[string]bool{},
 		done:      make(chan struct{}),
@@ -370,8 +371,8 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 		// No answer in time: a legacy server that ignores requests before initialize.
 		return c.initialize(ctx)
 	}
-	var werr *core.Error
-	if err != nil && errors.As(err, &werr) && werr.Code == core.CodeUnsupportedProtocolVersion {
+	var werr *jsonrpc.Error
+	if err != nil && errors.As(err, &werr) && werr.Code == jsonrpc.CodeUnsupportedProtocolVersion {
 		// Retry once with a version the server lists (even the same one: the rejection may
 		// have been about how the first request said it).
 		if v := pickModern(werr.Data); v != "" {
@@ -412,12 +413,12 @@ func legacyAnswer(err error) bool {
 	if errors.As(err, &aerr) {
 		return false // a legacy server would refuse initialize the same way
 	}
-	var werr *core.Error
+	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		switch werr.Code {
-		case core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability:
+		case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingRequiredClientCapability:
 			return false
-		case core.CodeUnsupportedProtocolVersion:
+		case jsonrpc.CodeUnsupportedProtocolVersion:
 			return pickModern(werr.Data) == ""
 		}
 		return true
@@ -569,7 +570,7 @@ func (c *Client) failAll(closing bool, cause error) bool {
 		c.closeErr = cause
 	}
 	pend := c.pending
-	c.pending = map[core.ID]*pendingCall{}
+	c.pending = map[jsonrpc.ID]*pendingCall{}
 	subs := make([]*Subscription, 0, len(c.listens))
 	for _, s := range c.listens {
 		subs = append(subs, s)

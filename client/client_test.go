@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/stdio"
 )
@@ -212,7 +213,7 @@ func TestCalls(t *testing.T) {
 			t.Errorf("sample: %+v, %v", res, err)
 		}
 		_, err = c.CallTool(ctx, "missing", nil)
-		var werr *core.Error
+		var werr *jsonrpc.Error
 		if !errors.As(err, &werr) {
 			t.Errorf("unknown tool: %v", err)
 		}

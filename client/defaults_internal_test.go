@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -56,6 +57,6 @@ func TestOptionsDefaults(t *testing.T) {
 // discard is a sink that drops what a link delivers.
 type discard struct{}
 
-func (discard) deliver([]byte, core.ID) core.ID { return core.ID{} }
-func (discard) connLost(error)                  {}
-func (discard) streamEnded(error)               {}
+func (discard) deliver([]byte, jsonrpc.ID) jsonrpc.ID { return jsonrpc.ID{} }
+func (discard) connLost(error)                        {}
+func (discard) streamEnded(error)                     {}

@@ -12,6 +12,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -56,7 +57,7 @@ func collect(opts []CallOption) *callOpts {
 type outMsg struct {
 	body   []byte
 	method string
-	id     core.ID // valid for requests
+	id     jsonrpc.ID // valid for requests
 	// modern marks a 2026-07-28 request: the link adds the standard headers.
 	modern  bool
 	version string
@@ -167,7 +168,7 @@ func decodeResult(method string, raw json.RawMessage, res any) error {
 
 // roundTrip sends one request (a fresh id every time) and returns its raw result.
 func (c *Client) roundTrip(ctx context.Context, method string, params map[string]any, o *callOpts) (json.RawMessage, error) {
-	id := core.IntID(c.nextID.Add(1))
+	id := jsonrpc.IntID(c.nextID.Add(1))
 	requestID(ctx, id)
 	msg, tok, err := c.buildRequest(ctx, id, method, params, o)
 	if err != nil {
@@ -205,7 +206,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 	}
 }
 
-func answerOf(m *core.Message, ok bool, c *Client) (json.RawMessage, error) {
+func answerOf(m *jsonrpc.Message, ok bool, c *Client) (json.RawMessage, error) {
 	if !ok {
 		return nil, c.lostErr()
 	}
@@ -230,7 +231,7 @@ func (c *Client) lostErr() error {
 
 // cancelRemote tells the server a request is abandoned: notifications/cancelled, except on a
 // 2026-07-28 HTTP request, where closing its stream (already done) is the cancellation.
-func (c *Client) cancelRemote(id core.ID, ctx context.Context) {
+func (c *Client) cancelRemote(id jsonrpc.ID, ctx context.Context) {
 	if c.modern && c.link.cancelsByStream() {
 		return
 	}
@@ -245,7 +246,7 @@ func (c *Client) cancelRemote(id core.ID, ctx context.Context) {
 
 // buildRequest encodes a request: params with the envelope (2026-07-28), the progress token and
 // the trace context in _meta, and the headers the link mirrors.
-func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, params map[string]any, o *callOpts) (*outMsg, string, error) {
+func (c *Client) buildRequest(ctx context.Context, id jsonrpc.ID, method string, params map[string]any, o *callOpts) (*outMsg, string, error) {
 	p := maps.Clone(params)
 	if p == nil {
 		p = map[string]any{}
@@ -308,7 +309,7 @@ func (c *Client) buildRequest(ctx context.Context, id core.ID, method string, pa
 }
 
 // register records a request as pending.
-func (c *Client) register(id core.ID, tok string, progress func(Progress), stop context.CancelFunc) (*pendingCall, error) {
+func (c *Client) register(id jsonrpc.ID, tok string, progress func(Progress), stop context.CancelFunc) (*pendingCall, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || c.closeErr != nil {
@@ -317,7 +318,7 @@ func (c *Client) register(id core.ID, tok string, progress func(Progress), stop 
 		}
 		return nil, ErrClosed
 	}
-	p := &pendingCall{ch: make(chan *core.Message, 1), stop: stop}
+	p := &pendingCall{ch: make(chan *jsonrpc.Message, 1), stop: stop}
 	c.pending[id] = p
 	if tok != "" {
 		c.progress[tok] = progress
@@ -325,7 +326,7 @@ func (c *Client) register(id core.ID, tok string, progress func(Progress), stop 
 	return p, nil
 }
 
-func (c *Client) unregister(id core.ID, tok string) {
+func (c *Client) unregister(id jsonrpc.ID, tok string) {
 	c.mu.Lock()
 	delete(c.pending, id)
 	if tok != "" {
@@ -344,10 +345,10 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 }
 
 // deliver takes one inbound message from the link and returns the id of a response.
-func (c *Client) deliver(raw []byte, stream core.ID) core.ID {
+func (c *Client) deliver(raw []byte, stream jsonrpc.ID) jsonrpc.ID {
 	m, derr := transport.Core.DecodeMessage(raw)
 	if derr != nil {
-		return core.ID{} // nothing can be answered: an unreadable frame from the server
+		return jsonrpc.ID{} // nothing can be answered: an unreadable frame from the server
 	}
 	switch {
 	case m.IsResponse():
@@ -369,12 +370,12 @@ func (c *Client) deliver(raw []byte, stream core.ID) core.ID {
 	default:
 		c.onNotification(m)
 	}
-	return core.ID{}
+	return jsonrpc.ID{}
 }
 
 // onNotification routes a notification: progress to its call, listen frames to their
 // subscription, the rest to the options' callbacks.
-func (c *Client) onNotification(m *core.Message) {
+func (c *Client) onNotification(m *jsonrpc.Message) {
 	ctx := c.baseCtx
 	if sid := transport.Core.MetaValue(m, core.MetaSubscriptionID); len(sid) > 0 {
 		c.mu.Lock()
@@ -424,7 +425,7 @@ func (c *Client) onNotification(m *core.Message) {
 		if jsonv2.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		var id core.ID
+		var id jsonrpc.ID
 		if jsonv2.Unmarshal(p.RequestID, &id) != nil {
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -42,9 +42,9 @@ func TestServerErrorReadsTheSameEverywhere(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = c.Close() })
 			_, err = c.CallTool(ctx, "nope", nil)
-			var werr *core.Error
+			var werr *jsonrpc.Error
 			if !errors.As(err, &werr) {
-				t.Fatalf("CallTool of an unknown tool: %v (%T), want a *core.Error", err, err)
+				t.Fatalf("CallTool of an unknown tool: %v (%T), want a *jsonrpc.Error", err, err)
 			}
 			if werr.Error() != want {
 				t.Errorf("the error reads %q, want %q", werr.Error(), want)

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -17,7 +18,7 @@ import (
 // the reading path never waits for a handler. At most Options.MaxServerRequests run at once
 // (each until its answer is sent); past that the request is refused. notifications/cancelled
 // from the server cancels the handler's context; Close cancels and awaits every handler.
-func (c *Client) serveRequest(m *core.Message) {
+func (c *Client) serveRequest(m *jsonrpc.Message) {
 	select {
 	case c.slots <- struct{}{}:
 	default:
@@ -52,7 +53,7 @@ func (c *Client) serveRequest(m *core.Message) {
 		} else {
 			enc, merr := jsonv2.Marshal(res)
 			if merr != nil {
-				body = transport.Core.EncodeError(m.ID, core.InternalError("cannot encode the client's result: "+merr.Error()))
+				body = transport.Core.EncodeError(m.ID, jsonrpc.InternalError("cannot encode the client's result: "+merr.Error()))
 			} else {
 				body = transport.Core.EncodeResponse(m.ID, enc)
 			}
@@ -65,7 +66,7 @@ func (c *Client) serveRequest(m *core.Message) {
 // goroutine of its own while fewer than that many refusals are being sent; past that (a server
 // that floods the client and holds the answers open) the request is dropped unanswered, so the
 // client's goroutines and connections stay bounded.
-func (c *Client) refuse(m *core.Message) {
+func (c *Client) refuse(m *jsonrpc.Message) {
 	select {
 	case c.refusals <- struct{}{}:
 	default:
@@ -79,7 +80,7 @@ func (c *Client) refuse(m *core.Message) {
 	}
 	c.handlers.Add(1)
 	c.mu.Unlock()
-	body := transport.Core.EncodeError(m.ID, core.NewError(core.CodeInternalError,
+	body := transport.Core.EncodeError(m.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
 		fmt.Sprintf("Client busy: %d requests from the server are being handled; try again later", cap(c.slots))))
 	go func() {
 		defer c.handlers.Done()
@@ -99,12 +100,12 @@ func (c *Client) reply(ctx context.Context, body []byte) {
 const serverReplyTimeout = 30 * time.Second
 
 // wireError turns a handler's error into the JSON-RPC error the server receives.
-func wireError(err error) *core.Error {
-	var werr *core.Error
+func wireError(err error) *jsonrpc.Error {
+	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		return werr
 	}
-	return core.NewError(core.CodeInternalError, err.Error())
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
 }
 
 // answer runs the handler of a server request (or of one input request of an input_required
@@ -115,7 +116,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 		return struct{}{}, nil
 	case "sampling/createMessage":
 		if c.opts.Sampling == nil {
-			return nil, core.NewError(core.CodeMethodNotFound, "Method not found: this client does not offer sampling")
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found: this client does not offer sampling")
 		}
 		var p core.CreateMessageParams
 		if err := decodeParams(params, &p); err != nil {
@@ -128,14 +129,14 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 		return res, err
 	case "elicitation/create":
 		if c.opts.Elicitation == nil {
-			return nil, core.NewError(core.CodeMethodNotFound, "Method not found: this client does not offer elicitation")
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found: this client does not offer elicitation")
 		}
 		var p core.ElicitParams
 		if err := decodeParams(params, &p); err != nil {
 			return nil, err
 		}
 		if p.Mode == "url" && !c.opts.URLElicitation {
-			return nil, core.InvalidParams("this client does not offer url-mode elicitation")
+			return nil, jsonrpc.InvalidParams("this client does not offer url-mode elicitation")
 		}
 		res, err := c.opts.Elicitation(ctx, &p)
 		if err != nil {
@@ -150,7 +151,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 		return res, nil
 	case "roots/list":
 		if c.opts.Roots == nil {
-			return nil, core.NewError(core.CodeMethodNotFound, "Method not found: this client does not offer roots")
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found: this client does not offer roots")
 		}
 		roots, err := c.opts.Roots(ctx)
 		if err != nil {
@@ -161,15 +162,15 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 		}
 		return &core.ListRootsResult{Roots: roots}, nil
 	}
-	return nil, core.NewError(core.CodeMethodNotFound, "Method not found: "+method)
+	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found: "+method)
 }
 
 func decodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 {
-		return core.InvalidParams("missing params")
+		return jsonrpc.InvalidParams("missing params")
 	}
 	if err := jsonv2.Unmarshal(params, v); err != nil {
-		return core.InvalidParams(err.Error())
+		return jsonrpc.InvalidParams(err.Error())
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -27,7 +28,7 @@ type hostileServer struct {
 	// get serves the standalone GET stream.
 	get func(w http.ResponseWriter, r *http.Request)
 	// post serves a POST other than initialize and notifications/initialized; m is its message.
-	post func(w http.ResponseWriter, r *http.Request, m *core.Message)
+	post func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message)
 }
 
 func newHostileServer(t *testing.T, h *hostileServer) *hostileServer {
@@ -91,13 +92,13 @@ type floodServer struct {
 	hold      chan struct{}
 	answers   atomic.Int64
 	refusals  atomic.Int64
-	errs      chan core.Error
-	got       chan *core.Message // the successful answers (up to n)
+	errs      chan jsonrpc.Error
+	got       chan *jsonrpc.Message // the successful answers (up to n)
 	holdReply bool
 }
 
 func newFloodServer(t *testing.T, n int, method, params string, holdReply bool) *floodServer {
-	f := &floodServer{hold: make(chan struct{}), errs: make(chan core.Error, 64), got: make(chan *core.Message, n), holdReply: holdReply}
+	f := &floodServer{hold: make(chan struct{}), errs: make(chan jsonrpc.Error, 64), got: make(chan *jsonrpc.Message, n), holdReply: holdReply}
 	f.hostileServer = newHostileServer(t, &hostileServer{
 		get: func(w http.ResponseWriter, r *http.Request) {
 			sseOpen(w)
@@ -110,7 +111,7 @@ func newFloodServer(t *testing.T, n int, method, params string, holdReply bool) 
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		},
-		post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+		post: func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 			if m.IsResponse() {
 				f.answers.Add(1)
 				if m.Error != nil {
@@ -219,7 +220,7 @@ func TestServerRequestsBeyondTheBound(t *testing.T) {
 	}
 	for range extra {
 		e := await(t, f.errs, "a refusal")
-		if e.Code != core.CodeInternalError || !strings.Contains(e.Message, "Client busy") {
+		if e.Code != jsonrpc.CodeInternalError || !strings.Contains(e.Message, "Client busy") {
 			t.Errorf("refusal = %d %q", e.Code, e.Message)
 		}
 	}
@@ -241,7 +242,7 @@ func TestServerRequestsBeyondTheBound(t *testing.T) {
 // cannot be the request's response fails the call at once, saying what was wrong, instead of
 // leaving it to wait for its timeout.
 func TestBrokenJSONAnswer(t *testing.T) {
-	deep := strings.Repeat("[", core.MaxNesting+1) + strings.Repeat("]", core.MaxNesting+1)
+	deep := strings.Repeat("[", jsonrpc.MaxNesting+1) + strings.Repeat("]", jsonrpc.MaxNesting+1)
 	for name, tc := range map[string]struct{ body, want string }{
 		"invalid UTF-8":   {"{\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{\"x\":\"\xff\xfe\"}}", "not valid UTF-8"},
 		"not JSON":        {`{"jsonrpc":"2.0","id":ID,"result":`, "not valid JSON"},
@@ -254,7 +255,7 @@ func TestBrokenJSONAnswer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+			h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 				if m.Method != "ping" {
 					w.WriteHeader(http.StatusAccepted)
 					return
@@ -281,13 +282,13 @@ func TestBrokenJSONAnswer(t *testing.T) {
 // origin is followed, and HTTPTransport.AllowCrossOriginRedirects lets the other one through.
 func TestCrossOriginRedirect(t *testing.T) {
 	reached := make(chan http.Header, 8)
-	other := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+	other := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		reached <- r.Header.Clone()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{}}`)
 	}})
 	var target atomic.Value // where the endpoint redirects a ping
-	h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *core.Message) {
+	h := newHostileServer(t, &hostileServer{post: func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 		if r.URL.Path == "/moved" {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{}}`)

@@ -18,7 +18,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Defaults of HTTPTransport.
@@ -344,18 +344,18 @@ func describe(m *outMsg) string {
 
 // deliverBody hands a JSON body (one message or a batch) to the sink and reports whether it held
 // a response to id.
-func (l *httpLink) deliverBody(body []byte, id core.ID) bool {
+func (l *httpLink) deliverBody(body []byte, id jsonrpc.ID) bool {
 	answered := false
 	if jsontext.Value(body).Kind() == '[' {
 		var items []json.RawMessage
 		if jsonv2.Unmarshal(body, &items) == nil {
 			for _, it := range items {
-				answered = l.sink.deliver(it, core.ID{}).Equal(id) || answered
+				answered = l.sink.deliver(it, jsonrpc.ID{}).Equal(id) || answered
 			}
 		}
 		return answered
 	}
-	return l.sink.deliver(body, core.ID{}).Equal(id)
+	return l.sink.deliver(body, jsonrpc.ID{}).Equal(id)
 }
 
 // statusError turns an error status into an error: the JSON-RPC error of the body when there is
@@ -370,7 +370,7 @@ func (l *httpLink) statusError(resp *http.Response, m *outMsg) error {
 func (l *httpLink) statusErrorOf(resp *http.Response, modern bool, sid string, ran bool) error {
 	body, _ := readBounded(resp.Body, 64<<10)
 	var e struct {
-		Error *core.Error `json:"error"`
+		Error *jsonrpc.Error `json:"error"`
 	}
 	var err error
 	if jsonv2.Unmarshal(body, &e) == nil && e.Error != nil {

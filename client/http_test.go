@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -217,8 +218,8 @@ func TestHTTPErrors(t *testing.T) {
 		t.Errorf("401: %v", err)
 	}
 	_, err = client.Connect(context.Background(), &client.HTTPTransport{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}}, client.Options{Lifecycle: client.Legacy})
-	var werr *core.Error
-	if !errors.As(err, &werr) || werr.Code != core.CodeInvalidRequest {
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidRequest {
 		t.Errorf("JSON-RPC error body: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // readStream reads a POST's SSE answer until the response to m arrives. A stream that ends
@@ -95,7 +95,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // readEvents hands the events of one SSE stream to the sink. It reports done when the response
 // with id arrived (the stream is then left) and how many messages it delivered, and keeps the
 // last event id and retry interval.
-func (l *httpLink) readEvents(r io.Reader, id core.ID, last *string, retry *time.Duration) (done bool, delivered int, err error) {
+func (l *httpLink) readEvents(r io.Reader, id jsonrpc.ID, last *string, retry *time.Duration) (done bool, delivered int, err error) {
 	sr := newSSEReader(r, l.max)
 	for {
 		ev, err := sr.next()
@@ -191,7 +191,7 @@ func (l *httpLink) standalone(ctx context.Context, opened chan struct{}) error {
 		n := 0
 		if err == nil {
 			failures = 0
-			_, n, err = l.readEvents(resp.Body, core.ID{}, &last, &retry) // clean end or not, reconnect
+			_, n, err = l.readEvents(resp.Body, jsonrpc.ID{}, &last, &retry) // clean end or not, reconnect
 			resp.Body.Close()
 		}
 		empties = nextEmpties(empties, n)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -31,7 +32,7 @@ func newSubscriptions(t *testing.T) *subscriptions {
 	s.server = core.NewServer(core.Implementation{Name: "subs", Version: "1"}, core.Options{
 		SubscribeHandler: func(ctx context.Context, req *core.SubscribeRequest) error {
 			if req.URI == "test://refused" {
-				return core.InvalidParams("not this one")
+				return jsonrpc.InvalidParams("not this one")
 			}
 			s.subscribed <- req.URI
 			return nil

@@ -12,6 +12,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ListenFilter is what a subscriptions/listen stream asks for; each kind is opt-in.
@@ -29,7 +30,7 @@ type ListenFilter struct {
 type Subscription struct {
 	c   *Client
 	key string
-	id  core.ID
+	id  jsonrpc.ID
 	fn  func(Notification)
 	ch  chan Notification
 	// legacy marks a listen on a legacy session: the session's notifications, filtered here.
@@ -66,7 +67,7 @@ func (c *Client) Listen(ctx context.Context, filter ListenFilter, fn func(Notifi
 		return c.listenLegacy(ctx, filter, fn)
 	}
 	lctx, stop := context.WithCancel(ctx)
-	id := core.IntID(c.nextID.Add(1))
+	id := jsonrpc.IntID(c.nextID.Add(1))
 	s := &Subscription{c: c, key: id.String(), id: id, fn: fn, acked: make(chan struct{}), done: make(chan struct{}), stop: stop}
 	if fn == nil {
 		s.ch = make(chan Notification, 64)
@@ -153,7 +154,7 @@ func (s *Subscription) run(ctx context.Context, msg *outMsg, p *pendingCall) {
 }
 
 // deliver takes one notification of the stream.
-func (s *Subscription) deliver(m *core.Message) {
+func (s *Subscription) deliver(m *jsonrpc.Message) {
 	if m.Method == "notifications/subscriptions/acknowledged" {
 		var p struct {
 			Notifications ListenFilter `json:"notifications"`
@@ -216,7 +217,7 @@ func (c *Client) listenLegacy(ctx context.Context, filter ListenFilter, fn func(
 	honored.PromptsListChanged = filter.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
 	honored.ResourcesListChanged = filter.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
 	lctx, stop := context.WithCancel(ctx)
-	s := &Subscription{c: c, key: "legacy:" + core.IntID(c.nextID.Add(1)).String(), fn: fn, legacy: true,
+	s := &Subscription{c: c, key: "legacy:" + jsonrpc.IntID(c.nextID.Add(1)).String(), fn: fn, legacy: true,
 		acked: make(chan struct{}), done: make(chan struct{}), stop: stop}
 	if fn == nil {
 		s.ch = make(chan Notification, 64)
@@ -227,7 +228,7 @@ func (c *Client) listenLegacy(ctx context.Context, filter ListenFilter, fn func(
 				continue
 			}
 			err := c.holdURI(lctx, u)
-			var werr *core.Error
+			var werr *jsonrpc.Error
 			switch {
 			case err == nil:
 				honored.ResourceSubscriptions = append(honored.ResourceSubscriptions, u)
@@ -264,7 +265,7 @@ func (c *Client) listenLegacy(ctx context.Context, filter ListenFilter, fn func(
 }
 
 // wants reports whether a legacy listen asked for the notification m.
-func (s *Subscription) wants(m *core.Message) bool {
+func (s *Subscription) wants(m *jsonrpc.Message) bool {
 	switch m.Method {
 	case core.ToolsListChanged:
 		return s.Honored.ToolsListChanged
@@ -283,7 +284,7 @@ func (s *Subscription) wants(m *core.Message) bool {
 
 // toLegacyListens hands a session notification to the legacy listens that asked for it and
 // reports whether any did.
-func (c *Client) toLegacyListens(m *core.Message) bool {
+func (c *Client) toLegacyListens(m *jsonrpc.Message) bool {
 	c.mu.Lock()
 	var subs []*Subscription
 	for _, s := range c.listens {

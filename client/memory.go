@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/listen"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -50,14 +51,14 @@ func (l *memLink) toClient(ctx context.Context, msg []byte) error {
 	if closed {
 		return core.ErrSessionClosed
 	}
-	l.sink.deliver(append([]byte(nil), msg...), core.ID{})
+	l.sink.deliver(append([]byte(nil), msg...), jsonrpc.ID{})
 	return nil
 }
 
 func (l *memLink) send(ctx context.Context, m *outMsg) error {
 	msg, err := transport.Core.DecodeMessage(m.body)
 	if err != nil {
-		var derr *core.DecodeError
+		var derr *jsonrpc.DecodeError
 		if errors.As(err, &derr) {
 			return derr.Err
 		}

@@ -15,7 +15,7 @@ func (c *Client) ListSkills(ctx context.Context, opts ...CallOption) iter.Seq2[*
 }
 
 // GetSkill returns one skill by the URI of its SKILL.md (skills/get); an unknown one is a
-// -32602 *core.Error.
+// -32602 *jsonrpc.Error.
 func (c *Client) GetSkill(ctx context.Context, uri string, opts ...CallOption) (*skills.Entry, error) {
 	var res struct {
 		Skill skills.Entry `json:"skill"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -57,8 +58,8 @@ func TestSkillsCalls(t *testing.T) {
 			if err != nil || got.URI != listed[0].URI || got.Resources[0].Digest == "" || len(got.Frontmatter) == 0 {
 				t.Errorf("GetSkill = %+v, %v", got, err)
 			}
-			var e *core.Error
-			if _, err := c.GetSkill(ctx, "skill://nope/SKILL.md"); !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
+			var e *jsonrpc.Error
+			if _, err := c.GetSkill(ctx, "skill://nope/SKILL.md"); !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("GetSkill of an unknown skill = %v", err)
 			}
 			var kids []string

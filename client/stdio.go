@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // DefaultShutdownTimeout is how long CommandTransport waits for a server to exit after its
@@ -170,7 +170,7 @@ func (l *lineLink) read() {
 			return
 		}
 		if len(line) > 0 {
-			l.sink.deliver(append([]byte(nil), line...), core.ID{})
+			l.sink.deliver(append([]byte(nil), line...), jsonrpc.ID{})
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

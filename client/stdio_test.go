@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/stdio"
 )
@@ -195,8 +196,8 @@ func TestAutoFallback(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, err := client.Connect(context.Background(), scripted(t, tc.discover), client.Options{DiscoverTimeout: 50 * time.Millisecond})
 			if !tc.legacy {
-				var werr *core.Error
-				if !errors.As(err, &werr) || werr.Code != core.CodeMissingRequiredClientCapability {
+				var werr *jsonrpc.Error
+				if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeMissingRequiredClientCapability {
 					t.Errorf("Connect: %v", err)
 				}
 				return

@@ -11,6 +11,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
@@ -37,7 +38,7 @@ type TaskState struct {
 	// Result is the final result (completed).
 	Result json.RawMessage `json:"result,omitzero"`
 	// Error is the JSON-RPC error (failed).
-	Error *core.Error `json:"error,omitzero"`
+	Error *jsonrpc.Error `json:"error,omitzero"`
 	// InputRequests are the server's outstanding requests (input_required).
 	InputRequests map[string]struct {
 		Method string          `json:"method"`

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/otelconv"
 )
 
@@ -159,7 +160,7 @@ func (t *telemetry) start(ctx context.Context, c *Client, method string, params 
 
 // requestID notes the JSON-RPC id of a request on the call's span (the last round's, with
 // input_required retries).
-func requestID(ctx context.Context, id core.ID) {
+func requestID(ctx context.Context, id jsonrpc.ID) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
 		s := id.String()
@@ -173,7 +174,7 @@ func requestID(ctx context.Context, id core.ID) {
 // errorType classifies a failed call for error.type: the JSON-RPC code, "timeout",
 // "cancelled" or "_OTHER". code reports whether it is a JSON-RPC code.
 func errorType(err error) (kind string, code bool) {
-	var werr *core.Error
+	var werr *jsonrpc.Error
 	switch {
 	case errors.As(err, &werr):
 		return strconv.FormatInt(werr.Code, 10), true

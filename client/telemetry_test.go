@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
@@ -135,7 +136,7 @@ func TestTelemetryMetrics(t *testing.T) {
 					t.Fatal(err)
 				}
 				_, missErr := c.CallTool(ctx, "missing", nil)
-				var werr *core.Error
+				var werr *jsonrpc.Error
 				if !errors.As(missErr, &werr) {
 					t.Fatalf("unknown tool: %v", missErr)
 				}

@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // A Transport carries JSON-RPC messages between a client and one server. The kit provides
@@ -17,7 +17,7 @@ type Transport interface {
 type sink interface {
 	// deliver takes one inbound message and reports the id of a response (zero otherwise).
 	// stream is the request whose own answer stream carried it (zero for any other path).
-	deliver(raw []byte, stream core.ID) core.ID
+	deliver(raw []byte, stream jsonrpc.ID) jsonrpc.ID
 	// connLost reports that the connection ended on its own.
 	connLost(err error)
 	// streamEnded reports that the path for messages outside any request (the standalone GET

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -74,7 +75,7 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 
 func BenchmarkEncodeResponse(b *testing.B) {
 	result := []byte(`{"content":[{"type":"text","text":"{\"sum\":42}"}],"structuredContent":{"sum":42},"isError":false}`)
-	id := core.IntID(42)
+	id := jsonrpc.IntID(42)
 	b.ReportAllocs()
 	for b.Loop() {
 		resp := core.Response{ID: id, Result: result}
@@ -85,8 +86,8 @@ func BenchmarkEncodeResponse(b *testing.B) {
 }
 
 func BenchmarkEncodeError(b *testing.B) {
-	e := core.InvalidParams("Tool not found: nope")
-	id := core.StringID("req-7")
+	e := jsonrpc.InvalidParams("Tool not found: nope")
+	id := jsonrpc.StringID("req-7")
 	b.ReportAllocs()
 	for b.Loop() {
 		if out := transport.Core.EncodeError(id, e); len(out) == 0 {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ErrCallOver is returned by the notify, progress, log and request calls of a request whose
@@ -24,15 +26,15 @@ type callKey struct{}
 // concurrent use by the handler's goroutines.
 type Call struct {
 	session *Session
-	msg     *Message
-	id      ID
+	msg     *jsonrpc.Message
+	id      jsonrpc.ID
 	method  string
 	params  json.RawMessage
 	out     Sender
 
 	// handler serves the method; early, when set, is the error that answers the call instead.
 	handler func(c *Call) (any, error)
-	early   *Error
+	early   *jsonrpc.Error
 
 	ctx        context.Context
 	vctx       callContext // the storage of ctx
@@ -76,7 +78,7 @@ type observedCall struct {
 	op   Operation
 }
 
-func newCall(ss *Session, msg *Message, out Sender) *Call {
+func newCall(ss *Session, msg *jsonrpc.Message, out Sender) *Call {
 	var c *Call
 	if ss.observer() != nil {
 		oc := new(observedCall)
@@ -124,7 +126,7 @@ func (c *Call) Context() context.Context { return c.ctx }
 func (c *Call) Session() *Session { return c.session }
 
 // ID returns the request id.
-func (c *Call) ID() ID { return c.id }
+func (c *Call) ID() jsonrpc.ID { return c.id }
 
 // Method returns the request's method.
 func (c *Call) Method() string { return c.method }

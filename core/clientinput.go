@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // SamplingMessage is one message of a sampling request or result. Content holds one block, or
@@ -225,7 +227,7 @@ func (ss *Session) NotifyElicitationComplete(ctx context.Context, elicitationID 
 // URLElicitationRequired returns the -32042 error that asks the client to complete URL
 // elicitations before retrying (legacy lifecycle only; the 2026-07-28 lifecycle uses
 // input_required results instead).
-func URLElicitationRequired(elicitations ...ElicitParams) *Error {
+func URLElicitationRequired(elicitations ...ElicitParams) *jsonrpc.Error {
 	list := make([]ElicitParams, len(elicitations)) // the caller's slice is left alone
 	for i, e := range elicitations {
 		e.Mode = "url"
@@ -235,7 +237,7 @@ func URLElicitationRequired(elicitations ...ElicitParams) *Error {
 		}
 		list[i] = e
 	}
-	return &Error{Code: CodeURLElicitationRequired, Message: "URL elicitation required", Data: map[string]any{"elicitations": list}}
+	return &jsonrpc.Error{Code: jsonrpc.CodeURLElicitationRequired, Message: "URL elicitation required", Data: map[string]any{"elicitations": list}}
 }
 
 // Root is a root the client exposes.

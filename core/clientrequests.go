@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // DefaultServerToClientRequestTimeout bounds a server-to-client request when neither the server
@@ -41,7 +43,9 @@ func (e *RequestTimeoutError) Error() string {
 
 // Unwrap exposes the wire error, so an unhandled timeout answers the originating request with
 // -32001.
-func (e *RequestTimeoutError) Unwrap() error { return NewError(CodeRequestTimeout, e.Error()) }
+func (e *RequestTimeoutError) Unwrap() error {
+	return jsonrpc.NewError(jsonrpc.CodeRequestTimeout, e.Error())
+}
 
 func formatSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
@@ -82,16 +86,16 @@ type RequestRefuser interface {
 
 // pendingRequest is a server-to-client request waiting for its answer.
 type pendingRequest struct {
-	answer chan *Message
+	answer chan *jsonrpc.Message
 }
 
 // answer delivers a client's answer to the request of this process waiting for it, and reports
 // whether there was one. An answer nobody waits for (unknown id, answered already, another
 // session's) is dropped, or forwarded by the caller (SessionHooks.Forward).
-func (ss *Session) answer(msg *Message) bool {
+func (ss *Session) answer(msg *jsonrpc.Message) bool {
 	ss.mu.Lock()
-	p := ss.pending[msg.ID.key()]
-	delete(ss.pending, msg.ID.key())
+	p := ss.pending[idKey(msg.ID)]
+	delete(ss.pending, idKey(msg.ID))
 	ss.mu.Unlock()
 	if p != nil {
 		p.answer <- msg // buffered: never blocks
@@ -222,12 +226,12 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s request was cancelled: %w", method, context.Cause(ctx))
 	}
-	id := StringID(uuid.NewString())
+	id := jsonrpc.StringID(uuid.NewString())
 	msg, err := encodeRequest(id, method, params)
 	if err != nil {
 		return err
 	}
-	var answer *Message
+	var answer *jsonrpc.Message
 	if octx, end := ss.observeOutgoing(ctx, c, id, method); end != nil {
 		ctx = octx
 		defer func() { end(answer, err) }()
@@ -275,8 +279,8 @@ func (ss *Session) requestLimit(ctx context.Context, opts []RequestOption) time.
 
 // addPending registers the wait for the answer to request id, unless the session can no longer
 // take answers.
-func (ss *Session) addPending(id ID) (*pendingRequest, error) {
-	p := &pendingRequest{answer: make(chan *Message, 1)}
+func (ss *Session) addPending(id jsonrpc.ID) (*pendingRequest, error) {
+	p := &pendingRequest{answer: make(chan *jsonrpc.Message, 1)}
 	if isDone(ss.inputEnded) {
 		return nil, fmt.Errorf("%w: %w", ErrRequestsRefused, ErrInputEnded)
 	}
@@ -286,7 +290,7 @@ func (ss *Session) addPending(id ID) (*pendingRequest, error) {
 		return nil, fmt.Errorf("%w: session closed", ErrRequestsRefused)
 	}
 	if ss.pending == nil {
-		ss.pending = map[ID]*pendingRequest{}
+		ss.pending = map[jsonrpc.ID]*pendingRequest{}
 	}
 	ss.pending[id] = p
 	return p, nil
@@ -326,14 +330,14 @@ func (o outgoing) send(b []byte, detached bool) error {
 // awaiting is a server-to-client request waiting for its answer.
 type awaiting struct {
 	out    outgoing
-	id     ID
+	id     jsonrpc.ID
 	method string
 	limit  time.Duration
 }
 
 // await waits for the answer (returned as it came) or for the end of the wait (the error that
 // ends the request: a timeout, a cancellation, the end of the session or of its input).
-func (w *awaiting) await(p *pendingRequest) (*Message, error) {
+func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 	ss, c, ctx := w.out.ss, w.out.c, w.out.ctx
 	var parent <-chan struct{}
 	if c != nil {
@@ -404,7 +408,7 @@ func isDone(ch <-chan struct{}) bool {
 
 // decodeAnswer turns the client's answer into the request's outcome: a *ClientError for an
 // error answer, else the result decoded into result (when not nil), which must be an object.
-func decodeAnswer(method string, ans *Message, result any) error {
+func decodeAnswer(method string, ans *jsonrpc.Message, result any) error {
 	if ans.Error != nil {
 		ce := &ClientError{Method: method, Code: ans.Error.Code, Message: ans.Error.Message}
 		if d, ok := ans.Error.Data.(json.RawMessage); ok {

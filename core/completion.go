@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // CompletionHandler serves completion/complete. The reference has been checked: a prompt
@@ -50,18 +52,18 @@ func handleComplete(c *Call) (any, error) {
 		} `json:"context"`
 	}
 	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
-		return nil, InvalidParams("Invalid params")
+		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var ref CompleteRef
 	if !rawObject(p.Ref) || unmarshal(p.Ref, &ref) != nil || ref.Type == "" {
-		return nil, InvalidParams("Missing or invalid ref")
+		return nil, jsonrpc.InvalidParams("Missing or invalid ref")
 	}
 	var arg struct {
 		Name  *string `json:"name"`
 		Value *string `json:"value"`
 	}
 	if !rawObject(p.Argument) || unmarshal(p.Argument, &arg) != nil || arg.Name == nil || arg.Value == nil {
-		return nil, InvalidParams("Missing argument name or value")
+		return nil, jsonrpc.InvalidParams("Missing argument name or value")
 	}
 	s := c.session.server
 	switch ref.Type {
@@ -70,14 +72,14 @@ func handleComplete(c *Call) (any, error) {
 		e, ok := s.prompts.get(ref.Name)
 		s.mu.RUnlock()
 		if !ok || !seesEntry(c, e, promptVisible, promptView) {
-			return nil, InvalidParams("Prompt not found: " + ref.Name)
+			return nil, jsonrpc.InvalidParams("Prompt not found: " + ref.Name)
 		}
 	case "ref/resource":
 		if !s.knownResourceRef(c, ref.URI) {
 			return nil, ResourceNotFound(ref.URI)
 		}
 	default:
-		return nil, InvalidParams("Invalid ref type: " + ref.Type)
+		return nil, jsonrpc.InvalidParams("Invalid ref type: " + ref.Type)
 	}
 	req := &CompleteRequest{Call: c, Ref: ref, Argument: CompleteArgument{Name: *arg.Name, Value: *arg.Value}}
 	if p.Context != nil {

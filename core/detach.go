@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // InputAsker takes the server-to-client requests of a call Detach made (elicitation, sampling,
@@ -67,11 +69,11 @@ func (c *Call) Resolve(res any, err error, run func() (any, error)) (any, error)
 			return res, err
 		}
 		if round == maxDetachedInputRounds || c.asker == nil {
-			return nil, InternalError(fmt.Sprintf("Handler still returned input_required after %d rounds", round))
+			return nil, jsonrpc.InternalError(fmt.Sprintf("Handler still returned input_required after %d rounds", round))
 		}
 		if verr := ir.validate(); verr != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, verr))
-			return nil, InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
 		}
 		responses, aerr := c.askInput(c.ctx, ir.Requests)
 		if aerr != nil {
@@ -98,7 +100,7 @@ func (c *Call) askOne(ctx context.Context, method string, params, result any) er
 	if err != nil {
 		return err
 	}
-	return decodeAnswer(method, &Message{Result: got[""]}, result)
+	return decodeAnswer(method, &jsonrpc.Message{Result: got[""]}, result)
 }
 
 // EncodeResult encodes a handler's result as the response to the call would carry it (nil as

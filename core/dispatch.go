@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 const (
@@ -41,7 +43,7 @@ func init() {
 		methodListen:               {handle: handleListen},
 	}
 	for name := range builtinMethods {
-		knownMethods[name] = name
+		codec.KnownMethods(name)
 	}
 }
 
@@ -107,14 +109,14 @@ func (c *Call) resolve() {
 			return
 		}
 		if !s.supports(spec.capability) {
-			c.early = InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
+			c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
 			return
 		}
 		c.handler = spec.handle
 		return
 	}
 	if strings.HasPrefix(c.method, "notifications/") {
-		c.early = typedError(CodeMethodNotFound, c.method)
+		c.early = typedError(jsonrpc.CodeMethodNotFound, c.method)
 		return
 	}
 	if m := s.extMethods[c.method]; m != nil {
@@ -125,7 +127,7 @@ func (c *Call) resolve() {
 	custom := s.methods[c.method]
 	s.mu.RUnlock()
 	if custom == nil {
-		c.early = typedError(CodeMethodNotFound, c.method)
+		c.early = typedError(jsonrpc.CodeMethodNotFound, c.method)
 		return
 	}
 	if c.early = c.classify(); c.early != nil {
@@ -149,7 +151,7 @@ func (c *Call) resolveExtension(m *extMethod) {
 		need = m.spec.Capability
 	}
 	if need != "" {
-		c.early = InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.method))
+		c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.method))
 		return
 	}
 	h := m.spec.Handle
@@ -181,22 +183,22 @@ func (c *Call) serve() (any, *Response) {
 		return result, nil
 	}
 	if err != nil {
-		var typed *Error
+		var typed *jsonrpc.Error
 		if !errors.As(err, &typed) {
 			// Only the code and a generic message reach the client: the text goes to the log.
 			c.session.server.logError(fmt.Errorf("mcpkit: %s: %w", c.method, err))
 		}
 		werr := asWireError(err, "Internal error handling "+c.method+" request")
-		if c.modern != nil && werr.Code == CodeURLElicitationRequired {
+		if c.modern != nil && werr.Code == jsonrpc.CodeURLElicitationRequired {
 			// The 2026-07-28 lifecycle has no -32042: URL elicitation goes through input_required.
-			werr = InternalError("URL elicitation required: the 2026-07-28 lifecycle needs an input_required result instead")
+			werr = jsonrpc.InternalError("URL elicitation required: the 2026-07-28 lifecycle needs an input_required result instead")
 		}
 		return result, &Response{ID: c.id, Error: werr}
 	}
 	resp, merr := c.respond(result)
 	if merr != nil {
 		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
-		return result, &Response{ID: c.id, Error: InternalError("Internal error handling " + c.method + " request")}
+		return result, &Response{ID: c.id, Error: jsonrpc.InternalError("Internal error handling " + c.method + " request")}
 	}
 	if c.modern != nil || c.method == "server/discover" {
 		c.lockModern()
@@ -221,7 +223,7 @@ func (c *Call) respond(result any) (*Response, error) {
 	}
 	b := make([]byte, 0, room)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = c.id.appendJSON(b)
+	b = codec.AppendID(b, c.id)
 	b = append(b, `,"result":`...)
 	start := len(b)
 	if stamp && !stamped {
@@ -271,7 +273,7 @@ func (c *Call) dispatch() (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
-			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
 	// Before the handler: an input_required retry's requestState is verified (the principal
@@ -296,7 +298,7 @@ func objectParams(c *Call, v any) error {
 		return nil
 	}
 	if !rawObject(c.params) || unmarshal(c.params, v) != nil {
-		return InvalidParams("Invalid params")
+		return jsonrpc.InvalidParams("Invalid params")
 	}
 	return nil
 }

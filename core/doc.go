@@ -1,6 +1,7 @@
-// Package core is the transport-agnostic heart of the kit: the JSON-RPC 2.0 codec, the MCP types,
-// the Server registry, per-connection Sessions and the dispatch of requests to handlers. Both the
-// Streamable HTTP endpoint and the stdio adapter drive it the same way.
+// Package core is the transport-agnostic heart of the kit: the MCP types, the Server registry,
+// per-connection Sessions and the dispatch of requests to handlers, on the JSON-RPC 2.0 codec of
+// package core/jsonrpc. Both the Streamable HTTP endpoint and the stdio adapter drive it the
+// same way.
 //
 // # The registry
 //
@@ -44,9 +45,10 @@
 // The kit's transports (mcphttp, stdio, the client's in-memory pair) drive core through an
 // internal package, so what only they call is not part of this package's API. A transport
 // decodes each inbound frame strictly: exact member names, no duplicate members anywhere in the
-// message, nesting at most MaxNesting deep, integer or string ids (any string, echoed exactly as
-// sent). A *DecodeError carries the wire error and, when it could be read, the id to echo; when
-// DecodeError.Notification is set the frame was a notification and must not be answered at all.
+// message, nesting at most jsonrpc.MaxNesting deep, integer or string ids (any string, echoed
+// exactly as sent). A *jsonrpc.DecodeError carries the wire error and, when it could be read,
+// the id to echo; when DecodeError.Notification is set the frame was a notification and must
+// not be answered at all.
 //
 // Each connection has one Session, with an optional session-level Sender for messages not tied
 // to a request. The transport hands the session each message and writes the Response it gets

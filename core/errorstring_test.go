@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // An error reads the same built in Go and received: data a string or a JSON string as its text,
@@ -30,7 +30,7 @@ func TestErrorString(t *testing.T) {
 		{"empty string", "", head},
 		{"not encodable", make(chan int), head},
 	} {
-		e := &core.Error{Code: core.CodeInvalidParams, Message: "Invalid params", Data: tt.data}
+		e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: tt.data}
 		if got := e.Error(); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
@@ -39,7 +39,7 @@ func TestErrorString(t *testing.T) {
 
 // Decoding an error object keeps data raw, as the codec does for a response's error.
 func TestErrorUnmarshalKeepsDataRaw(t *testing.T) {
-	var e core.Error
+	var e jsonrpc.Error
 	if err := json.Unmarshal([]byte(`{"code":-32602,"message":"Invalid params","data":{"x":"y"}}`), &e); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // SetRequestStateClock replaces the clock that stamps and checks the expiry of sealed
@@ -12,7 +14,7 @@ func SetRequestStateClock(s *Server, now func() time.Time) { s.sealer.now = now 
 
 // RequestStateRoundTrip returns a function that seals state for a call of msg on a session of
 // s, then opens the token again for the same call, as a retry would.
-func RequestStateRoundTrip(s *Server, msg *Message) (roundTrip func(state string) (string, error), done func()) {
+func RequestStateRoundTrip(s *Server, msg *jsonrpc.Message) (roundTrip func(state string) (string, error), done func()) {
 	ss := s.newSession(SessionOptions{})
 	c := newCall(ss, msg, nil)
 	c.ctx = context.Background()
@@ -31,4 +33,9 @@ func RequestStateRoundTrip(s *Server, msg *Message) (roundTrip func(state string
 
 // MessageArguments returns params.arguments as the message decoder kept it, and whether
 // params.name was a string.
-func MessageArguments(m *Message) (args []byte, nameString bool) { return m.arguments, m.nameString }
+func MessageArguments(m *jsonrpc.Message) (args []byte, nameString bool) {
+	return codec.Arguments(m)
+}
+
+// decodeMessage is the codec's decoder, for the tests of package core.
+func decodeMessage(b []byte) (*jsonrpc.Message, *jsonrpc.DecodeError) { return codec.DecodeMessage(b) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Extension is a protocol extension a Server serves beside the core protocol (tasks, skills,
@@ -258,4 +260,4 @@ func (s *Server) LogError(err error) { s.logError(err) }
 // WireError returns the error a client sees for err: a *Error (also wrapped) as it is, anything
 // wrapping ErrUnavailable UnavailableError (503 on HTTP), anything else -32603 with detail as
 // data (never the error's own text).
-func WireError(err error, detail string) *Error { return asWireError(err, detail) }
+func WireError(err error, detail string) *jsonrpc.Error { return asWireError(err, detail) }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -70,7 +71,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("%q decoded as %d kinds of message", data, kinds)
 		}
 		// Whatever id was accepted is echoed as valid JSON.
-		wantJSONObject(t, transport.Core.EncodeError(m.ID, core.NewError(core.CodeInternalError, "x")))
+		wantJSONObject(t, transport.Core.EncodeError(m.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "x")))
 		wantJSONObject(t, transport.Core.EncodeResponse(m.ID, []byte(`{}`)))
 		wantParamsFields(t, m)
 	})
@@ -78,7 +79,7 @@ func FuzzDecodeMessage(f *testing.F) {
 
 // wantParamsFields checks that what the decoder picked out of params in its one pass (_meta,
 // name, uri, taskId, arguments) is what a full decode of params finds.
-func wantParamsFields(t *testing.T, m *core.Message) {
+func wantParamsFields(t *testing.T, m *jsonrpc.Message) {
 	t.Helper()
 	if len(m.Params) == 0 || m.Params[0] != '{' {
 		return
@@ -152,7 +153,7 @@ func FuzzDecodeBatch(f *testing.F) {
 }
 
 // FuzzCheckJSON checks the depth and shape check that guards every body: what it accepts is
-// valid JSON (by encoding/json, an independent parser) nested at most core.MaxNesting deep, and
+// valid JSON (by encoding/json, an independent parser) nested at most jsonrpc.MaxNesting deep, and
 // BodyKind agrees with the first token.
 func FuzzCheckJSON(f *testing.F) {
 	for _, s := range codecSeeds {
@@ -171,7 +172,7 @@ func FuzzCheckJSON(f *testing.F) {
 			t.Fatalf("CheckJSON accepted %q, which encoding/json refuses", data)
 		}
 		depth, first := stdDepth(t, data)
-		if depth > core.MaxNesting {
+		if depth > jsonrpc.MaxNesting {
 			t.Fatalf("CheckJSON accepted %q, nested %d deep", data, depth)
 		}
 		want := jsonbody.Other
@@ -217,12 +218,12 @@ func stdDepth(t *testing.T, data []byte) (int, byte) {
 	}
 }
 
-// decodeError returns the *core.DecodeError inside err; every decode failure is one.
-func decodeError(t *testing.T, err error) *core.DecodeError {
+// decodeError returns the *jsonrpc.DecodeError inside err; every decode failure is one.
+func decodeError(t *testing.T, err error) *jsonrpc.DecodeError {
 	t.Helper()
-	var derr *core.DecodeError
+	var derr *jsonrpc.DecodeError
 	if !errors.As(err, &derr) || derr.Err == nil {
-		t.Fatalf("decode error %v (%T) is no *core.DecodeError", err, err)
+		t.Fatalf("decode error %v (%T) is no *jsonrpc.DecodeError", err, err)
 	}
 	return derr
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -137,7 +138,7 @@ func (c *client) reply(body string) []byte {
 func replyOn(ss *core.Session, body string, path core.Sender) []byte {
 	msg, err := transport.Core.DecodeMessage([]byte(body))
 	if err != nil {
-		var derr *core.DecodeError
+		var derr *jsonrpc.DecodeError
 		if !errors.As(err, &derr) {
 			panic("DecodeMessage failed with a " + fmt.Sprintf("%T", err))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/corehook"
 )
 
@@ -17,38 +18,38 @@ type kit struct{}
 
 func init() { corehook.Core = kit{} }
 
-func (kit) NewSession(s *Server, opts SessionOptions) *Session  { return s.newSession(opts) }
-func (kit) SetOut(ss *Session, out Sender)                      { ss.setOut(out) }
-func (kit) EndInput(ss *Session)                                { ss.closeInput() }
-func (kit) Run(c *Call) *Response                               { return c.execute() }
-func (kit) RefusedResponse(id ID, err error) *Response          { return refusedResponse(id, err) }
-func (kit) Send(c *Call, ctx context.Context, msg []byte) error { return c.sendWith(ctx, msg) }
-func (kit) SetHooks(ss *Session, h SessionHooks)                { ss.setHooks(h) }
-func (kit) State(ss *Session) SessionState                      { return ss.sharedState() }
-func (kit) Restore(ss *Session, st SessionState)                { ss.restore(st) }
-func (kit) Deliver(ss *Session, msg *Message) bool              { return ss.deliverForwarded(msg) }
-func (kit) Implementation(s *Server) Implementation             { return s.impl }
-func (kit) Observer(s *Server) Observer                         { return s.opts.Observer }
-func (kit) EncodeResponse(id ID, result []byte) []byte          { return encodeResponse(id, result) }
-func (kit) EncodeError(id ID, e *Error) []byte                  { return encodeError(id, e) }
-func (kit) EncodeMessage(m *Message) []byte                     { return m.encode() }
-func (kit) MetaValue(m *Message, key string) json.RawMessage    { return m.metaValue(key) }
-func (kit) ClaimsModern(m *Message) bool                        { return messageClaimsModern(m) }
-func (kit) UnsupportedVersion(requested string) *Error          { return unsupportedVersion(requested) }
-func (kit) IDKey(id ID) ID                                      { return id.key() }
-func (kit) Unavailable(e *Error) bool                           { return e != nil && e.unavailable }
-func (kit) Observers(obs ...Observer) Observer                  { return combineObservers(obs...) }
-func (kit) SetMessage(op *Operation, msg *Message)              { op.setMessage(msg) }
-func (kit) Release(op *Operation, end func())                   { op.settle(end) }
-func (kit) ParseListenFilter(params []byte) (SubscriptionFilter, *Error) {
+func (kit) NewSession(s *Server, opts SessionOptions) *Session       { return s.newSession(opts) }
+func (kit) SetOut(ss *Session, out Sender)                           { ss.setOut(out) }
+func (kit) EndInput(ss *Session)                                     { ss.closeInput() }
+func (kit) Run(c *Call) *Response                                    { return c.execute() }
+func (kit) RefusedResponse(id jsonrpc.ID, err error) *Response       { return refusedResponse(id, err) }
+func (kit) Send(c *Call, ctx context.Context, msg []byte) error      { return c.sendWith(ctx, msg) }
+func (kit) SetHooks(ss *Session, h SessionHooks)                     { ss.setHooks(h) }
+func (kit) State(ss *Session) SessionState                           { return ss.sharedState() }
+func (kit) Restore(ss *Session, st SessionState)                     { ss.restore(st) }
+func (kit) Deliver(ss *Session, msg *jsonrpc.Message) bool           { return ss.deliverForwarded(msg) }
+func (kit) Implementation(s *Server) Implementation                  { return s.impl }
+func (kit) Observer(s *Server) Observer                              { return s.opts.Observer }
+func (kit) EncodeResponse(id jsonrpc.ID, result []byte) []byte       { return encodeResponse(id, result) }
+func (kit) EncodeError(id jsonrpc.ID, e *jsonrpc.Error) []byte       { return encodeError(id, e) }
+func (kit) EncodeMessage(m *jsonrpc.Message) []byte                  { return codec.EncodeMessage(m) }
+func (kit) MetaValue(m *jsonrpc.Message, key string) json.RawMessage { return metaValue(m, key) }
+func (kit) ClaimsModern(m *jsonrpc.Message) bool                     { return messageClaimsModern(m) }
+func (kit) UnsupportedVersion(requested string) *jsonrpc.Error       { return unsupportedVersion(requested) }
+func (kit) IDKey(id jsonrpc.ID) jsonrpc.ID                           { return idKey(id) }
+func (kit) Unavailable(e *jsonrpc.Error) bool                        { return codec.Unavailable(e) }
+func (kit) Observers(obs ...Observer) Observer                       { return combineObservers(obs...) }
+func (kit) SetMessage(op *Operation, msg *jsonrpc.Message)           { op.setMessage(msg) }
+func (kit) Release(op *Operation, end func())                        { op.settle(end) }
+func (kit) ParseListenFilter(params []byte) (SubscriptionFilter, *jsonrpc.Error) {
 	return parseListenFilter(params)
 }
 
-func (kit) Handle(ss *Session, ctx context.Context, msg *Message, out Sender) *Response {
+func (kit) Handle(ss *Session, ctx context.Context, msg *jsonrpc.Message, out Sender) *Response {
 	return ss.serveMessage(ctx, msg, out)
 }
 
-func (kit) Begin(ss *Session, ctx context.Context, msg *Message, out Sender) (*Call, error) {
+func (kit) Begin(ss *Session, ctx context.Context, msg *jsonrpc.Message, out Sender) (*Call, error) {
 	return ss.begin(ctx, msg, out)
 }
 
@@ -72,7 +73,7 @@ func (kit) EncodeNotification(method string, params any) ([]byte, error) {
 	return encodeNotification(method, params)
 }
 
-func (kit) EncodeRequest(id ID, method string, params any) ([]byte, error) {
+func (kit) EncodeRequest(id jsonrpc.ID, method string, params any) ([]byte, error) {
 	return encodeRequest(id, method, params)
 }
 
@@ -86,23 +87,23 @@ func (kit) WithResource(ctx context.Context, uri string) context.Context {
 
 func (kit) ResourceFrom(ctx context.Context) (string, bool) { return resourceFrom(ctx) }
 
-func (kit) DecodeMessage(data []byte) (*Message, error) {
-	m, derr := decodeMessage(data)
+func (kit) DecodeMessage(data []byte) (*jsonrpc.Message, error) {
+	m, derr := codec.DecodeMessage(data)
 	if derr != nil {
 		return nil, derr
 	}
 	return m, nil
 }
 
-func (kit) DecodeBatch(data []byte) ([]BatchItem, error) {
-	items, derr := decodeBatch(data)
+func (kit) DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error) {
+	items, derr := codec.DecodeBatch(data)
 	if derr != nil {
 		return nil, derr
 	}
 	return items, nil
 }
 
-func (kit) ParseEnvelope(m *Message) (*Envelope, error) {
+func (kit) ParseEnvelope(m *jsonrpc.Message) (*Envelope, error) {
 	c := &Call{msg: m, params: m.Params, method: m.Method}
 	env, e := c.parseEnvelope()
 	if e != nil {
@@ -111,7 +112,7 @@ func (kit) ParseEnvelope(m *Message) (*Envelope, error) {
 	return env, nil
 }
 
-func (kit) InFlight(ss *Session, id ID) bool { return ss.inFlight(id) }
+func (kit) InFlight(ss *Session, id jsonrpc.ID) bool { return ss.inFlight(id) }
 
 func (kit) EncodeResponseMessage(r *Response) []byte  { return r.encode() }
 func (kit) Wants(f SubscriptionFilter, c Change) bool { return f.wants(c) }

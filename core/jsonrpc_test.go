@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -175,7 +176,7 @@ func TestDecodeMessageShapes(t *testing.T) {
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	if !m.IsRequest() || m.IsNotification() || m.IsResponse() || m.Method != "tools/call" || m.ID != core.StringID("q") || string(m.Params) != `{"name":"x"}` {
+	if !m.IsRequest() || m.IsNotification() || m.IsResponse() || m.Method != "tools/call" || m.ID != jsonrpc.StringID("q") || string(m.Params) != `{"name":"x"}` {
 		t.Errorf("request decoded as %+v", m)
 	}
 	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}`))
@@ -183,7 +184,7 @@ func TestDecodeMessageShapes(t *testing.T) {
 		t.Errorf("notification decoded as %+v, %v", m, derr)
 	}
 	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":5,"result":{"ok":true}}`))
-	if derr != nil || !m.IsResponse() || m.ID != core.IntID(5) || string(m.Result) != `{"ok":true}` {
+	if derr != nil || !m.IsResponse() || m.ID != jsonrpc.IntID(5) || string(m.Result) != `{"ok":true}` {
 		t.Errorf("response decoded as %+v, %v", m, derr)
 	}
 	m, derr = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"nope","data":{"k":1}}}`))
@@ -215,7 +216,7 @@ func TestDecodeBatch(t *testing.T) {
 			t.Errorf("item %d: %+v, want %q", i, items[i], want)
 		}
 	}
-	if items[2].Err.ID != core.IntID(2) {
+	if items[2].Err.ID != jsonrpc.IntID(2) {
 		t.Errorf("item 2 lost its id: %+v", items[2].Err)
 	}
 	if items[4].Msg == nil || !items[4].Msg.IsNotification() {
@@ -229,7 +230,7 @@ func TestDecodeBatch(t *testing.T) {
 		`[{"a":1,"a":1}]`: `Invalid JSON: duplicate member "a" at /0/a`,
 	} {
 		_, err := transport.Core.DecodeBatch([]byte(body))
-		var derr *core.DecodeError
+		var derr *jsonrpc.DecodeError
 		if !errors.As(err, &derr) || derr.Err.Data != want || derr.ID.IsValid() {
 			t.Errorf("DecodeBatch(%s) = %+v, want %q", body, err, want)
 		}
@@ -267,16 +268,16 @@ func TestEncoding(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{"result", transport.Core.EncodeResponse(core.IntID(3), []byte(`{"a":1}`)), `{"jsonrpc":"2.0","id":3,"result":{"a":1}}`},
-		{"error with data", transport.Core.EncodeError(core.StringID("x-1"), core.InvalidParams("Tool not found: \"q\"")),
+		{"result", transport.Core.EncodeResponse(jsonrpc.IntID(3), []byte(`{"a":1}`)), `{"jsonrpc":"2.0","id":3,"result":{"a":1}}`},
+		{"error with data", transport.Core.EncodeError(jsonrpc.StringID("x-1"), jsonrpc.InvalidParams("Tool not found: \"q\"")),
 			`{"jsonrpc":"2.0","id":"x-1","error":{"code":-32602,"message":"Invalid params","data":"Tool not found: \"q\""}}`},
-		{"error without data", transport.Core.EncodeError(core.ID{}, &core.Error{Code: -32603, Message: "Internal error"}),
+		{"error without data", transport.Core.EncodeError(jsonrpc.ID{}, &jsonrpc.Error{Code: -32603, Message: "Internal error"}),
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`},
-		{"error with object data", transport.Core.EncodeError(core.IntID(1), core.ResourceNotFound("file:///a<b>")),
+		{"error with object data", transport.Core.EncodeError(jsonrpc.IntID(1), core.ResourceNotFound("file:///a<b>")),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Resource not found: file:///a<b>","data":{"uri":"file:///a<b>"}}}`},
-		{"error with raw data", transport.Core.EncodeError(core.IntID(1), &core.Error{Code: 1, Message: "m", Data: json.RawMessage(`[1,2]`)}),
+		{"error with raw data", transport.Core.EncodeError(jsonrpc.IntID(1), &jsonrpc.Error{Code: 1, Message: "m", Data: json.RawMessage(`[1,2]`)}),
 			`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1,2]}}`},
-		{"odd string id is still JSON", transport.Core.EncodeResponse(core.StringID("a\x7f\"b"), []byte(`{}`)), `{"jsonrpc":"2.0","id":"a\u007f\"b","result":{}}`},
+		{"odd string id is still JSON", transport.Core.EncodeResponse(jsonrpc.StringID("a\x7f\"b"), []byte(`{}`)), `{"jsonrpc":"2.0","id":"a\u007f\"b","result":{}}`},
 	}
 	for _, tt := range tests {
 		if string(tt.got) != tt.want && !(tt.name == "odd string id is still JSON" && jsontext.Value(tt.got).IsValid()) {
@@ -294,46 +295,12 @@ func TestEncoding(t *testing.T) {
 	if err != nil || string(n) != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
 		t.Errorf("notification without params: %s %v", n, err)
 	}
-	r, err := transport.Core.EncodeRequest(core.StringID("s1"), "roots/list", nil)
+	r, err := transport.Core.EncodeRequest(jsonrpc.StringID("s1"), "roots/list", nil)
 	if err != nil || string(r) != `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}` {
 		t.Errorf("request: %s %v", r, err)
 	}
 	if _, err := transport.Core.EncodeNotification("x", func() {}); err == nil {
 		t.Error("unencodable params were accepted")
-	}
-}
-
-func TestIDString(t *testing.T) {
-	if s := core.IntID(-4).String(); s != "-4" {
-		t.Errorf("IntID = %s", s)
-	}
-	if s := core.StringID("abc").String(); s != `"abc"` {
-		t.Errorf("StringID = %s", s)
-	}
-	if s := (core.ID{}).String(); s != "null" {
-		t.Errorf("zero ID = %s", s)
-	}
-	var id core.ID
-	for _, bad := range []string{`1.5`, `true`, `{}`, `[]`, `"\ud800"`} {
-		if err := id.UnmarshalJSON([]byte(bad)); err == nil {
-			t.Errorf("UnmarshalJSON accepted %s", bad)
-		}
-	}
-	if err := id.UnmarshalJSON([]byte(`"a.b"`)); err != nil || id != core.StringID("a.b") {
-		t.Errorf("UnmarshalJSON(\"a.b\") = %v, %v", id, err)
-	}
-	// An escaped spelling is kept for the echo, and names the same request as the plain one.
-	if err := id.UnmarshalJSON([]byte(`"\u0041"`)); err != nil || id.String() != `"\u0041"` || id.Raw() != "A" {
-		t.Errorf("UnmarshalJSON(\"\\u0041\") = %v, %v", id, err)
-	}
-	if !id.Equal(core.StringID("A")) || transport.Core.IDKey(id) != core.StringID("A") || id.Equal(core.StringID("a")) {
-		t.Errorf("escaped id %v does not equal its plain spelling", id)
-	}
-	if core.StringID("1").Equal(core.IntID(1)) {
-		t.Error(`"1" equals 1`)
-	}
-	if err := id.UnmarshalJSON([]byte(`12`)); err != nil || id != core.IntID(12) || id.Raw() != int64(12) {
-		t.Errorf("UnmarshalJSON(12) = %v, %v", id, err)
 	}
 }
 
@@ -355,13 +322,13 @@ func TestDecodersReturnUntypedNilOnSuccess(t *testing.T) {
 		t.Fatalf("ParseEnvelope: err = %#v, want nil", err)
 	}
 	m, _ = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
-	var e *core.Error
-	if _, err = transport.Core.ParseEnvelope(m); !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
-		t.Fatalf("ParseEnvelope without an envelope: err = %v, want a *core.Error -32602", err)
+	var e *jsonrpc.Error
+	if _, err = transport.Core.ParseEnvelope(m); !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("ParseEnvelope without an envelope: err = %v, want a *jsonrpc.Error -32602", err)
 	}
 	_, err = transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":1}`))
-	var derr *core.DecodeError
-	if !errors.As(err, &derr) || derr.ID != core.IntID(7) {
-		t.Fatalf("DecodeMessage of a bad message: err = %v, want a *core.DecodeError echoing id 7", err)
+	var derr *jsonrpc.DecodeError
+	if !errors.As(err, &derr) || derr.ID != jsonrpc.IntID(7) {
+		t.Fatalf("DecodeMessage of a bad message: err = %v, want a *jsonrpc.DecodeError echoing id 7", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // inputRequiredResult is the wire form of InputRequiredError.
@@ -32,15 +34,15 @@ func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err erro
 		// A handler the shim reruns is the server's own code.
 		if v := recover(); v != nil {
 			s.logError(fmt.Errorf("mcpkit: panic answering input_required of %s: %v", c.method, v))
-			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
 	if !mrtrMethods[c.method] {
-		return nil, InternalError("input_required results are only supported for tools/call, prompts/get, resources/read")
+		return nil, jsonrpc.InternalError("input_required results are only supported for tools/call, prompts/get, resources/read")
 	}
 	if err := ir.validate(); err != nil {
 		s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, err))
-		return nil, InternalError("Internal error handling " + c.method + " request")
+		return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
 	}
 	if c.modern == nil {
 		return c.legacyShim(ir)
@@ -53,14 +55,14 @@ func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err erro
 		token, err := s.sealer.seal(c, ir.State)
 		if err != nil {
 			s.logError(fmt.Errorf("mcpkit: sealing requestState: %w", err))
-			return nil, InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
 		}
 		res.RequestState = token
 	}
 	return res, nil
 }
 
-var errNeedsModern = InternalError("input_required results require the 2026-07-28 stateless lifecycle (SEP-2322)")
+var errNeedsModern = jsonrpc.InternalError("input_required results require the 2026-07-28 stateless lifecycle (SEP-2322)")
 
 // legacyShim fulfils input requests of a legacy call as real server-to-client requests on the
 // call's own path, then runs the handler again with the responses and the plaintext state.
@@ -71,11 +73,11 @@ func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 	}
 	for round := 0; ; round++ {
 		if round == MaxLegacyInputRounds {
-			return nil, NewError(CodeInternalError, fmt.Sprintf("Handler still returned `input_required` after %d legacy shim rounds (SEP-2322)", MaxLegacyInputRounds))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Handler still returned `input_required` after %d legacy shim rounds (SEP-2322)", MaxLegacyInputRounds))
 		}
 		if miss := missingCapabilities(requiredCapabilities(ir.Requests), c.session.ClientCapabilities()); miss != nil {
 			b, _ := jsonv2.Marshal(miss, jsonv2.Deterministic(true))
-			return nil, NewError(CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "input_required requires client capabilities the client did not declare: "+string(b))
 		}
 		responses, err := c.fulfilInputRequests(ir.Requests)
 		if err != nil {
@@ -93,7 +95,7 @@ func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 		}
 		if verr := next.validate(); verr != nil {
 			s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, verr))
-			return nil, InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
 		}
 		ir = next
 	}
@@ -118,7 +120,7 @@ func (c *Call) fulfilInputRequests(reqs map[string]InputRequest) (map[string]jso
 				return nil, err // timed out, or cancelled: then the response is suppressed anyway
 			}
 			c.session.server.logError(fmt.Errorf("mcpkit: legacy input shim: %s: %w", r.Method, err))
-			return nil, InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
 		}
 		responses[k] = raw
 	}
@@ -162,7 +164,7 @@ func (c *Call) rerun() (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v", c.method, v))
-			result, err = nil, InternalError("Internal error handling "+c.method+" request")
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
 		}
 	}()
 	return c.handler(c)

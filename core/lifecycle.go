@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // InitializeResult is the result of initialize.
@@ -19,10 +21,10 @@ func handleInitialize(c *Call) (any, error) {
 	if c.session.Initialized() {
 		// Whatever its params, a second initialize is a lifecycle error (checked again below,
 		// under the lock, for two racing initializes).
-		return nil, InvalidRequest("Invalid Request: Server already initialized")
+		return nil, jsonrpc.InvalidRequest("Invalid Request: Server already initialized")
 	}
 	if !rawObject(c.params) {
-		return nil, InvalidParams("Invalid params")
+		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var p struct {
 		ProtocolVersion jsontext.Value `json:"protocolVersion"`
@@ -30,22 +32,22 @@ func handleInitialize(c *Call) (any, error) {
 		ClientInfo      jsontext.Value `json:"clientInfo"`
 	}
 	if unmarshal(c.params, &p) != nil {
-		return nil, InvalidParams("Invalid params")
+		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	if limit := c.session.server.opts.MaxClientInfoBytes; limit > 0 && len(p.Capabilities)+len(p.ClientInfo) > limit {
-		return nil, InvalidParams("clientInfo and capabilities exceed " + strconv.Itoa(limit) + " bytes (MaxClientInfoBytes)")
+		return nil, jsonrpc.InvalidParams("clientInfo and capabilities exceed " + strconv.Itoa(limit) + " bytes (MaxClientInfoBytes)")
 	}
 	var requested string
 	if p.ProtocolVersion.Kind() != '"' || unmarshal(p.ProtocolVersion, &requested) != nil {
-		return nil, InvalidParams("Missing or invalid protocolVersion")
+		return nil, jsonrpc.InvalidParams("Missing or invalid protocolVersion")
 	}
 	var caps ClientCapabilities
 	if !rawObject(p.Capabilities) || unmarshal(p.Capabilities, &caps) != nil {
-		return nil, InvalidParams("Missing or invalid capabilities")
+		return nil, jsonrpc.InvalidParams("Missing or invalid capabilities")
 	}
 	var info Implementation
 	if !rawObject(p.ClientInfo) || unmarshal(p.ClientInfo, &info) != nil || info.Name == "" || info.Version == "" {
-		return nil, InvalidParams("Missing or invalid clientInfo")
+		return nil, jsonrpc.InvalidParams("Missing or invalid clientInfo")
 	}
 	if caps == nil {
 		caps = ClientCapabilities{}
@@ -57,11 +59,11 @@ func handleInitialize(c *Call) (any, error) {
 	ss.mu.Lock()
 	if ss.initialized {
 		ss.mu.Unlock()
-		return nil, InvalidRequest("Invalid Request: Server already initialized")
+		return nil, jsonrpc.InvalidRequest("Invalid Request: Server already initialized")
 	}
 	if ss.era == eraModern {
 		ss.mu.Unlock()
-		return nil, InvalidRequest("Invalid Request: the session already uses the 2026-07-28 lifecycle")
+		return nil, jsonrpc.InvalidRequest("Invalid Request: the session already uses the 2026-07-28 lifecycle")
 	}
 	ss.initialized = true
 	ss.era = eraLegacy
@@ -119,7 +121,7 @@ func handleSetLevel(c *Call) (any, error) {
 		if p.Level.Kind() != '"' {
 			shown = string(p.Level) // not a string: show the JSON as sent
 		}
-		return nil, InvalidParams("Invalid log level " + shown)
+		return nil, jsonrpc.InvalidParams("Invalid log level " + shown)
 	}
 	c.session.mu.Lock()
 	c.session.logLevel = level

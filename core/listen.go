@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"slices"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // SubscriptionFilter is what a subscriptions/listen request asks for; each type is opt-in.
@@ -239,7 +241,7 @@ type ListenServer interface {
 // method does not exist on the session (an HTTP endpoint serves it itself).
 func handleListen(c *Call) (any, error) {
 	if c.session.listen == nil {
-		return nil, typedError(CodeMethodNotFound, c.method)
+		return nil, typedError(jsonrpc.CodeMethodNotFound, c.method)
 	}
 	return c.session.listen.ServeListen(c)
 }

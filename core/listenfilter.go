@@ -3,12 +3,14 @@ package core
 import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // parseListenFilter reads the `notifications` filter of a subscriptions/listen request: -32602
 // when it is missing or not a filter object. Members core does not know that are arrays of
 // strings go to SubscriptionFilter.Extensions, for HonorListen to give to the extensions.
-func parseListenFilter(params []byte) (SubscriptionFilter, *Error) {
+func parseListenFilter(params []byte) (SubscriptionFilter, *jsonrpc.Error) {
 	var p struct {
 		Notifications jsontext.Value `json:"notifications"`
 	}
@@ -36,6 +38,6 @@ func parseListenFilter(params []byte) (SubscriptionFilter, *Error) {
 	return filter, nil
 }
 
-func badListenFilter() *Error {
-	return NewError(CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
+func badListenFilter() *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: subscriptions/listen requires a `notifications` filter object")
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Keys of the per-request _meta envelope of the 2026-07-28 lifecycle.
@@ -52,8 +54,8 @@ var cacheableMethods = map[string]bool{
 
 // messageClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
 // non-null protocolVersion. A partial envelope still claims (and is then rejected as invalid).
-func messageClaimsModern(m *Message) bool {
-	v := m.metaValue(MetaProtocolVersion)
+func messageClaimsModern(m *jsonrpc.Message) bool {
+	v := metaValue(m, MetaProtocolVersion)
 	return len(v) > 0 && string(v) != "null"
 }
 
@@ -63,17 +65,17 @@ func (c *Call) claimsModern() bool {
 }
 
 // unsupportedVersion returns -32022 with the supported versions and the requested one.
-func unsupportedVersion(requested string) *Error {
+func unsupportedVersion(requested string) *jsonrpc.Error {
 	if requested == "" {
 		requested = "unknown"
 	}
-	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
+	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
 		Data: map[string]any{"supported": supportedModern(), "requested": requested}}
 }
 
 // parseEnvelope validates the request's envelope: -32602 naming every missing or invalid key,
 // then -32022 for a version the server does not serve.
-func (c *Call) parseEnvelope() (*Envelope, *Error) {
+func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 	env := &c.envelope
 	var bad []string
 	var ok bool
@@ -101,7 +103,7 @@ func (c *Call) parseEnvelope() (*Envelope, *Error) {
 		}
 	}
 	if len(bad) > 0 {
-		return nil, NewError(CodeInvalidParams, "Invalid params: missing or invalid `"+strings.Join(bad, "`, `")+"` in `_meta`")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: missing or invalid `"+strings.Join(bad, "`, `")+"` in `_meta`")
 	}
 	if !IsModernVersion(env.ProtocolVersion) {
 		return nil, unsupportedVersion(env.ProtocolVersion)
@@ -133,7 +135,7 @@ func envelopeString(raw []byte, known []string) (string, bool) {
 // classify applies the lifecycle rules before the handler runs: the era lock of the session, the
 // methods the modern lifecycle removed, and the envelope. It returns the error answering the
 // call, or nil.
-func (c *Call) classify() *Error {
+func (c *Call) classify() *jsonrpc.Error {
 	ss := c.session
 	ss.mu.Lock()
 	era := ss.era
@@ -141,7 +143,7 @@ func (c *Call) classify() *Error {
 	claim := c.claimsModern()
 	if era == eraLegacy {
 		if claim {
-			return InvalidRequest("Invalid Request: the session already negotiated the legacy lifecycle via `initialize`")
+			return jsonrpc.InvalidRequest("Invalid Request: the session already negotiated the legacy lifecycle via `initialize`")
 		}
 		return nil
 	}
@@ -149,7 +151,7 @@ func (c *Call) classify() *Error {
 		return nil // a legacy request on a connection that has not chosen yet
 	}
 	if removedMethods[c.method] {
-		return NewError(CodeMethodNotFound, fmt.Sprintf("Method not found: %s is not part of the modern lifecycle (SEP-2575)", c.method))
+		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %s is not part of the modern lifecycle (SEP-2575)", c.method))
 	}
 	if !claim && c.method == "server/discover" && era != eraModern {
 		return nil
@@ -188,8 +190,8 @@ func (c *Call) RequireClientCapability(path ...string) error {
 }
 
 // MissingCapabilities returns the -32021 error with the given requiredCapabilities object.
-func MissingCapabilities(required map[string]any) *Error {
-	return &Error{Code: CodeMissingRequiredClientCapability, Message: "Missing required client capability",
+func MissingCapabilities(required map[string]any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMissingRequiredClientCapability, Message: "Missing required client capability",
 		Data: map[string]any{"requiredCapabilities": required}}
 }
 

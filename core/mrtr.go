@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Multi round-trip results (SEP-2322). A tools/call, prompts/get or resources/read handler that
@@ -123,8 +125,8 @@ var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "reso
 
 // prepareRetry reads inputResponses and requestState of an MRTR method before the handler runs:
 // the state is unsealed (or the request refused with -32602) and the responses checked for shape.
-func (c *Call) prepareRetry() *Error {
-	if !mrtrMethods[c.method] || !rawObject(c.params) || (c.msg.Parsed && !c.msg.retry) {
+func (c *Call) prepareRetry() *jsonrpc.Error {
+	if !mrtrMethods[c.method] || !rawObject(c.params) || (c.msg.Parsed && !codec.Retry(c.msg)) {
 		return nil // a first call: the decoder saw neither member, so nothing to read
 	}
 	var p struct {
@@ -148,11 +150,11 @@ func (c *Call) prepareRetry() *Error {
 	if p.InputResponses != nil {
 		var responses map[string]json.RawMessage
 		if !rawObject(p.InputResponses) || unmarshal(p.InputResponses, &responses) != nil {
-			return NewError(CodeInvalidParams, "Invalid params: inputResponses must be an object of results")
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: inputResponses must be an object of results")
 		}
 		for k, v := range responses {
 			if !validInputResponse(v) {
-				return NewError(CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses[%q] is not a result of elicitation/create, sampling/createMessage or roots/list", k))
+				return jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses[%q] is not a result of elicitation/create, sampling/createMessage or roots/list", k))
 			}
 		}
 		c.inputResponses = responses

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Observer is the instrumentation seam of the kit: it sees every request and notification a
@@ -54,7 +56,7 @@ type Operation struct {
 	// notifications/resources/updated; empty otherwise.
 	Target string
 	// RequestID is the JSON-RPC id; the zero ID for a notification.
-	RequestID ID
+	RequestID jsonrpc.ID
 	// ProtocolVersion is the MCP protocol version of the message: the envelope's on a 2026-07-28
 	// request, the negotiated one in a legacy session, or what the transport was told (the
 	// MCP-Protocol-Version header).
@@ -225,7 +227,7 @@ func (m multiObserver) SessionEnded(s *SessionReport) {
 // context of params._meta and, for a message carrying the 2026-07-28 envelope, Modern and
 // ProtocolVersion. A transport that starts operations calls it, then sets what it knows
 // (Transport, SessionID, Start, and ProtocolVersion from a header).
-func (op *Operation) setMessage(msg *Message) {
+func (op *Operation) setMessage(msg *jsonrpc.Message) {
 	op.Method = msg.Method
 	op.RequestID = msg.ID
 	op.Params = json.RawMessage(msg.Params)
@@ -253,7 +255,7 @@ func (op *Operation) setMessage(msg *Message) {
 }
 
 // describe fills in what op says of msg, arriving on ss.
-func (op *Operation) describe(ss *Session, msg *Message) {
+func (op *Operation) describe(ss *Session, msg *jsonrpc.Message) {
 	op.setMessage(msg)
 	op.Transport = ss.transport
 	ss.mu.Lock()
@@ -360,7 +362,7 @@ func (c *Call) fillOutcome(resp *Response, result any) {
 
 // observeNotification reports an inbound notification to the session's observer, or fills in
 // the operation a transport started for it.
-func (ss *Session) observeNotification(ctx context.Context, msg *Message) {
+func (ss *Session) observeNotification(ctx context.Context, msg *jsonrpc.Message) {
 	if op := operationFrom(ctx); op != nil && op.claim() {
 		op.complete(func() { op.End = time.Now() })
 		return
@@ -378,7 +380,7 @@ func (ss *Session) observeNotification(ctx context.Context, msg *Message) {
 
 // observeOutgoing starts the operation of a server-to-client request; the returned function
 // ends it with the request's outcome.
-func (ss *Session) observeOutgoing(ctx context.Context, c *Call, id ID, method string) (context.Context, func(ans *Message, err error)) {
+func (ss *Session) observeOutgoing(ctx context.Context, c *Call, id jsonrpc.ID, method string) (context.Context, func(ans *jsonrpc.Message, err error)) {
 	obs := ss.observer()
 	if obs == nil {
 		return ctx, nil
@@ -393,7 +395,7 @@ func (ss *Session) observeOutgoing(ctx context.Context, c *Call, id ID, method s
 		ss.mu.Unlock()
 	}
 	ctx = obs.StartOperation(ctx, op)
-	return ctx, func(ans *Message, err error) {
+	return ctx, func(ans *jsonrpc.Message, err error) {
 		op.End = time.Now()
 		switch {
 		case ans != nil && ans.Error != nil:

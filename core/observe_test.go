@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -71,7 +72,7 @@ func observedServer(obs core.Observer, running, block chan struct{}) *core.Serve
 	return s
 }
 
-func decode(t *testing.T, raw string) *core.Message {
+func decode(t *testing.T, raw string) *jsonrpc.Message {
 	t.Helper()
 	m, err := transport.Core.DecodeMessage([]byte(raw))
 	if err != nil {
@@ -108,7 +109,7 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 	if e := rec.ended[2]; e.Target != "wait" || !e.ToolError || e.ErrorCode != 0 || len(e.Result) == 0 {
 		t.Errorf("tool error: %+v", e)
 	}
-	if e := rec.ended[3]; e.ErrorCode != core.CodeMethodNotFound {
+	if e := rec.ended[3]; e.ErrorCode != jsonrpc.CodeMethodNotFound {
 		t.Errorf("unknown method: %+v", e)
 	}
 	if len(rec.sessions) != 1 || rec.sessions[0].ProtocolVersion != "2025-11-25" || rec.sessions[0].End.Before(rec.sessions[0].Start) {

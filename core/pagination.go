@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // listParams reads the cursor of a list request. Params that are not an object are -32602.
@@ -20,7 +22,7 @@ func listParams(c *Call) (string, error) {
 	}
 	var cursor string
 	if p.Cursor.Kind() != '"' || unmarshal(p.Cursor, &cursor) != nil || cursor == "" {
-		return "", InvalidParams("Invalid cursor")
+		return "", jsonrpc.InvalidParams("Invalid cursor")
 	}
 	return cursor, nil
 }
@@ -51,7 +53,7 @@ func paginate[T any](items []T, cursor string, size int) ([]T, string, error) {
 	if cursor != "" {
 		n, ok := decodeCursor(cursor)
 		if !ok || n >= len(items) {
-			return nil, "", InvalidParams("Invalid cursor")
+			return nil, "", jsonrpc.InvalidParams("Invalid cursor")
 		}
 		start = n
 	}

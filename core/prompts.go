@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // PromptHandler serves prompts/get for one prompt. Required arguments are checked before it runs.
@@ -77,18 +79,18 @@ func handleGetPrompt(c *Call) (any, error) {
 		Arguments map[string]jsontext.Value `json:"arguments"`
 	}
 	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
-		return nil, InvalidParams("Invalid params")
+		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var name string
 	if p.Name.Kind() != '"' || unmarshal(p.Name, &name) != nil {
-		return nil, InvalidParams("Missing or invalid prompt name")
+		return nil, jsonrpc.InvalidParams("Missing or invalid prompt name")
 	}
 	s := c.session.server
 	s.mu.RLock()
 	e, ok := s.prompts.get(name)
 	s.mu.RUnlock()
 	if !ok || !seesEntry(c, e, promptVisible, promptView) {
-		return nil, InvalidParams("Prompt not found: " + name)
+		return nil, jsonrpc.InvalidParams("Prompt not found: " + name)
 	}
 	args, perr := promptArguments(p.Arguments)
 	if perr != nil {
@@ -101,19 +103,19 @@ func handleGetPrompt(c *Call) (any, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, InvalidParams("Missing required arguments: " + strings.Join(missing, ", "))
+		return nil, jsonrpc.InvalidParams("Missing required arguments: " + strings.Join(missing, ", "))
 	}
 	return runPrompt(c, e, name, args)
 }
 
 // promptArguments decodes the arguments of prompts/get, which are strings: a value of another
 // type is -32602 naming the argument.
-func promptArguments(raw map[string]jsontext.Value) (map[string]string, *Error) {
+func promptArguments(raw map[string]jsontext.Value) (map[string]string, *jsonrpc.Error) {
 	args := make(map[string]string, len(raw))
 	for k, v := range raw {
 		var s string
 		if v.Kind() != '"' || unmarshal(v, &s) != nil {
-			return nil, InvalidParams("Prompt argument " + strconv.Quote(k) + " must be a string")
+			return nil, jsonrpc.InvalidParams("Prompt argument " + strconv.Quote(k) + " must be a string")
 		}
 		args[k] = s
 	}
@@ -124,7 +126,7 @@ func runPrompt(c *Call, e *promptEntry, name string, args map[string]string) (re
 	defer func() {
 		if v := recover(); v != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: panic in prompt %q: %v\n%s", name, v, debug.Stack()))
-			res, err = nil, InternalError("Internal error handling prompts/get request")
+			res, err = nil, jsonrpc.InternalError("Internal error handling prompts/get request")
 		}
 	}()
 	res, err = e.handler(c.ctx, &PromptRequest{Call: c, Name: name, Arguments: args})

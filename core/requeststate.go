@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // RequestStateOptions configure the protection of requestState. The zero value seals it with a
@@ -192,11 +194,11 @@ func (s *sealer) seal(c *Call, state string) (string, error) {
 	return sealPrefix + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
-var errBadState = NewError(CodeInvalidParams, "Invalid or expired requestState")
+var errBadState = jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid or expired requestState")
 
 // open verifies a requestState and returns the handler's plaintext. Every failure is the same
 // -32602 on the wire: which check failed is not the client's business.
-func (s *sealer) open(c *Call, token string) (string, *Error) {
+func (s *sealer) open(c *Call, token string) (string, *jsonrpc.Error) {
 	if s.disabled {
 		return token, nil
 	}

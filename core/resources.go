@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
@@ -32,8 +33,8 @@ type SubscribeRequest struct {
 }
 
 // ResourceNotFound returns the -32602 error for an unknown resource, with data.uri.
-func ResourceNotFound(uri string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
+func ResourceNotFound(uri string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
 }
 
 type resourceEntry struct {
@@ -209,11 +210,11 @@ func uriParam(c *Call) (string, error) {
 		URI jsontext.Value `json:"uri"`
 	}
 	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
-		return "", InvalidParams("Invalid params")
+		return "", jsonrpc.InvalidParams("Invalid params")
 	}
 	var uri string
 	if p.URI.Kind() != '"' || unmarshal(p.URI, &uri) != nil {
-		return "", InvalidParams("Missing or invalid uri")
+		return "", jsonrpc.InvalidParams("Missing or invalid uri")
 	}
 	return uri, nil
 }
@@ -242,7 +243,7 @@ func runResource(c *Call, h ResourceHandler, uri string, vars map[string]string)
 	defer func() {
 		if v := recover(); v != nil {
 			c.session.server.logError(fmt.Errorf("mcpkit: panic reading %q: %v\n%s", uri, v, debug.Stack()))
-			res, err = nil, InternalError("Internal error handling resources/read request")
+			res, err = nil, jsonrpc.InternalError("Internal error handling resources/read request")
 		}
 	}()
 	return h(c.ctx, &ResourceRequest{Call: c, URI: uri, Vars: vars})
@@ -255,7 +256,7 @@ func handleSubscribe(c *Call) (any, error) {
 	}
 	opts := &c.session.server.opts
 	if limit := opts.MaxSubscriptionURIBytes; limit > 0 && len(uri) > limit {
-		return nil, InvalidParams("uri exceeds " + strconv.Itoa(limit) + " bytes (MaxSubscriptionURIBytes)")
+		return nil, jsonrpc.InvalidParams("uri exceeds " + strconv.Itoa(limit) + " bytes (MaxSubscriptionURIBytes)")
 	}
 	if h := c.session.server.opts.SubscribeHandler; h != nil {
 		if err := h(c.ctx, &SubscribeRequest{Call: c, URI: uri}); err != nil {
@@ -275,11 +276,11 @@ func handleSubscribe(c *Call) (any, error) {
 	_, had := ss.subscriptions[uri]
 	if !had && limit > 0 && len(ss.subscriptions) >= limit {
 		ss.mu.Unlock()
-		return nil, InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
+		return nil, jsonrpc.InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
 	}
 	if total := opts.MaxSubscriptionBytes; !had && total > 0 && ss.subscriptionBytes+len(uri) > total {
 		ss.mu.Unlock()
-		return nil, InvalidParams("the resource subscriptions of this session would exceed " + strconv.Itoa(total) + " bytes (MaxSubscriptionBytes)")
+		return nil, jsonrpc.InvalidParams("the resource subscriptions of this session would exceed " + strconv.Itoa(total) + " bytes (MaxSubscriptionBytes)")
 	}
 	record := !had && !hidden
 	if record {

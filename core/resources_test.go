@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 func resourceServer(opts *core.Options) *core.Server {
@@ -120,7 +121,7 @@ func TestSubscriptions(t *testing.T) {
 	srv := resourceServer(&core.Options{SubscribeHandler: func(_ context.Context, req *core.SubscribeRequest) error {
 		if req.URI == "test://forbidden" {
 			refused = req.URI
-			return core.NewError(-32602, "Subscription refused")
+			return jsonrpc.NewError(-32602, "Subscription refused")
 		}
 		return nil
 	}})

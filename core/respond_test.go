@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"unsafe"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // TestToolWireEncodesAsMarshalAndStamp: a tool result written in one pass (with the 2026-07-28
@@ -106,7 +108,7 @@ func TestRespondWritesOneMessage(t *testing.T) {
 			t.Fatalf("Encode after Result changed = %s", got)
 		}
 		changed = *resp
-		changed.ID = IntID(9)
+		changed.ID = jsonrpc.IntID(9)
 		if got := changed.encode(); string(got) != string(encodeResponse(changed.ID, resp.Result)) {
 			t.Fatalf("Encode after ID changed = %s", got)
 		}
@@ -121,7 +123,7 @@ func TestDecodedMethodNamesAreShared(t *testing.T) {
 		if derr != nil {
 			t.Fatal(derr)
 		}
-		if known, ok := knownMethods[method]; !ok || unsafe.StringData(m.Method) != unsafe.StringData(known) {
+		if known, ok := codec.KnownMethod(method); !ok || unsafe.StringData(m.Method) != unsafe.StringData(known) {
 			t.Errorf("method %s was allocated again", method)
 		}
 	}

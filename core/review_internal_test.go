@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // A state sealed for one large integer argument must not open for its float64 neighbour: ids
@@ -105,7 +107,7 @@ func TestSubscriptionCap(t *testing.T) {
 			t.Fatalf("subscribe %s: %+v", uri, r.Error)
 		}
 	}
-	if r := sub(9, "a://3"); r.Error == nil || r.Error.Code != CodeInvalidParams {
+	if r := sub(9, "a://3"); r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("a third subscription past the cap: %+v", r)
 	}
 	if !ss.Subscribed("a://2") || ss.Subscribed("a://3") {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Sender delivers encoded JSON-RPC messages to the client along one path: the standalone stream
@@ -89,11 +91,11 @@ type Session struct {
 	clientInfo          *Implementation
 	clientCaps          ClientCapabilities
 	logLevel            LoggingLevel
-	one                 *Call        // a request in flight; the others are in inflight (see inflightAdd)
-	inflight            map[ID]*Call // made for a second request in flight only
+	one                 *Call                // a request in flight; the others are in inflight (see inflightAdd)
+	inflight            map[jsonrpc.ID]*Call // made for a second request in flight only
 	subscriptions       map[string]struct{}
 	subscriptionBytes   int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
-	pending             map[ID]*pendingRequest
+	pending             map[jsonrpc.ID]*pendingRequest
 	initialized         bool // the flags side by side: the struct stays in its size class
 	era                 era
 	ephemeral           bool
@@ -261,14 +263,14 @@ func (ss *Session) Notify(ctx context.Context, method string, params any) error 
 
 // Response is the answer to one request: an encoded result or an error.
 type Response struct {
-	ID     ID
+	ID     jsonrpc.ID
 	Result []byte
-	Error  *Error
+	Error  *jsonrpc.Error
 
 	// wire is the whole message, written with Result in one buffer (Result points into it), as
 	// long as ID and Result are the ones it was written with.
 	wire   []byte
-	wireID ID
+	wireID jsonrpc.ID
 }
 
 // encode returns the response as a JSON-RPC message.
@@ -287,7 +289,7 @@ func (r *Response) encode() []byte {
 // returns the response to send, or nil when the client cancelled the request. Notifications and
 // responses from the client return nil. out is the path for messages related to this request
 // (progress, log messages, server-to-client requests); nil means the session-level path.
-func (ss *Session) serveMessage(ctx context.Context, msg *Message, out Sender) *Response {
+func (ss *Session) serveMessage(ctx context.Context, msg *jsonrpc.Message, out Sender) *Response {
 	switch {
 	case msg.IsResponse():
 		if !ss.answer(msg) {
@@ -308,11 +310,11 @@ func (ss *Session) serveMessage(ctx context.Context, msg *Message, out Sender) *
 
 // refusedResponse is the answer to a request that Begin refused with err: -32600 "request id …
 // is already in flight" for errInFlight, -32603 for a closed session (or any other error).
-func refusedResponse(id ID, err error) *Response {
+func refusedResponse(id jsonrpc.ID, err error) *Response {
 	if errors.Is(err, errInFlight) {
-		return &Response{ID: id, Error: InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", id))}
+		return &Response{ID: id, Error: jsonrpc.InvalidRequest(fmt.Sprintf("Invalid Request: request id %s is already in flight", id))}
 	}
-	return &Response{ID: id, Error: InternalError("Session closed")}
+	return &Response{ID: id, Error: jsonrpc.InternalError("Session closed")}
 }
 
 // begin registers a request as in flight, so that notifications/cancelled can reach it, and
@@ -321,7 +323,7 @@ func refusedResponse(id ID, err error) *Response {
 // answers with that error; then Begin fails with ErrSessionClosed after Close, and with
 // errInFlight when the id is already in flight on the session (the first request is not
 // disturbed). initialize is never registered: it cannot be cancelled.
-func (ss *Session) begin(ctx context.Context, msg *Message, out Sender) (*Call, error) {
+func (ss *Session) begin(ctx context.Context, msg *jsonrpc.Message, out Sender) (*Call, error) {
 	c := newCall(ss, msg, out)
 	c.setContext(ctx)
 	c.resolve()
@@ -337,7 +339,7 @@ func (ss *Session) begin(ctx context.Context, msg *Message, out Sender) (*Call, 
 	if msg.Method == methodInitialize {
 		return c, nil // not registered: initialize cannot be cancelled
 	}
-	if ss.inflightGet(msg.ID.key()) != nil {
+	if ss.inflightGet(idKey(msg.ID)) != nil {
 		c.cancelFn(errInFlight)
 		return nil, errInFlight
 	}
@@ -356,8 +358,8 @@ func (ss *Session) finish(c *Call) {
 }
 
 // inflightGet returns the call in flight with the id key, or nil. ss.mu must be held.
-func (ss *Session) inflightGet(key ID) *Call {
-	if ss.one != nil && ss.one.id.key() == key {
+func (ss *Session) inflightGet(key jsonrpc.ID) *Call {
+	if ss.one != nil && idKey(ss.one.id) == key {
 		return ss.one
 	}
 	return ss.inflight[key]
@@ -372,9 +374,9 @@ func (ss *Session) inflightAdd(c *Call) {
 		return
 	}
 	if ss.inflight == nil {
-		ss.inflight = map[ID]*Call{}
+		ss.inflight = map[jsonrpc.ID]*Call{}
 	}
-	ss.inflight[c.id.key()] = c
+	ss.inflight[idKey(c.id)] = c
 }
 
 // inflightDelete forgets c if it is still registered under its id. ss.mu must be held.
@@ -383,19 +385,19 @@ func (ss *Session) inflightDelete(c *Call) {
 		ss.one = nil
 		return
 	}
-	if key := c.id.key(); ss.inflight[key] == c {
+	if key := idKey(c.id); ss.inflight[key] == c {
 		delete(ss.inflight, key)
 	}
 }
 
 // inFlight reports whether a request with this id is in flight on the session.
-func (ss *Session) inFlight(id ID) bool {
+func (ss *Session) inFlight(id jsonrpc.ID) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.inflightGet(id.key()) != nil
+	return ss.inflightGet(idKey(id)) != nil
 }
 
-func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
+func (ss *Session) handleNotification(ctx context.Context, msg *jsonrpc.Message) {
 	switch msg.Method {
 	case "notifications/cancelled":
 		if !ss.cancelCall(msg) {
@@ -414,7 +416,7 @@ func (ss *Session) handleNotification(ctx context.Context, msg *Message) {
 
 // cancelCall cancels the call a notifications/cancelled names, when it runs here. It reports
 // whether the message was handled here: a malformed one is, since no replica could use it.
-func (ss *Session) cancelCall(msg *Message) bool {
+func (ss *Session) cancelCall(msg *jsonrpc.Message) bool {
 	var p struct {
 		RequestID jsontext.Value `json:"requestId"`
 		Reason    string         `json:"reason"`
@@ -422,12 +424,12 @@ func (ss *Session) cancelCall(msg *Message) bool {
 	if msg.Params == nil || unmarshal(msg.Params, &p) != nil {
 		return true
 	}
-	id, ok := parseID(p.RequestID)
+	id, ok := codec.ParseID(p.RequestID)
 	if !ok || !id.IsValid() {
 		return true
 	}
 	ss.mu.Lock()
-	c := ss.inflightGet(id.key())
+	c := ss.inflightGet(idKey(id))
 	ss.mu.Unlock()
 	if c == nil {
 		return false

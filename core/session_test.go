@@ -11,18 +11,19 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
 // blocker is a tool that reports when it starts and waits until released or cancelled.
 type blocker struct {
-	started chan core.ID
+	started chan jsonrpc.ID
 	release chan struct{}
 	ended   chan error // the context's cause when it ended by cancellation, nil when released
 }
 
 func newBlocker() *blocker {
-	return &blocker{started: make(chan core.ID, 16), release: make(chan struct{}), ended: make(chan error, 16)}
+	return &blocker{started: make(chan jsonrpc.ID, 16), release: make(chan struct{}), ended: make(chan error, 16)}
 }
 
 func (b *blocker) handler(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
@@ -74,7 +75,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 			if r.Error != nil || !strings.Contains(string(r.Result), "released") || string(r.ID) != id {
 				t.Errorf("first response: %s", r)
 			}
-			if transport.Core.InFlight(c.ss, core.IntID(7)) || transport.Core.InFlight(c.ss, core.StringID("abc")) {
+			if transport.Core.InFlight(c.ss, jsonrpc.IntID(7)) || transport.Core.InFlight(c.ss, jsonrpc.StringID("abc")) {
 				t.Error("the id is still in flight")
 			}
 			// The id is free again.
@@ -94,7 +95,7 @@ func TestEscapedIDIsTheSameRequest(t *testing.T) {
 	c := newClient(t, srv)
 	first := c.handleAsync(`{"jsonrpc":"2.0","id":"\u006cisten:0","method":"tools/call","params":{"name":"slow"}}`)
 	await(t, b.started, "the slow tool to start")
-	if !transport.Core.InFlight(c.ss, core.StringID("listen:0")) {
+	if !transport.Core.InFlight(c.ss, jsonrpc.StringID("listen:0")) {
 		t.Fatal("the escaped id is not in flight under its value")
 	}
 	w := c.send(`{"jsonrpc":"2.0","id":"listen:0","method":"ping"}`)
@@ -198,7 +199,7 @@ func TestInitializeNotCancellable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if transport.Core.InFlight(c.ss, core.IntID(1)) {
+	if transport.Core.InFlight(c.ss, jsonrpc.IntID(1)) {
 		t.Error("initialize is registered as in flight")
 	}
 	c.reply(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
@@ -345,7 +346,7 @@ func TestCustomMethods(t *testing.T) {
 	})
 	srv.HandleMethod("x/fail", func(context.Context, *core.Call) (any, error) { return nil, errors.New("private detail") })
 	srv.HandleMethod("x/refuse", func(context.Context, *core.Call) (any, error) {
-		return nil, &core.Error{Code: -32000, Message: "refused", Data: map[string]int{"n": 1}}
+		return nil, &jsonrpc.Error{Code: -32000, Message: "refused", Data: map[string]int{"n": 1}}
 	})
 	srv.HandleMethod("x/empty", func(context.Context, *core.Call) (any, error) { return nil, nil })
 	srv.HandleMethod("x/panic", func(context.Context, *core.Call) (any, error) { panic("no") })

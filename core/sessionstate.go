@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"slices"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // SessionState is the protocol state of a legacy session that outlives one process: what
@@ -38,7 +40,7 @@ type SessionHooks struct {
 	// for, and a notifications/cancelled naming a request this process is not running: the
 	// waiting request or the running call may be on another replica. The message must not be
 	// modified.
-	Forward func(ctx context.Context, msg *Message)
+	Forward func(ctx context.Context, msg *jsonrpc.Message)
 	// Remote is the session-level path used while this process has none (no Out): messages
 	// for a standalone stream held by another replica. Broadcast changes never take it (every
 	// replica delivers those to its own streams).
@@ -113,7 +115,7 @@ func (ss *Session) restoreLocked(st SessionState) {
 // deliverForwarded hands a message forwarded by another replica to this process's waiters: a client
 // response to the server-to-client request waiting for it, or a notifications/cancelled to the
 // call it names. It reports whether anything here took it, and never forwards again.
-func (ss *Session) deliverForwarded(msg *Message) bool {
+func (ss *Session) deliverForwarded(msg *jsonrpc.Message) bool {
 	switch {
 	case msg.IsResponse():
 		return ss.answer(msg)
@@ -123,10 +125,10 @@ func (ss *Session) deliverForwarded(msg *Message) bool {
 	return false
 }
 
-var errNotSaved = InternalError("Service unavailable: the session could not be saved")
+var errNotSaved = jsonrpc.InternalError("Service unavailable: the session could not be saved")
 
 // persist writes the state through the Persist hook, if any.
-func (ss *Session) persist(ctx context.Context) *Error {
+func (ss *Session) persist(ctx context.Context) *jsonrpc.Error {
 	ss.mu.Lock()
 	f := ss.hooks.Persist
 	var st SessionState
@@ -145,7 +147,7 @@ func (ss *Session) persist(ctx context.Context) *Error {
 }
 
 // forward passes a message nobody here takes to the Forward hook, if any.
-func (ss *Session) forward(ctx context.Context, msg *Message) {
+func (ss *Session) forward(ctx context.Context, msg *jsonrpc.Message) {
 	ss.mu.Lock()
 	f := ss.hooks.Forward
 	ss.mu.Unlock()
@@ -173,30 +175,4 @@ func (ss *Session) sendLocal(ctx context.Context, msg []byte) error {
 		return ErrNoPath
 	}
 	return out.Send(ctx, msg)
-}
-
-// encode returns the message as JSON-RPC: a response with its result or error, or a request or
-// notification with its params as received.
-func (m *Message) encode() []byte {
-	switch {
-	case m.IsResponse() && m.Error != nil:
-		return encodeError(m.ID, m.Error)
-	case m.IsResponse():
-		return encodeResponse(m.ID, m.Result)
-	}
-	var params any
-	if m.Params != nil {
-		params = m.Params
-	}
-	var b []byte
-	var err error
-	if m.IsRequest() {
-		b, err = encodeRequest(m.ID, m.Method, params)
-	} else {
-		b, err = encodeNotification(m.Method, params)
-	}
-	if err != nil {
-		return nil
-	}
-	return b
 }

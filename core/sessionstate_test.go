@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -177,8 +178,8 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	holder.initialize(core.Version20250618)
 	other := transport.Core.NewSession(srv, core.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer other.Close()
-	forwarded := make(chan *core.Message, 4)
-	transport.Core.SetHooks(other, core.SessionHooks{Forward: func(_ context.Context, m *core.Message) { forwarded <- m }})
+	forwarded := make(chan *jsonrpc.Message, 4)
+	transport.Core.SetHooks(other, core.SessionHooks{Forward: func(_ context.Context, m *jsonrpc.Message) { forwarded <- m }})
 
 	path := newSink()
 	done := make(chan []byte, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog/log"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -94,7 +95,7 @@ func TestToolLoggerDefaultsToZerologGlobal(t *testing.T) {
 }
 
 // TestHandlerErrorsLogged: the plain error of a handler other than a tool is -32603 without its
-// text, and the text is logged; a *core.Error is the handler's answer, not logged.
+// text, and the text is logged; a *jsonrpc.Error is the handler's answer, not logged.
 func TestHandlerErrorsLogged(t *testing.T) {
 	elog := newErrorLog()
 	srv := newServer(&core.Options{Logger: elog.logger()})
@@ -102,7 +103,7 @@ func TestHandlerErrorsLogged(t *testing.T) {
 		return nil, errors.New("secret connection string")
 	})
 	srv.HandleMethod("x/typed", func(context.Context, *core.Call) (any, error) {
-		return nil, core.InvalidParams("bad x")
+		return nil, jsonrpc.InvalidParams("bad x")
 	})
 	srv.AddPrompt(&core.Prompt{Name: "p"}, func(context.Context, *core.PromptRequest) (*core.GetPromptResult, error) {
 		return nil, errors.New("prompt store offline")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
@@ -17,7 +18,7 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 	// successful result (an isError result is exempt).
 	noOutput := func() (*CallToolResult, error) {
 		s.logError(fmt.Errorf("mcpkit: tool %q declares an output schema but returned no structured content", name))
-		return nil, InternalError("Internal error calling tool " + name)
+		return nil, jsonrpc.InternalError("Internal error calling tool " + name)
 	}
 	if res == nil {
 		if e.output != nil {
@@ -37,7 +38,7 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 	if merr != nil {
 		w.release()
 		s.logError(fmt.Errorf("mcpkit: tool %q: encoding structured content: %w", name, merr))
-		return nil, InternalError("Internal error calling tool " + name)
+		return nil, jsonrpc.InternalError("Internal error calling tool " + name)
 	}
 	switch jsontext.Value(sc).Kind() {
 	case 'n':
@@ -51,7 +52,7 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 			if msg := e.checkOutput(sc); msg != "" {
 				w.release()
 				s.logError(fmt.Errorf("mcpkit: tool %q returned structured content that does not match its output schema: %s", name, msg))
-				return nil, InternalError("Internal error calling tool " + name)
+				return nil, jsonrpc.InternalError("Internal error calling tool " + name)
 			}
 		}
 		w.structured = sc // encoded once, sent as is

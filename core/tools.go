@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
@@ -262,7 +263,7 @@ func handleCallTool(c *Call) (any, error) {
 	e, ok := s.tools.get(name)
 	s.mu.RUnlock()
 	if !ok || !seesEntry(c, e, toolVisible, toolView) {
-		return nil, InvalidParams("Tool not found: " + name)
+		return nil, jsonrpc.InvalidParams("Tool not found: " + name)
 	}
 	if args == nil || string(args) == "null" {
 		args = jsontext.Value("{}")
@@ -365,23 +366,24 @@ func (tc *ToolCall) Run(call *Call) (any, error) {
 
 // callToolParams returns the tool name and the raw arguments of a tools/call: from what the
 // message decoder read already, or by reading params for a message it did not produce.
-func callToolParams(c *Call) (string, jsontext.Value, *Error) {
+func callToolParams(c *Call) (string, jsontext.Value, *jsonrpc.Error) {
 	if c.msg != nil && c.msg.Parsed && rawObject(c.params) {
-		if !c.msg.nameString {
-			return "", nil, InvalidParams("Missing or invalid tool name")
+		args, nameString := codec.Arguments(c.msg)
+		if !nameString {
+			return "", nil, jsonrpc.InvalidParams("Missing or invalid tool name")
 		}
-		return c.msg.Name, c.msg.arguments, nil
+		return c.msg.Name, args, nil
 	}
 	var p struct {
 		Name      jsontext.Value `json:"name"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
 	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
-		return "", nil, InvalidParams("Invalid params")
+		return "", nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var name string
 	if p.Name.Kind() != '"' || unmarshal(p.Name, &name) != nil {
-		return "", nil, InvalidParams("Missing or invalid tool name")
+		return "", nil, jsonrpc.InvalidParams("Missing or invalid tool name")
 	}
 	return name, p.Arguments, nil
 }
@@ -423,7 +425,7 @@ func runTool(c *Call, e *toolEntry, name string, args json.RawMessage) (res *Cal
 	defer func() {
 		if v := recover(); v != nil {
 			s.logError(fmt.Errorf("mcpkit: panic in tool %q: %v\n%s", name, v, debug.Stack()))
-			res, err = nil, InternalError("Internal error calling tool "+name)
+			res, err = nil, jsonrpc.InternalError("Internal error calling tool "+name)
 		}
 	}()
 	c.toolReq = ToolRequest{Call: c, Name: name, Arguments: args}
@@ -431,7 +433,7 @@ func runTool(c *Call, e *toolEntry, name string, args json.RawMessage) (res *Cal
 	if err == nil {
 		return res, nil
 	}
-	var we *Error
+	var we *jsonrpc.Error
 	var ir *InputRequiredError
 	var ni *NeedInputError
 	switch {
@@ -440,12 +442,12 @@ func runTool(c *Call, e *toolEntry, name string, args json.RawMessage) (res *Cal
 	case errors.As(err, &ni):
 		// A handler that did not know the 2026-07-28 rule: nothing the model could act on.
 		s.logError(fmt.Errorf("mcpkit: tool %q: %w", name, err))
-		return nil, InternalError("Internal error calling tool " + name)
+		return nil, jsonrpc.InternalError("Internal error calling tool " + name)
 	}
 	if c.ctx.Err() != nil {
 		// The call was ended from outside (the session or the stream went away, the server shuts
 		// down): what the handler returns then is no tool failure for the model to read.
-		return nil, InternalError("Internal error calling tool " + name)
+		return nil, jsonrpc.InternalError("Internal error calling tool " + name)
 	}
 	s.logger().Error().Str("tool", name).Err(err).Msg("mcpkit: tool returned an error; the client gets it as an isError result")
 	return ErrorResult(err.Error()), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -88,7 +89,7 @@ func toolServer(t *testing.T, opts *core.Options) (*core.Server, *errorLog) {
 		return nil, errors.New("database password is hunter2")
 	})
 	srv.AddTool(&core.Tool{Name: "protocol-error"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
-		return nil, fmt.Errorf("wrapped: %w", &core.Error{Code: -32042, Message: "URL elicitation required", Data: map[string]any{"elicitations": []any{}}})
+		return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32042, Message: "URL elicitation required", Data: map[string]any{"elicitations": []any{}}})
 	})
 	srv.AddTool(&core.Tool{Name: "panics"}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
 		panic("kaboom secret")
@@ -163,7 +164,7 @@ func TestToolsCallErrors(t *testing.T) {
 		t.Errorf("the error was not logged: %s", elog)
 	}
 
-	// A *core.Error (even wrapped) passes through as is.
+	// A *jsonrpc.Error (even wrapped) passes through as is.
 	wantError(t, c.call("tools/call", map[string]any{"name": "protocol-error"}), -32042, "URL elicitation required", map[string]any{"elicitations": []any{}})
 
 	// A panic is -32603, logged, and the server keeps serving.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -119,7 +120,7 @@ func TestWithVisibilityStacks(t *testing.T) {
 	// Every filter hides on its own, also from a direct call.
 	for _, name := range []string{"a", "c", "d"} {
 		w, _ := sendIn(t, srv, ctx, testutil.Request(2, "tools/call", map[string]any{"name": name}))
-		if w.Error == nil || w.Error.Code != core.CodeInvalidParams || !strings.Contains(string(w.Error.Data), "Tool not found: "+name) {
+		if w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(w.Error.Data), "Tool not found: "+name) {
 			t.Errorf("call of hidden %s: %+v", name, w.Error)
 		}
 	}

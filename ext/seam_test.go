@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
@@ -37,7 +38,7 @@ func (e *echo) Bind(*core.Server) core.ExtensionSpec {
 				Text string `json:"text"`
 			}
 			if err := json.Unmarshal(c.Params(), &p); err != nil || p.Text == "" {
-				return nil, core.InvalidParams("text must be a non-empty string")
+				return nil, jsonrpc.InvalidParams("text must be a non-empty string")
 			}
 			return map[string]any{"text": p.Text}, nil
 		}}},
@@ -51,7 +52,7 @@ func TestThirdExtension(t *testing.T) {
 	// Not offered: no capability entry, and its method is refused as core refuses a method of a
 	// capability the server does not offer.
 	w := coretest.Send(t, s, "", nil, "echo/say", map[string]any{"text": "hi"})
-	coretest.WantError(t, w, core.CodeInternalError, "Internal error", "Server does not support echo (required for echo/say)")
+	coretest.WantError(t, w, jsonrpc.CodeInternalError, "Internal error", "Server does not support echo (required for echo/say)")
 	if ext := discoverExtensions(t, s); ext != nil {
 		t.Errorf("extensions before the extension is offered: %v", ext)
 	}
@@ -66,7 +67,7 @@ func TestThirdExtension(t *testing.T) {
 		t.Errorf("echo/say = %v, want the text and the 2026-07-28 members", r)
 	}
 	w = coretest.Send(t, s, "", nil, "echo/say", map[string]any{})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "text must be a non-empty string")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "text must be a non-empty string")
 
 	// The legacy lifecycle sees the same entry in initialize.
 	ss := transport.Core.NewSession(s, core.SessionOptions{})

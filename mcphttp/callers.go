@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -112,12 +113,12 @@ func (c *callerCaps) release(key string) {
 
 // refuseCaller answers a request past a per-caller cap: 429, -32603 naming what and the cap; or,
 // when the shared counter failed (err), 503.
-func refuseCaller(w http.ResponseWriter, r *http.Request, id core.ID, what string, max int, err error) {
+func refuseCaller(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, what string, max int, err error) {
 	if err != nil {
-		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
 			"Service unavailable: the per-caller limits could not be checked")
 		return
 	}
-	middleware.Refuse(w, r, http.StatusTooManyRequests, id, core.CodeInternalError,
+	middleware.Refuse(w, r, http.StatusTooManyRequests, id, jsonrpc.CodeInternalError,
 		"Too many requests: this caller holds the maximum of "+strconv.Itoa(max)+" "+what)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
@@ -149,7 +150,7 @@ func (e *Endpoint) Known(ctx context.Context, id string) error {
 // cancels its calls; streams end with their session, resumable ones with the endpoint's base
 // context.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var msg *core.Message
+	var msg *jsonrpc.Message
 	if r.Method == http.MethodPost {
 		m, ok := middleware.MessageFrom(r.Context())
 		if !ok {
@@ -159,7 +160,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg = m
 	}
 	if !e.enter() {
-		var id core.ID
+		var id jsonrpc.ID
 		if msg != nil {
 			id = msg.ID
 		}
@@ -212,7 +213,7 @@ func (e *Endpoint) bind(w http.ResponseWriter, r *http.Request, next func(http.R
 	next(w, r.WithContext(ctx))
 }
 
-func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
 	if msg.Method == "initialize" && !e.opts.Stateless {
 		e.initialize(w, r, msg)
 		return
@@ -254,7 +255,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *core.Messag
 
 // initialize creates a session (stateful mode): the response is always one JSON object, and the
 // session id header is set only when initialize succeeded.
-func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
 	if !msg.IsRequest() {
 		// An initialize without an id gets no answer, so it creates nothing.
 		w.WriteHeader(http.StatusAccepted)
@@ -267,7 +268,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 	caller := CallerKey(r)
 	if ok, err := e.callers.acquire(r.Context(), caller); !ok || err != nil {
 		if err != nil { // a shared counter failed, as a failing store would
-			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgNotStored)
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, msgNotStored)
 			return
 		}
 		refuseCaller(w, r, msg.ID, "sessions", e.callers.max, nil)
@@ -279,14 +280,14 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 		var full *session.FullError
 		switch {
 		case errors.As(err, &full):
-			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError,
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError,
 				"Service unavailable: maximum concurrent sessions ("+strconv.Itoa(full.Max)+") reached")
 		case errors.Is(err, session.ErrFull):
-			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, "Service unavailable: maximum concurrent sessions reached")
 		case errors.Is(err, session.ErrClosed):
 			middleware.RefuseShuttingDown(w, r, msg.ID)
 		default:
-			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, core.CodeInternalError, msgNotStored)
+			middleware.Refuse(w, r, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, msgNotStored)
 		}
 		return
 	}
@@ -304,7 +305,7 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *core.
 
 // request serves one request: on its own SSE stream (progress, log messages and server-to-client
 // requests of the request ride it, then the response), or as one JSON object.
-func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *core.Message, stream bool) {
+func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *jsonrpc.Message, stream bool) {
 	if !stream {
 		call, err := transport.Core.Begin(cs, r.Context(), msg, noPath{})
 		if err != nil {
@@ -342,7 +343,7 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 	_ = sse.WriteFinal(transport.Core.EncodeResponseMessage(resp))
 }
 
-func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *core.Message, err error) {
+func (e *Endpoint) beginFailed(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, err error) {
 	if transport.Core.IsInFlight(err) {
 		middleware.RefuseInFlight(w, r, msg.ID)
 		return
@@ -387,7 +388,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 func sessionOf(w http.ResponseWriter, r *http.Request) *live {
 	s := middleware.SessionFrom(r.Context())
 	if s == nil {
-		middleware.RefuseMissingSession(w, r, core.ID{})
+		middleware.RefuseMissingSession(w, r, jsonrpc.ID{})
 		return nil
 	}
 	return liveOf(s)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -97,7 +98,7 @@ func addModernTools(s *core.Server, tl *tools) {
 		}
 		_ = json.Unmarshal(c.Params(), &p)
 		_ = c.Progress(1, 0, "")
-		return nil, core.NewError(p.Code, "test failure")
+		return nil, jsonrpc.NewError(p.Code, "test failure")
 	})
 	for _, name := range []string{"greet", "grüße"} {
 		s.AddPrompt(&core.Prompt{Name: name, Description: "Says hello."}, func(ctx context.Context, req *core.PromptRequest) (*core.GetPromptResult, error) {

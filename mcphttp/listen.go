@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/listen"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -163,7 +164,7 @@ func (l *Listeners) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.serve(w, r, msg)
 }
 
-func (l *Listeners) serve(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+func (l *Listeners) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
 	st, caller, ok := l.open(w, r, msg)
 	if !ok {
 		return
@@ -178,7 +179,7 @@ func (l *Listeners) serve(w http.ResponseWriter, r *http.Request, msg *core.Mess
 // open admits a listen request and opens its stream, counted in l.active and against its
 // caller's cap; it answers a request it refuses itself (ok false, nothing to release). The
 // waiting stream's handler keeps none of this function's frame on its stack.
-func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ *listen.Listener, caller string, ok bool) {
+func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (_ *listen.Listener, caller string, ok bool) {
 	id, filter, ok := l.admit(w, r, msg)
 	if !ok {
 		return nil, "", false
@@ -202,10 +203,10 @@ func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Messa
 	l.active.Done()
 	switch {
 	case errors.Is(err, listen.ErrLimit):
-		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError,
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
 			"Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(l.reg.Max())+") reached")
 	case errors.Is(err, listen.ErrDuplicate):
-		middleware.Refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+		middleware.Refuse(w, r, http.StatusConflict, id, jsonrpc.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 	default:
 		middleware.RefuseShuttingDown(w, r, id)
 	}
@@ -214,19 +215,19 @@ func (l *Listeners) open(w http.ResponseWriter, r *http.Request, msg *core.Messa
 
 // admit checks a listen request and reads its filter, honored for the caller; it answers a
 // request it refuses itself (ok false).
-func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *core.Message) (_ core.ID, _ core.SubscriptionFilter, ok bool) {
+func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (_ jsonrpc.ID, _ core.SubscriptionFilter, ok bool) {
 	if !msg.ID.IsValid() {
-		middleware.Refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
-		return core.ID{}, core.SubscriptionFilter{}, false
+		middleware.Refuse(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: subscriptions/listen requires an id")
+		return jsonrpc.ID{}, core.SubscriptionFilter{}, false
 	}
 	if !transport.Core.ClaimsModern(msg) {
-		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
-		return core.ID{}, core.SubscriptionFilter{}, false
+		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: modern requests require the SEP-2575 `_meta` envelope")
+		return jsonrpc.ID{}, core.SubscriptionFilter{}, false
 	}
 	env, err := transport.Core.ParseEnvelope(msg)
 	var filter core.SubscriptionFilter
 	if err == nil {
-		var perr *core.Error
+		var perr *jsonrpc.Error
 		if filter, perr = transport.Core.ParseListenFilter(msg.Params); perr != nil {
 			err = perr
 		} else {
@@ -234,12 +235,12 @@ func (l *Listeners) admit(w http.ResponseWriter, r *http.Request, msg *core.Mess
 		}
 	}
 	if err != nil {
-		var e *core.Error
+		var e *jsonrpc.Error
 		if !errors.As(err, &e) {
-			e = core.InternalError("Internal error handling subscriptions/listen request")
+			e = jsonrpc.InternalError("Internal error handling subscriptions/listen request")
 		}
 		writeModern(w, r, &core.Response{ID: msg.ID, Error: e})
-		return core.ID{}, core.SubscriptionFilter{}, false
+		return jsonrpc.ID{}, core.SubscriptionFilter{}, false
 	}
 	return msg.ID, filter, true
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 )
@@ -87,8 +88,8 @@ func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // ModernStatus is the HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the
 // errors that say the request itself is wrong, 503 for a backend that is unavailable
-// (core.Error.Unavailable), 200 otherwise (errors of the operation included).
-func ModernStatus(e *core.Error) int {
+// (jsonrpc.Error.Unavailable), 200 otherwise (errors of the operation included).
+func ModernStatus(e *jsonrpc.Error) int {
 	if e == nil {
 		return http.StatusOK
 	}
@@ -96,18 +97,18 @@ func ModernStatus(e *core.Error) int {
 		return http.StatusServiceUnavailable
 	}
 	switch e.Code {
-	case core.CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability, core.CodeUnsupportedProtocolVersion,
-		core.CodeParseError, core.CodeInvalidRequest, core.CodeInvalidParams:
+	case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingRequiredClientCapability, jsonrpc.CodeUnsupportedProtocolVersion,
+		jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
 }
 
-func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *core.Message) {
+func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
 	if r.Header.Get(middleware.HeaderSessionID) != "" {
-		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
+		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
 		return
 	}
 	if l := m.opts.Listen; l != nil && msg.Method == "subscriptions/listen" {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -166,7 +166,7 @@ func TestModernStatusMapping(t *testing.T) {
 	} {
 		rep := f.modern(t, testutil.ModernRequest(7, "test/fail", map[string]any{"code": tc.code}))
 		rep.WantError(t, tc.status, tc.code, "test failure", "7")
-		if got := mcphttp.ModernStatus(&core.Error{Code: tc.code}); got != tc.status {
+		if got := mcphttp.ModernStatus(&jsonrpc.Error{Code: tc.code}); got != tc.status {
 			t.Errorf("ModernStatus(%d) = %d, want %d", tc.code, got, tc.status)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
@@ -153,7 +154,7 @@ var (
 // its call if that is still running); when there is none it opens nothing and returns
 // errStreamsBusy. It returns errSessionEnded once the session has ended. A followed store
 // learns that this process runs the stream, which answers request.
-func (st *streams) openStream(ctx context.Context, res *resumer, sessionID string, request core.ID, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
+func (st *streams) openStream(ctx context.Context, res *resumer, sessionID string, request jsonrpc.ID, post *middleware.SSEWriter, cancel context.CancelFunc) (*resumable, error) {
 	st.mu.Lock()
 	if st.ended {
 		st.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
@@ -17,7 +18,7 @@ import (
 // goroutine with a context the connection does not cancel, so the handler may return (the
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
-func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *live, msg *core.Message) {
+func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *live, msg *jsonrpc.Message) {
 	rec, st := l.rec, l.st
 	caller := CallerKey(r)
 	if ok, err := e.res.callers.acquire(r.Context(), caller); !ok || err != nil {
@@ -129,7 +130,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, l *live, rs *r
 		return false
 	}
 	if err != nil {
-		middleware.Refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, "Internal error: the stream could not be resumed")
+		middleware.Refuse(w, r, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: the stream could not be resumed")
 		return true
 	}
 	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
@@ -237,7 +238,7 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, l *live,
 	ctx := r.Context()
 	known, err := e.res.shared.Has(ctx, rec.ID, key)
 	if err != nil {
-		middleware.Refuse(w, r, http.StatusServiceUnavailable, core.ID{}, core.CodeInternalError, "Service unavailable: the stream could not be resumed")
+		middleware.Refuse(w, r, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Service unavailable: the stream could not be resumed")
 		return true
 	}
 	if !known {
@@ -360,8 +361,8 @@ func (f *sharedFollow) ownerGone(ctx context.Context) bool {
 }
 
 // errOwnerGone answers a request whose stream a replica that died was running.
-func errOwnerGone() *core.Error {
-	return core.InternalError("The server replica handling the request stopped before answering it; send the request again")
+func errOwnerGone() *jsonrpc.Error {
+	return jsonrpc.InternalError("The server replica handling the request stopped before answering it; send the request again")
 }
 
 // isResponse reports whether an encoded message is a JSON-RPC response.

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
@@ -63,7 +63,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		// too (a store that shares nothing ignores the claim).
 		claim := &session.Claim{Stream: true}
 		if _, err := e.Lookup(session.WithClaim(r.Context(), claim), l.rec.ID, true, nil); err != nil {
-			middleware.RefuseLookup(w, r, core.ID{}, err)
+			middleware.RefuseLookup(w, r, jsonrpc.ID{}, err)
 			return
 		}
 		defer claim.Release(context.WithoutCancel(r.Context()))

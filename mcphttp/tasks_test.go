@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -73,12 +74,12 @@ func TestTasksOverHTTP(t *testing.T) {
 	get := taskRequest(2, "tasks/get", map[string]any{"taskId": id})
 	// Mcp-Name must carry params.taskId on tasks/get, tasks/update and tasks/cancel.
 	rep := c.Do(t, modernPost(c, get, "Mcp-Name", "another-task"))
-	rep.WantError(t, http.StatusBadRequest, core.CodeHeaderMismatch, "Header mismatch: Mcp-Name header value 'another-task' does not match body value '"+id+"'", "2")
+	rep.WantError(t, http.StatusBadRequest, jsonrpc.CodeHeaderMismatch, "Header mismatch: Mcp-Name header value 'another-task' does not match body value '"+id+"'", "2")
 	rep = c.Do(t, modernPost(c, get, "Mcp-Name", ""))
-	rep.WantError(t, http.StatusBadRequest, core.CodeHeaderMismatch, "Header mismatch: Mcp-Name header is required for `tasks/get`", "2")
+	rep.WantError(t, http.StatusBadRequest, jsonrpc.CodeHeaderMismatch, "Header mismatch: Mcp-Name header is required for `tasks/get`", "2")
 	for _, m := range []string{"tasks/update", "tasks/cancel"} {
 		body := taskRequest(3, m, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
-		c.Do(t, modernPost(c, body, "Mcp-Name", "x")).WantError(t, http.StatusBadRequest, core.CodeHeaderMismatch,
+		c.Do(t, modernPost(c, body, "Mcp-Name", "x")).WantError(t, http.StatusBadRequest, jsonrpc.CodeHeaderMismatch,
 			"Header mismatch: Mcp-Name header value 'x' does not match body value '"+id+"'", "3")
 	}
 	if g := resultOf(t, c.Do(t, modernPost(c, get))); g["status"] != "working" {
@@ -98,10 +99,10 @@ func TestTasksOverHTTP(t *testing.T) {
 	}
 	// A required tool without the extension: 400 -32021.
 	plain := testutil.ModernRequest(4, "tools/call", map[string]any{"name": "must"})
-	c.Do(t, modernPost(c, plain)).WantError(t, http.StatusBadRequest, core.CodeMissingRequiredClientCapability, "Missing required client capability", "4")
+	c.Do(t, modernPost(c, plain)).WantError(t, http.StatusBadRequest, jsonrpc.CodeMissingRequiredClientCapability, "Missing required client capability", "4")
 	// An unknown task: -32602.
 	unknown := taskRequest(5, "tasks/get", map[string]any{"taskId": "nope"})
-	c.Do(t, modernPost(c, unknown)).WantError(t, http.StatusBadRequest, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "5")
+	c.Do(t, modernPost(c, unknown)).WantError(t, http.StatusBadRequest, jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found", "5")
 }
 
 // TestTaskNotificationsOnListen: a listen stream that asks for a task's id gets
@@ -113,7 +114,7 @@ func TestTaskNotificationsOnListen(t *testing.T) {
 	id := created["taskId"].(string)
 
 	plain := testutil.ModernRequest(2, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id}}})
-	c.Do(t, modernPost(c, plain)).WantError(t, http.StatusBadRequest, core.CodeMissingRequiredClientCapability, "Missing required client capability", "2")
+	c.Do(t, modernPost(c, plain)).WantError(t, http.StatusBadRequest, jsonrpc.CodeMissingRequiredClientCapability, "Missing required client capability", "2")
 
 	body := taskRequest(3, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id, "no-such-task"}}})
 	resp := openStream(t, c, c.NewModernPost(context.Background(), body))

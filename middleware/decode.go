@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -92,7 +92,7 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if ambiguousFraming(r.Context()) {
 				w.Header().Set("Connection", "close")
-				refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgAmbiguousFraming)
+				refuse(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgAmbiguousFraming)
 				return
 			}
 			if r.Method != http.MethodPost {
@@ -120,13 +120,13 @@ type decoder struct {
 
 // decode reads and decodes the body of a POST. It answers the request itself and reports false
 // when the body is refused.
-func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message, []byte, bool) {
+func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*jsonrpc.Message, []byte, bool) {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
-		refuse(w, r, http.StatusUnsupportedMediaType, core.ID{}, core.CodeInvalidRequest, msgUnsupportedMediaType)
+		refuse(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgUnsupportedMediaType)
 		return nil, nil, false
 	}
 	if r.ContentLength > d.limit {
-		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, d.tooLarge)
+		refuse(w, r, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, d.tooLarge)
 		return nil, nil, false
 	}
 	body, err := readBodyWithin(w, r, d.limit, d.timeout)
@@ -137,7 +137,7 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*core.Message,
 	if !jsonbody.StartsObject(body) && jsonbody.Kind(body) != jsonbody.Invalid {
 		// An array or a scalar (rare, so the extra validation pass costs nothing on the usual
 		// path); invalid JSON is left to DecodeMessage, which says what is wrong.
-		refuse(w, r, http.StatusBadRequest, core.ID{}, core.CodeInvalidRequest, msgNotSingleObject)
+		refuse(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgNotSingleObject)
 		return nil, nil, false
 	}
 	m, err := transport.Core.DecodeMessage(body)
@@ -155,14 +155,14 @@ func (d *decoder) refuseRead(w http.ResponseWriter, r *http.Request, err error) 
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		refuse(w, r, http.StatusRequestTimeout, core.ID{}, core.CodeInvalidRequest, d.timedOut)
+		refuse(w, r, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, d.timedOut)
 	case errors.Is(err, errBodyTooLarge):
-		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, d.tooLarge)
+		refuse(w, r, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, d.tooLarge)
 	case errors.As(err, &mbe):
 		// An outer http.MaxBytesReader with a smaller cap stopped the read.
-		refuse(w, r, http.StatusRequestEntityTooLarge, core.ID{}, core.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
+		refuse(w, r, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, tooLargeMessage(mbe.Limit))
 	default:
-		refuseError(w, r, http.StatusBadRequest, core.ID{}, core.ParseError(msgInvalidJSON))
+		refuseError(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.ParseError(msgInvalidJSON))
 	}
 }
 
@@ -170,13 +170,13 @@ func (d *decoder) refuseRead(w http.ResponseWriter, r *http.Request, err error) 
 // (a parse error, say, is "Parse error" with what is wrong in data), echoing the id when it
 // could be read.
 func refuseMessage(w http.ResponseWriter, r *http.Request, err error) {
-	var derr *core.DecodeError
+	var derr *jsonrpc.DecodeError
 	errors.As(err, &derr) // DecodeMessage fails with a *DecodeError only
 	refuseError(w, r, http.StatusBadRequest, derr.ID, derr.Err)
 }
 
 // refuseError is refuse for a core error: its code, message and data, recorded in the Exchange.
-func refuseError(w http.ResponseWriter, r *http.Request, status int, id core.ID, e *core.Error) {
+func refuseError(w http.ResponseWriter, r *http.Request, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.SetError(e.Code, e.Message)
 	}

@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // decodeStack serves Decode(opts) in front of a handler that records what it got. The returned
 // counter wraps every request body so tests can see how much of it was read.
 type decodeProbe struct {
 	calls   atomic.Int32
-	msg     *core.Message
+	msg     *jsonrpc.Message
 	body    []byte
 	lastCnt *countingReader
 }
@@ -60,7 +60,7 @@ func TestDecodeSuccessReachesNext(t *testing.T) {
 	if p.msg == nil {
 		t.Fatal("MessageFrom reported no message in the next handler")
 	}
-	if p.msg.Method != "tools/call" || p.msg.ID != core.IntID(1) {
+	if p.msg.Method != "tools/call" || p.msg.ID != jsonrpc.IntID(1) {
 		t.Errorf("message = %+v", p.msg)
 	}
 	if string(p.msg.Params) != `{"name":"echo","arguments":{"text":"hi"}}` {
@@ -200,7 +200,7 @@ func TestDecodeLimitBoundary(t *testing.T) {
 			if status != tc.want {
 				t.Fatalf("status %d (%s), want %d", status, got, tc.want)
 			}
-			if tc.want == 200 && (p.msg == nil || p.msg.ID != core.StringID("a-1") || len(p.body) != tc.size) {
+			if tc.want == 200 && (p.msg == nil || p.msg.ID != jsonrpc.StringID("a-1") || len(p.body) != tc.size) {
 				t.Errorf("message %+v, body %d bytes", p.msg, len(p.body))
 			}
 		})
@@ -289,11 +289,11 @@ func TestDecodeRunsHooksAndPassesTheirContext(t *testing.T) {
 	outer := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r, ex := ensureExchange(r)
-			ex.OnMessage(func(ctx context.Context, m *core.Message) context.Context {
+			ex.OnMessage(func(ctx context.Context, m *jsonrpc.Message) context.Context {
 				order = append(order, "first:"+m.Method)
 				return context.WithValue(ctx, key{}, "from hook")
 			})
-			ex.OnMessage(func(ctx context.Context, m *core.Message) context.Context {
+			ex.OnMessage(func(ctx context.Context, m *jsonrpc.Message) context.Context {
 				order = append(order, fmt.Sprint("second:", ctx.Value(key{})))
 				return ctx
 			})
@@ -313,7 +313,7 @@ func TestDecodeRunsHooksAndPassesTheirContext(t *testing.T) {
 }
 
 func TestDecodeStackedTwiceDecodesOnce(t *testing.T) {
-	var got *core.Message
+	var got *jsonrpc.Message
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = MessageFrom(r.Context()) })
 	d := Decode(DecodeOptions{})
 	url := newServer(t, d(d(next))).URL
@@ -413,7 +413,7 @@ func (*resettableBody) Close() error { return nil }
 
 func benchmarkDecode(b *testing.B, chunked bool) {
 	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Paris","units":"metric","days":3},"_meta":{"progressToken":"tok-42","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`)
-	var got *core.Message
+	var got *jsonrpc.Message
 	h := Decode(DecodeOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = MessageFrom(r.Context())
 	}))

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -114,9 +115,9 @@ func refusedByGuard(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if core.IsModernVersion(r.Header.Get(protocolVersionKey)) {
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeInvalidRequest, msgLegacyLocked)
+		refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, msgLegacyLocked)
 	} else {
-		refuse(w, r, http.StatusBadRequest, msg.ID, core.CodeHeaderMismatch, msgEnvelopeHeader)
+		refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeHeaderMismatch, msgEnvelopeHeader)
 	}
 	return true
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -25,14 +25,14 @@ const (
 // {"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":<message>}}. The zero id (absent)
 // is written as null. Every layer of this package reports its failures through it, and so can an
 // endpoint. It must be called before anything else was written to w.
-func WriteError(w http.ResponseWriter, status int, id core.ID, code int64, message string) {
-	writeErrorBody(w, status, transport.Core.EncodeError(id, &core.Error{Code: code, Message: message}))
+func WriteError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
+	writeErrorBody(w, status, transport.Core.EncodeError(id, &jsonrpc.Error{Code: code, Message: message}))
 }
 
 // WriteErrorData is WriteError with an error data member: data is encoded as JSON under
 // "error.data". A nil data omits the member, exactly like WriteError.
-func WriteErrorData(w http.ResponseWriter, status int, id core.ID, code int64, message string, data any) {
-	writeErrorBody(w, status, transport.Core.EncodeError(id, &core.Error{Code: code, Message: message, Data: data}))
+func WriteErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string, data any) {
+	writeErrorBody(w, status, transport.Core.EncodeError(id, &jsonrpc.Error{Code: code, Message: message, Data: data}))
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, body []byte) {
@@ -45,7 +45,7 @@ func writeErrorBody(w http.ResponseWriter, status int, body []byte) {
 
 // refuse answers a request with a transport-level error and records the JSON-RPC code and
 // message in the request's Exchange (when there is one) so an outer tracing layer can report it.
-func refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
+func refuse(w http.ResponseWriter, r *http.Request, status int, id jsonrpc.ID, code int64, message string) {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		ex.SetError(code, message)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -17,7 +17,7 @@ import (
 // given ctx when it has nothing to add); a tracing layer uses it to start its span once the MCP
 // method is known. Hooks run on the request's goroutine. A nil MessageHook must not be
 // registered.
-type MessageHook func(ctx context.Context, m *core.Message) context.Context
+type MessageHook func(ctx context.Context, m *jsonrpc.Message) context.Context
 
 // Exchange is the record of one HTTP exchange that the layers of this package share through the
 // request context: when it started, the body and JSON-RPC message the decode layer read, hooks to
@@ -30,7 +30,7 @@ type MessageHook func(ctx context.Context, m *core.Message) context.Context
 // they create.
 type Exchange struct {
 	start time.Time
-	msg   *core.Message
+	msg   *jsonrpc.Message
 	body  []byte
 	hooks []MessageHook
 	// spanContext is the span the tracing layer started for the message, for the request log.
@@ -102,7 +102,7 @@ func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
 // MessageFrom returns the JSON-RPC message the decode layer read from the request body, and
 // whether there is one. This is the accessor later layers and handlers use: the body is never
 // read a second time.
-func MessageFrom(ctx context.Context) (*core.Message, bool) {
+func MessageFrom(ctx context.Context) (*jsonrpc.Message, bool) {
 	if ex := ExchangeFrom(ctx); ex != nil && ex.msg != nil {
 		return ex.msg, true
 	}
@@ -123,7 +123,7 @@ func BodyFrom(ctx context.Context) []byte {
 // decode layer calls it; an endpoint that decodes a body by other means (or a test) can call it
 // to hand later layers the same view. It is meant to be called once per exchange; later calls
 // replace the message but do not run the hooks again.
-func WithMessage(r *http.Request, m *core.Message, body []byte) *http.Request {
+func WithMessage(r *http.Request, m *jsonrpc.Message, body []byte) *http.Request {
 	r, ex := ensureExchange(r)
 	first := ex.msg == nil
 	ex.msg, ex.body = m, body
@@ -144,7 +144,7 @@ func WithMessage(r *http.Request, m *core.Message, body []byte) *http.Request {
 func (e *Exchange) Start() time.Time { return e.start }
 
 // Message returns the decoded JSON-RPC message, or nil when none was decoded (yet).
-func (e *Exchange) Message() *core.Message { return e.msg }
+func (e *Exchange) Message() *jsonrpc.Message { return e.msg }
 
 // Body returns the raw request body the decode layer read, or nil. Callers must not modify it.
 func (e *Exchange) Body() []byte { return e.body }

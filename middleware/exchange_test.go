@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 func TestExchangeAbsent(t *testing.T) {
@@ -61,11 +61,11 @@ func TestWithMessageRunsHooksOnce(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r, ex := ensureExchange(r)
 	runs := 0
-	ex.OnMessage(func(ctx context.Context, m *core.Message) context.Context {
+	ex.OnMessage(func(ctx context.Context, m *jsonrpc.Message) context.Context {
 		runs++
 		return context.WithValue(ctx, key{}, m.Method)
 	})
-	m := &core.Message{ID: core.IntID(1), Method: "ping"}
+	m := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "ping"}
 	r2 := WithMessage(r, m, []byte(`{}`))
 	if r2.Context().Value(key{}) != "ping" {
 		t.Error("the hook's context was not returned")
@@ -73,7 +73,7 @@ func TestWithMessageRunsHooksOnce(t *testing.T) {
 	if got, ok := MessageFrom(r2.Context()); !ok || got != m || string(BodyFrom(r2.Context())) != `{}` {
 		t.Error("message or body not recorded")
 	}
-	WithMessage(r2, &core.Message{Method: "other"}, nil)
+	WithMessage(r2, &jsonrpc.Message{Method: "other"}, nil)
 	if runs != 1 {
 		t.Errorf("hooks ran %d times", runs)
 	}

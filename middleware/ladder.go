@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -166,7 +167,7 @@ func accepts(r *http.Request, wanted ...string) bool {
 }
 
 func refuseNotAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
-	refuse(w, r, http.StatusNotAcceptable, core.ID{}, core.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
+	refuse(w, r, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept header must include "+strings.Join(wanted, " and "))
 }
 
 // ProtocolVersionOptions configure the ProtocolVersion layer. The zero value sits in front of a
@@ -211,12 +212,12 @@ func ProtocolVersion(opts ProtocolVersionOptions) func(http.Handler) http.Handle
 
 // versionChecked reports whether a POSTed message is subject to the MCP-Protocol-Version check:
 // everything but initialize (which negotiates the version) and server/discover.
-func versionChecked(msg *core.Message) bool {
+func versionChecked(msg *jsonrpc.Message) bool {
 	return msg.Method != "initialize" && msg.Method != "server/discover"
 }
 
 // checkVersion is the protocol-version check; it answers 400 and returns false on a bad header.
-func checkVersion(w http.ResponseWriter, r *http.Request, id core.ID) bool {
+func checkVersion(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) bool {
 	vals, present := r.Header[protocolVersionKey]
 	if !present {
 		return true
@@ -235,15 +236,15 @@ func checkVersion(w http.ResponseWriter, r *http.Request, id core.ID) bool {
 // refuseVersion answers a legacy request whose MCP-Protocol-Version header v the kit does not
 // speak: 400 -32600 naming v and the versions a legacy request can use. It is the one owner of
 // that refusal.
-func refuseVersion(w http.ResponseWriter, r *http.Request, id core.ID, v string) {
-	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest,
+func refuseVersion(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, v string) {
+	refuse(w, r, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
 		"Bad Request: Unsupported protocol version: "+v+". Supported versions: "+strings.Join(transport.Core.HandshakeVersions(), ", "))
 }
 
 // Refuse answers the exchange with a transport-level JSON-RPC error (WriteError) and records its
 // code and message in the request's Exchange, so that the tracing layer and the request log
 // report it. Every refusal of the layers and of the handlers below them goes through it.
-func Refuse(w http.ResponseWriter, r *http.Request, status int, id core.ID, code int64, message string) {
+func Refuse(w http.ResponseWriter, r *http.Request, status int, id jsonrpc.ID, code int64, message string) {
 	refuse(w, r, status, id, code, message)
 }
 
@@ -257,45 +258,45 @@ func RefuseMethod(w http.ResponseWriter, r *http.Request, postOnly bool) {
 	} else {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 	}
-	refuse(w, r, http.StatusMethodNotAllowed, core.ID{}, core.CodeInvalidRequest, msgMethodNotAllowed)
+	refuse(w, r, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgMethodNotAllowed)
 }
 
 // RefuseMissingSession answers 400 -32600 "Missing session ID": a legacy request that needs a
 // session named none. The session validator answers with it, and so does the endpoint for a
 // request no session layer resolved.
-func RefuseMissingSession(w http.ResponseWriter, r *http.Request, id core.ID) {
-	refuse(w, r, http.StatusBadRequest, id, core.CodeInvalidRequest, msgMissingSessionID)
+func RefuseMissingSession(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	refuse(w, r, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, msgMissingSessionID)
 }
 
 // RefuseSessionNotFound answers 404 -32600 "Session not found": the session the request names is
 // unknown or has expired (the client starts a new one). The session validator answers with it, and
 // so does the endpoint for a session that ended while the request was on its way.
-func RefuseSessionNotFound(w http.ResponseWriter, r *http.Request, id core.ID) {
-	refuse(w, r, http.StatusNotFound, id, core.CodeInvalidRequest, msgSessionNotFound)
+func RefuseSessionNotFound(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	refuse(w, r, http.StatusNotFound, id, jsonrpc.CodeInvalidRequest, msgSessionNotFound)
 }
 
 // RefuseInFlight answers 409 -32600 "Conflict: Request id is already in flight for this session":
 // a request of the session with the same id is running, on this process or (with a shared store)
 // another one. The session validator answers with it, and so does the endpoint.
-func RefuseInFlight(w http.ResponseWriter, r *http.Request, id core.ID) {
-	refuse(w, r, http.StatusConflict, id, core.CodeInvalidRequest, msgInFlight)
+func RefuseInFlight(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	refuse(w, r, http.StatusConflict, id, jsonrpc.CodeInvalidRequest, msgInFlight)
 }
 
 // RefuseSecondStream answers 409 -32600 "Conflict: Only one SSE stream is allowed per session":
 // the session's standalone GET stream is open already, on this process or (with a shared store)
 // another one. The session validator answers with it, and so does the endpoint.
 func RefuseSecondStream(w http.ResponseWriter, r *http.Request) {
-	refuse(w, r, http.StatusConflict, core.ID{}, core.CodeInvalidRequest, msgSecondStream)
+	refuse(w, r, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgSecondStream)
 }
 
 // RefuseShuttingDown answers 503 -32603 "Service unavailable: the server is shutting down": the
 // endpoint or the session store is closed.
-func RefuseShuttingDown(w http.ResponseWriter, r *http.Request, id core.ID) {
-	refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgShuttingDown)
+func RefuseShuttingDown(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	refuse(w, r, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, msgShuttingDown)
 }
 
 // RefuseUndecoded answers 500 -32603 for a POST that reached a handler with no decoded message:
 // the stack lacks the Decode layer (or an equivalent calling WithMessage) in front of it.
 func RefuseUndecoded(w http.ResponseWriter, r *http.Request) {
-	refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, msgUndecoded)
+	refuse(w, r, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, msgUndecoded)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -71,8 +72,8 @@ func MirrorHeaders(opts MirrorHeadersOptions) func(http.Handler) http.Handler {
 	}
 }
 
-func mismatch(format string, args ...any) *core.Error {
-	e := core.Errorf(core.CodeHeaderMismatch, "Header mismatch: "+format, args...)
+func mismatch(format string, args ...any) *jsonrpc.Error {
+	e := jsonrpc.Errorf(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 	e.Data = nil
 	return e
 }
@@ -87,7 +88,7 @@ func plainStringIs(raw []byte, s string) bool {
 	return bytes.IndexByte(inner, '\\') < 0 && string(inner) == s
 }
 
-func checkMirror(r *http.Request, msg *core.Message, srv *core.Server) (int, *core.Error) {
+func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, *jsonrpc.Error) {
 	v := r.Header.Get(protocolVersionKey)
 	if v == "" {
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
@@ -180,7 +181,7 @@ func decodeHeaderValue(v string) (string, bool) {
 
 func utf8Valid(b []byte) bool { return utf8.Valid(b) }
 
-func checkParamHeaders(r *http.Request, msg *core.Message, srv *core.Server) *core.Error {
+func checkParamHeaders(r *http.Request, msg *jsonrpc.Message, srv *core.Server) *jsonrpc.Error {
 	params, _ := transport.Core.ToolParamHeaders(srv, msg.Name)
 	if len(params) == 0 {
 		return nil

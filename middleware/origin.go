@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ErrForbiddenHost is the error OriginGuardOptions.Check returns when the Host header names a host
@@ -150,9 +150,9 @@ func OriginGuard(opts OriginGuardOptions) func(http.Handler) http.Handler {
 			case err == nil:
 				next.ServeHTTP(w, r)
 			case errors.Is(err, ErrForbiddenHost):
-				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenHost)
+				refuse(w, r, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgForbiddenHost)
 			default:
-				refuse(w, r, http.StatusForbidden, core.ID{}, core.CodeInvalidRequest, msgForbiddenOrigin)
+				refuse(w, r, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgForbiddenOrigin)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // PrincipalOptions configure the principal layer.
@@ -66,6 +67,6 @@ func CredentialsExpiry(ctx context.Context) (time.Time, bool) {
 // CredentialsExpired is the JSON-RPC error that ends a request still pending on a long-lived
 // stream when the credentials it was opened with expire (see WithCredentialsExpiry): -32600,
 // "Unauthorized: the access token expired", the same text as data.
-func CredentialsExpired() *core.Error {
-	return core.NewError(core.CodeInvalidRequest, "Unauthorized: the access token expired")
+func CredentialsExpired() *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Unauthorized: the access token expired")
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/log"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // RecoverOptions configures the Recover layer. The zero value logs panics with zerolog's global
@@ -65,7 +65,7 @@ func Recover(opts RecoverOptions) func(http.Handler) http.Handler {
 				for _, k := range []string{"Content-Length", "Content-Encoding", "Content-Range", "Transfer-Encoding", "Content-Disposition"} {
 					h.Del(k)
 				}
-				refuse(w, r, http.StatusInternalServerError, core.ID{}, core.CodeInternalError, msgInternalServerError)
+				refuse(w, r, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, msgInternalServerError)
 			}()
 			next.ServeHTTP(sw, r)
 		})

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -135,7 +136,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	if len(r.Header[HeaderSessionID]) > 1 {
-		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
+		refuse(w, r, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest, msgRepeatedSessionID)
 		return
 	}
 	if id == "" {
@@ -156,7 +157,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		claim.Release(context.WithoutCancel(r.Context()))
 	}
 	if errors.Is(err, session.ErrRefused) {
-		refuse(w, r, http.StatusForbidden, reqID, core.CodeInvalidRequest, msgSessionForbidden)
+		refuse(w, r, http.StatusForbidden, reqID, jsonrpc.CodeInvalidRequest, msgSessionForbidden)
 		return
 	}
 	if err != nil {
@@ -190,7 +191,7 @@ func releaseClaim(w http.ResponseWriter, r *http.Request, claim *session.Claim, 
 // sessions with other processes: the id of a request POST, or the standalone stream of a GET
 // without Last-Event-ID (one that resumes a request's stream claims nothing). It returns nil when
 // the request has no Exchange or claims nothing.
-func wantClaim(r *http.Request, reqID core.ID) *session.Claim {
+func wantClaim(r *http.Request, reqID jsonrpc.ID) *session.Claim {
 	ex := ExchangeFrom(r.Context())
 	if ex == nil {
 		return nil
@@ -212,23 +213,23 @@ func wantClaim(r *http.Request, reqID core.ID) *session.Claim {
 // JSON-RPC id errors echo, whether a successful lookup renews the session, and what to do next.
 // initialize and server/discover without a session pass; initialize naming a session is
 // answered here.
-func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) (core.ID, bool, step) {
+func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) (jsonrpc.ID, bool, step) {
 	switch r.Method {
 	case http.MethodGet:
-		return core.ID{}, true, stepCheck
+		return jsonrpc.ID{}, true, stepCheck
 	case http.MethodDelete:
-		return core.ID{}, false, stepCheck
+		return jsonrpc.ID{}, false, stepCheck
 	case http.MethodPost:
 	default:
-		return core.ID{}, false, stepPass
+		return jsonrpc.ID{}, false, stepPass
 	}
 	msg, ok := MessageFrom(r.Context())
 	if !ok {
-		return core.ID{}, false, stepPass
+		return jsonrpc.ID{}, false, stepPass
 	}
 	reqID, touch := msg.ID, msg.IsRequest()
 	if len(r.Header[HeaderSessionID]) > 1 {
-		refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgRepeatedSessionID)
+		refuse(w, r, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest, msgRepeatedSessionID)
 		return reqID, touch, stepAnswered
 	}
 	switch {
@@ -238,7 +239,7 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 		if err := v.sessions.Known(r.Context(), id); err != nil {
 			RefuseLookup(w, r, reqID, err)
 		} else {
-			refuse(w, r, http.StatusBadRequest, reqID, core.CodeInvalidRequest, msgAlreadyInitialized)
+			refuse(w, r, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest, msgAlreadyInitialized)
 		}
 		return reqID, touch, stepAnswered
 	case (msg.Method == "initialize" || msg.Method == "server/discover") && id == "":
@@ -281,7 +282,7 @@ func (v *validator) allows(s *session.Entry, principal, origin string) bool {
 // claim another request holds (the in-flight text for a request id, the one-stream text for a
 // GET), and 503 "Service unavailable: session store error" otherwise. The store's own error may
 // name hosts or keys: it is never shown to the client.
-func RefuseLookup(w http.ResponseWriter, r *http.Request, id core.ID, err error) {
+func RefuseLookup(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, err error) {
 	switch {
 	case errors.Is(err, session.ErrClaimed) && r.Method == http.MethodGet:
 		RefuseSecondStream(w, r)
@@ -292,6 +293,6 @@ func RefuseLookup(w http.ResponseWriter, r *http.Request, id core.ID, err error)
 	case errors.Is(err, session.ErrClosed):
 		RefuseShuttingDown(w, r, id)
 	default:
-		refuse(w, r, http.StatusServiceUnavailable, id, core.CodeInternalError, msgStoreFailed)
+		refuse(w, r, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, msgStoreFailed)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/otelconv"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -158,7 +159,7 @@ type traceState struct {
 }
 
 // onMessage is the Exchange hook: it starts the operation as soon as the message is known.
-func (t *traceState) onMessage(ctx context.Context, m *core.Message) context.Context {
+func (t *traceState) onMessage(ctx context.Context, m *jsonrpc.Message) context.Context {
 	if t.opCtx != nil || m.IsResponse() {
 		// A client's answer to a server request is part of that request's CLIENT span, not an
 		// operation: it is recorded as an HTTP exchange.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -212,10 +212,10 @@ func TestReplicaClaimLapses(t *testing.T) {
 	if err := rdb.HSet(context.Background(), prefix+"s:{"+sid+"}", "q:7", liveRouter.ID()+" lost").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := claim(live, &session.Claim{Request: core.IntID(7)}); err != nil {
+	if err := claim(live, &session.Claim{Request: jsonrpc.IntID(7)}); err != nil {
 		t.Fatalf("a claim of this replica no request holds: %v", err)
 	}
-	if err := claim(live, &session.Claim{Request: core.IntID(7)}); !errors.Is(err, session.ErrClaimed) {
+	if err := claim(live, &session.Claim{Request: jsonrpc.IntID(7)}); !errors.Is(err, session.ErrClaimed) {
 		t.Fatalf("a duplicate id while the first is held: %v", err)
 	}
 	took.Release(context.Background())

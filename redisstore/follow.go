@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Router kinds of the event store: an event of a stream was stored ("mcp.event", on the
@@ -37,7 +37,7 @@ func (e *EventStore) startFollowing() {
 
 // Own implements session.FollowedEventStore: the stream's next Append records this replica and
 // the request as its owner, and every Append of it wakes its followers.
-func (e *EventStore) Own(sessionID, streamID string, request core.ID) {
+func (e *EventStore) Own(sessionID, streamID string, request jsonrpc.ID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.owned[sessionID] == nil {
@@ -81,27 +81,27 @@ func (e *EventStore) wakeOnCluster(ctx context.Context, ch string, msg []byte) {
 
 // Owner implements session.FollowedEventStore: the stream's owner record, and the lease of its
 // replica (Router.Alive).
-func (e *EventStore) Owner(ctx context.Context, sessionID, streamID string) (core.ID, bool, bool, error) {
+func (e *EventStore) Owner(ctx context.Context, sessionID, streamID string) (jsonrpc.ID, bool, bool, error) {
 	bctx, cancel := e.r.Bound(ctx)
 	rec, err := e.r.rdb.Get(bctx, e.ownerKey(sessionID, streamID)).Result()
 	cancel()
 	if errors.Is(err, redis.Nil) {
-		return core.ID{}, false, false, nil
+		return jsonrpc.ID{}, false, false, nil
 	}
 	if err != nil {
-		return core.ID{}, false, false, fmt.Errorf("redisstore: reading a stream's owner: %w", err)
+		return jsonrpc.ID{}, false, false, fmt.Errorf("redisstore: reading a stream's owner: %w", err)
 	}
 	replica, idJSON, ok := strings.Cut(rec, "\n")
-	var id core.ID
+	var id jsonrpc.ID
 	if !ok || id.UnmarshalJSON([]byte(idJSON)) != nil {
-		return core.ID{}, false, false, errors.New("redisstore: a malformed stream owner record")
+		return jsonrpc.ID{}, false, false, errors.New("redisstore: a malformed stream owner record")
 	}
 	if replica == e.r.id {
 		return id, true, true, nil
 	}
 	alive, err := e.r.Alive(ctx, replica)
 	if err != nil {
-		return core.ID{}, false, false, err
+		return jsonrpc.ID{}, false, false, err
 	}
 	return id, alive, true, nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
@@ -19,7 +19,7 @@ const orphanMessage = "The task failed: the replica running it stopped before it
 func wantOrphaned(t *testing.T, g map[string]any) {
 	t.Helper()
 	e, _ := g["error"].(map[string]any)
-	if g["status"] != "failed" || g["statusMessage"] != orphanMessage || e == nil || e["code"] != float64(core.CodeInternalError) {
+	if g["status"] != "failed" || g["statusMessage"] != orphanMessage || e == nil || e["code"] != float64(jsonrpc.CodeInternalError) {
 		t.Fatalf("orphaned task = %v, want failed saying its replica stopped", g)
 	}
 }
@@ -67,7 +67,7 @@ func TestTaskUpdateToDeadReplicaRefused(t *testing.T) {
 	_ = rdbA.Close()
 	update := map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}}
 	_, e := b.call(t, "tasks/update", update)
-	if e == nil || e.Code != core.CodeInternalError {
+	if e == nil || e.Code != jsonrpc.CodeInternalError {
 		t.Fatalf("tasks/update to a task whose replica died = %v, want -32603", e)
 	}
 	var data string
@@ -129,7 +129,7 @@ func TestResumeStreamOfDeadReplica(t *testing.T) {
 			t.Fatalf("round %d: the resumed stream of a dead replica ended without an answer: %v", round, err)
 		}
 		w := testutil.DecodeWire(t, []byte(ev.Data))
-		if string(w.ID) != "9" || w.Error == nil || w.Error.Code != core.CodeInternalError || !strings.Contains(string(w.Error.Data), "send the request again") {
+		if string(w.ID) != "9" || w.Error == nil || w.Error.Code != jsonrpc.CodeInternalError || !strings.Contains(string(w.Error.Data), "send the request again") {
 			t.Fatalf("round %d: last event %s, want an error for request 9 saying to send it again", round, ev.Data)
 		}
 		if _, err := gr.NextMessage(); err == nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -28,9 +28,9 @@ func TestRedisDownAndBack(t *testing.T) {
 	rs.Stop()
 	for i := range 2 {
 		rep := ca.Post(t, testutil.Request(2, "ping", nil))
-		rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable: session store error", "2")
+		rep.WantError(t, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service unavailable: session store error", "2")
 		rep = a.client(nil).Post(t, testutil.Initialize(3, "2025-11-25"))
-		rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable: the session could not be stored", "3")
+		rep.WantError(t, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service unavailable: the session could not be stored", "3")
 		if err := a.server.NotifyToolsListChanged(context.Background()); err == nil {
 			t.Fatalf("round %d: a broadcast with Redis down reported no error", i)
 		}
@@ -56,7 +56,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	if w := c.Call(t, 5, "tools/call", map[string]any{"name": "echo"}); w.Error != nil {
 		t.Fatalf("tools/call after the outage: %+v", w.Error)
 	}
-	ca.Post(t, testutil.Request(6, "ping", nil)).WantError(t, http.StatusNotFound, core.CodeInvalidRequest, "Session not found", "6")
+	ca.Post(t, testutil.Request(6, "ping", nil)).WantError(t, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found", "6")
 	// The broadcast path recovered too (the pub/sub connection re-subscribed).
 	for range 200 {
 		if a.server.NotifyToolsListChanged(context.Background()) == nil {
@@ -87,7 +87,7 @@ func TestRedisSlow(t *testing.T) {
 	defer admin.Do(context.Background(), "CLIENT", "UNPAUSE")
 	start := time.Now()
 	rep := ca.Post(t, testutil.Request(1, "ping", nil))
-	rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable: session store error", "1")
+	rep.WantError(t, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service unavailable: session store error", "1")
 	if d := time.Since(start); d > 4*time.Second {
 		t.Fatalf("the request waited %v for a paused Redis (timeout 2 s)", d)
 	}
@@ -115,6 +115,6 @@ func TestTasksDuringOutage(t *testing.T) {
 	} {
 		c.params["_meta"] = testutil.Envelope(testutil.ModernVersion, caps)
 		rep := a.client.Do(t, a.client.NewModernPost(context.Background(), testutil.ModernRequest(i+1, c.method, c.params)))
-		rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable", strconv.Itoa(i+1))
+		rep.WantError(t, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service unavailable", strconv.Itoa(i+1))
 	}
 }

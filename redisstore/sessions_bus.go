@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/session"
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,7 @@ func (s *Sessions) install(l session.Live) {
 	id := l.Entry().ID
 	transport.Core.SetHooks(l.Session(), core.SessionHooks{
 		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
-		Forward: func(ctx context.Context, msg *core.Message) { s.forward(ctx, id, msg) },
+		Forward: func(ctx context.Context, msg *jsonrpc.Message) { s.forward(ctx, id, msg) },
 		Remote:  remoteOut{s: s, id: id},
 	})
 }
@@ -58,7 +59,7 @@ func (s *Sessions) persist(ctx context.Context, id string, st core.SessionState)
 }
 
 // forward sends a message nobody here waits for to the other replicas holding the session.
-func (s *Sessions) forward(ctx context.Context, id string, msg *core.Message) {
+func (s *Sessions) forward(ctx context.Context, id string, msg *jsonrpc.Message) {
 	data := transport.Core.EncodeMessage(msg)
 	if data == nil {
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -62,7 +63,7 @@ func TestSessionOnAnotherReplica(t *testing.T) {
 	}
 	// A second initialize naming the session is refused on either replica.
 	rep := cb.Post(t, testutil.Initialize(4, "2025-11-25"))
-	rep.WantError(t, http.StatusBadRequest, core.CodeInvalidRequest, "Invalid Request: Server already initialized", "4")
+	rep.WantError(t, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: Server already initialized", "4")
 
 	// DELETE on b: gone on both, and a's copy ends.
 	if rep := cb.Do(t, cb.NewRequest(context.Background(), http.MethodDelete)); rep.Status != http.StatusOK {
@@ -70,7 +71,7 @@ func TestSessionOnAnotherReplica(t *testing.T) {
 	}
 	await(t, chanOf(as.Done()), "the creating replica to end its copy")
 	for _, c := range []*testutil.Client{ca, cb} {
-		c.Post(t, testutil.Request(5, "ping", nil)).WantError(t, http.StatusNotFound, core.CodeInvalidRequest, "Session not found", "5")
+		c.Post(t, testutil.Request(5, "ping", nil)).WantError(t, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found", "5")
 	}
 }
 
@@ -87,7 +88,7 @@ func TestSessionCapAcrossReplicas(t *testing.T) {
 	a.initialize(t)
 	cb := b.initialize(t)
 	rep := a.client(nil).Post(t, testutil.Initialize(1, "2025-11-25"))
-	rep.WantError(t, http.StatusServiceUnavailable, core.CodeInternalError, "Service unavailable: maximum concurrent sessions (2) reached", "1")
+	rep.WantError(t, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service unavailable: maximum concurrent sessions (2) reached", "1")
 	if n := a.sessions.Len(); n != 2 {
 		t.Errorf("Len = %d, want 2", n)
 	}
@@ -165,7 +166,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	// Expiry, as Redis does it: the record disappears.
 	as := coreSession(t, a, ca.SessionID)
 	rdb.Del(context.Background(), key)
-	cb.Post(t, testutil.Request(3, "ping", nil)).WantError(t, http.StatusNotFound, core.CodeInvalidRequest, "Session not found", "3")
+	cb.Post(t, testutil.Request(3, "ping", nil)).WantError(t, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found", "3")
 	if n := a.sessions.Reap(context.Background()); n != 1 {
 		t.Fatalf("the reaper let go of %d sessions, want 1", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 )
 
@@ -113,7 +114,7 @@ type taskRecord struct {
 	PollMs        int64                      `json:"pollMs,omitempty"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	Result        json.RawMessage            `json:"result,omitempty"`
-	Error         *core.Error                `json:"error,omitempty"`
+	Error         *jsonrpc.Error             `json:"error,omitempty"`
 }
 
 func recordOf(t *tasks.Task) taskRecord {

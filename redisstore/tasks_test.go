@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
@@ -161,7 +162,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		t.Errorf("after cancel = %v", g)
 	}
 	// Unknown ids are unknown everywhere.
-	if _, e := b.call(t, "tasks/get", map[string]any{"taskId": "nope"}); e == nil || e.Code != core.CodeInvalidParams {
+	if _, e := b.call(t, "tasks/get", map[string]any{"taskId": "nope"}); e == nil || e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("unknown task = %v", e)
 	}
 }
@@ -391,8 +392,8 @@ func TestTaskListenOnRedis(t *testing.T) {
 		ids = append(ids, fmt.Sprint("more", i))
 	}
 	_, err = transport.Core.HonorListen(s, ctx, env, core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": ids}})
-	var e *core.Error
-	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("listen of 150,000 ids = %v, want -32602", err)
 	}
 	if hook.n.Load() != 0 {

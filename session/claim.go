@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ErrClaimed is what a shared store's lookup returns when the request's Claim is held by another
@@ -21,7 +21,7 @@ var ErrClaimed = errors.New("session: held by another request of the session")
 // response was sent. A store that shares nothing ignores it. The zero Claim claims nothing.
 type Claim struct {
 	// Request is the id of a request being served (the zero ID for none).
-	Request core.ID
+	Request jsonrpc.ID
 	// Stream is set for the standalone GET stream of the session.
 	Stream bool
 

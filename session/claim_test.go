@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/session"
 )
 
@@ -25,7 +25,7 @@ func TestClaim(t *testing.T) {
 	}
 	none.Keep()(ctx) // nothing to release, no panic
 
-	c := &session.Claim{Request: core.IntID(1)}
+	c := &session.Claim{Request: jsonrpc.IntID(1)}
 	if !c.Wants() || c.Held() {
 		t.Fatalf("wants %v held %v", c.Wants(), c.Held())
 	}

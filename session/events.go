@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // StoredEvent is one event of a resumable stream as an EventStore keeps it: its place in the
@@ -60,10 +60,10 @@ type FollowedEventStore interface {
 	SharedEventStore
 	// Own tells the store that this process runs the stream, which answers request: the store
 	// records it with the stream's events from the next Append on. It makes no call of its own.
-	Own(sessionID, streamID string, request core.ID)
+	Own(sessionID, streamID string, request jsonrpc.ID)
 	// Owner returns the request of a stream and whether the replica running it is alive; known
 	// is false when the store has no owner recorded for the stream.
-	Owner(ctx context.Context, sessionID, streamID string) (request core.ID, alive, known bool, err error)
+	Owner(ctx context.Context, sessionID, streamID string) (request jsonrpc.ID, alive, known bool, err error)
 	// Follow calls wake each time an event of the stream is stored, and with lapsed set when a
 	// replica was found dead (its streams' owners may be gone), until stop is called. wake must
 	// return quickly.

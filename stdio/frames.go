@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -64,7 +64,7 @@ func (c *conn) tooLarge(prefix []byte) {
 	id := leadingID(prefix)
 	c.log.Error().Int("max_line_bytes", c.maxLine).Str("id", id.String()).Msg("stdio: frame exceeds MaxLineBytes: skipped to its newline")
 	msg := "Payload too large: frame exceeds " + strconv.Itoa(c.maxLine) + " bytes"
-	_ = c.send(c.ctx, transport.Core.EncodeError(id, &core.Error{Code: core.CodeInvalidRequest, Message: msg}))
+	_ = c.send(c.ctx, transport.Core.EncodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
 }
 
 // skipLine drops the rest of a frame: what ReadSlice returns up to and including the next
@@ -79,31 +79,31 @@ func skipLine(r *bufio.Reader, err error) error {
 
 // leadingID reads the id member of a JSON-RPC object from the first bytes of a frame, skipping
 // the members before it; it returns the zero (null) ID when those bytes do not name a valid one.
-func leadingID(prefix []byte) core.ID {
+func leadingID(prefix []byte) jsonrpc.ID {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return core.ID{}
+		return jsonrpc.ID{}
 	}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return core.ID{}
+			return jsonrpc.ID{}
 		}
 		if key != "id" {
 			if skipValue(dec) != nil {
-				return core.ID{}
+				return jsonrpc.ID{}
 			}
 			continue
 		}
 		var raw json.RawMessage
-		var id core.ID
+		var id jsonrpc.ID
 		if dec.Decode(&raw) != nil || id.UnmarshalJSON(raw) != nil {
-			return core.ID{}
+			return jsonrpc.ID{}
 		}
 		return id
 	}
-	return core.ID{}
+	return jsonrpc.ID{}
 }
 
 // skipValue reads one JSON value from dec, however deeply nested.

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // messageLog is the core.Observer behind Options.LogMessages: one zerolog line per message
@@ -18,7 +19,7 @@ func (messageLog) StartOperation(ctx context.Context, _ *core.Operation) context
 
 func (l messageLog) EndOperation(ctx context.Context, op *core.Operation) {
 	ev := l.log.Info()
-	if op.ErrorCode == core.CodeInternalError || op.ErrorType == "panic" {
+	if op.ErrorCode == jsonrpc.CodeInternalError || op.ErrorType == "panic" {
 		ev = l.log.Error()
 	}
 	if ev == nil {

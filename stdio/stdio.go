@@ -55,6 +55,7 @@ import (
 	"github.com/rs/zerolog/log"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/listen"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -337,9 +338,9 @@ func (c *conn) serveFrame(frame []byte) {
 	}
 	if data[0] == '[' {
 		items, err := transport.Core.DecodeBatch(data)
-		var derr *core.DecodeError
+		var derr *jsonrpc.DecodeError
 		if errors.As(err, &derr) {
-			_ = c.send(c.ctx, transport.Core.EncodeError(core.ID{}, derr.Err))
+			_ = c.send(c.ctx, transport.Core.EncodeError(jsonrpc.ID{}, derr.Err))
 			return
 		}
 		c.serveBatch(items)
@@ -347,7 +348,7 @@ func (c *conn) serveFrame(frame []byte) {
 	}
 	// An object, or anything else: DecodeMessage reports a parse error or a non-object.
 	msg, err := transport.Core.DecodeMessage(data)
-	var derr *core.DecodeError
+	var derr *jsonrpc.DecodeError
 	if errors.As(err, &derr) {
 		if !derr.Notification { // a notification is never answered
 			_ = c.send(c.ctx, transport.Core.EncodeError(derr.ID, derr.Err))
@@ -359,11 +360,11 @@ func (c *conn) serveFrame(frame []byte) {
 
 // inLine reports whether a request is served before the next frame is read: the two that decide
 // the connection's lifecycle, so that what a client pipelines behind them finds it decided.
-func inLine(msg *core.Message) bool {
+func inLine(msg *jsonrpc.Message) bool {
 	return msg.Method == "initialize" || msg.Method == "server/discover"
 }
 
-func (c *conn) serveMessage(msg *core.Message) {
+func (c *conn) serveMessage(msg *jsonrpc.Message) {
 	if !msg.IsRequest() {
 		transport.Core.Handle(c.session, c.ctx, msg, nil)
 		return
@@ -415,14 +416,14 @@ func (c *conn) release(n int64) {
 }
 
 // busy is the answer to a request past MaxInFlight: the reason is the message itself.
-func busy(id core.ID, limit int64) []byte {
-	return transport.Core.EncodeError(id, core.Errorf(core.CodeInternalError, "Server busy: %d requests in flight", limit))
+func busy(id jsonrpc.ID, limit int64) []byte {
+	return transport.Core.EncodeError(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Server busy: %d requests in flight", limit))
 }
 
 // serveBatch answers a batch with one array of the responses (unwrapped when there is exactly
 // one, nothing when there are none). An initialize or server/discover in the batch is served
 // first, before the other members begin.
-func (c *conn) serveBatch(items []core.BatchItem) {
+func (c *conn) serveBatch(items []jsonrpc.BatchItem) {
 	b := &batch{c: c}
 	b.serveInLine(items)
 	b.beginOthers(items)
@@ -440,7 +441,7 @@ type batch struct {
 }
 
 // begin starts a member, or records its refusal and returns nil.
-func (b *batch) begin(m *core.Message) *core.Call {
+func (b *batch) begin(m *jsonrpc.Message) *core.Call {
 	if !b.c.admit(1) {
 		b.answers = append(b.answers, busy(m.ID, b.c.maxInFlight))
 		return nil
@@ -455,7 +456,7 @@ func (b *batch) begin(m *core.Message) *core.Call {
 }
 
 // serveInLine runs the requests that are served in line, in order, before anything else.
-func (b *batch) serveInLine(items []core.BatchItem) {
+func (b *batch) serveInLine(items []jsonrpc.BatchItem) {
 	for _, it := range items {
 		if it.Err != nil || !it.Msg.IsRequest() || !inLine(it.Msg) {
 			continue
@@ -471,7 +472,7 @@ func (b *batch) serveInLine(items []core.BatchItem) {
 
 // beginOthers answers the members that failed to decode, handles notifications and responses,
 // and begins the remaining requests.
-func (b *batch) beginOthers(items []core.BatchItem) {
+func (b *batch) beginOthers(items []jsonrpc.BatchItem) {
 	for _, it := range items {
 		switch {
 		case it.Err != nil:

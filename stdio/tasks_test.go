@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 )
@@ -119,7 +120,7 @@ func TestSkillsOverStdio(t *testing.T) {
 		t.Errorf("directory read: %s", m.raw)
 	}
 	p.write(frame(t, 4, "skills/get", map[string]any{"uri": "skill://other/SKILL.md"}, meta))
-	wantErr(t, p.next(), "4", core.CodeInvalidParams, "")
+	wantErr(t, p.next(), "4", jsonrpc.CodeInvalidParams, "")
 }
 
 // TestTaskNotificationsOverStdio: a listen request naming a task gets notifications/tasks on

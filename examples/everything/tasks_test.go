@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
@@ -149,7 +149,7 @@ func TestTaskTools(t *testing.T) {
 	}
 	// Without the extension: failing_job needs it, slow_compute runs as a plain call.
 	p.ext = false
-	if _, e := p.send("tools/call", map[string]any{"name": "failing_job"}); e == nil || e.Code != core.CodeMissingRequiredClientCapability {
+	if _, e := p.send("tools/call", map[string]any{"name": "failing_job"}); e == nil || e.Code != jsonrpc.CodeMissingRequiredClientCapability {
 		t.Errorf("failing_job without the extension = %v", e)
 	}
 	if r := p.ok("tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0}}); r["resultType"] != "complete" {

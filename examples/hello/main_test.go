@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -41,8 +41,8 @@ func TestHelloOverHTTP(t *testing.T) {
 	}
 	testutil.ValidateDef(t, "2025-11-25", "CallToolResult", raw)
 
-	var werr *core.Error
-	if _, err := c.GetPrompt(ctx, "review", map[string]string{}); !errors.As(err, &werr) || werr.Code != core.CodeInvalidParams {
+	var werr *jsonrpc.Error
+	if _, err := c.GetPrompt(ctx, "review", map[string]string{}); !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("review without its required argument: %v", err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/apps"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 )
@@ -29,7 +30,7 @@ func TestAppsKeepToTheCallersView(t *testing.T) {
 		}
 	}
 	w := coretest.Send(t, s, "bob", nil, "resources/read", map[string]any{"uri": "ui://v/view.html"})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Resource not found: ui://v/view.html", map[string]any{"uri": "ui://v/view.html"})
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Resource not found: ui://v/view.html", map[string]any{"uri": "ui://v/view.html"})
 	w = coretest.Send(t, s, "bob", nil, "tools/call", map[string]any{"name": "show"})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Tool not found: show")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "Tool not found: show")
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ExtensionID is the extension identifier of skills, its key in capabilities.extensions.
@@ -367,11 +368,11 @@ func uriParam(c *core.Call) (string, error) {
 		URI jsontext.Value `json:"uri"`
 	}
 	if !object(c.Params()) || jsonv2.Unmarshal(c.Params(), &p) != nil {
-		return "", core.InvalidParams("Invalid params")
+		return "", jsonrpc.InvalidParams("Invalid params")
 	}
 	var uri string
 	if p.URI.Kind() != '"' || jsonv2.Unmarshal(p.URI, &uri) != nil {
-		return "", core.InvalidParams("Missing or invalid uri")
+		return "", jsonrpc.InvalidParams("Missing or invalid uri")
 	}
 	return uri, nil
 }
@@ -388,7 +389,7 @@ func (x *Extension) handleGet(_ context.Context, c *core.Call) (any, error) {
 			return &getResult{Skill: e.wire(c)}, nil
 		}
 	}
-	return nil, &core.Error{Code: core.CodeInvalidParams, Message: "Skill not found: " + uri, Data: map[string]string{"uri": uri}}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Skill not found: " + uri, Data: map[string]string{"uri": uri}}
 }
 
 type directoryReadResult struct {
@@ -416,7 +417,7 @@ func (x *Extension) handleReadDirectory(_ context.Context, c *core.Call) (any, e
 	x.mu.RUnlock()
 	// A directory whose files the caller may not see (core.Call.Sees) is none.
 	if !ok || len(items) == 0 && len(kids) > 0 {
-		return nil, &core.Error{Code: core.CodeInvalidParams, Message: "Not a directory: " + uri, Data: map[string]string{"uri": uri}}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Not a directory: " + uri, Data: map[string]string{"uri": uri}}
 	}
 	slices.SortFunc(items, func(a, b core.Resource) int { return strings.Compare(a.URI, b.URI) })
 	page, next, err := core.Page(c, items)

@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 )
@@ -119,7 +120,7 @@ func TestSkillsListAndGet(t *testing.T) {
 	}
 	for _, uri := range []string{"skill://acme/billing/refunds", "skill://nope/SKILL.md", "skill://acme/billing/refunds/references/POLICY.md"} {
 		w := c.send("skills/get", map[string]any{"uri": uri})
-		coretest.WantError(t, w, core.CodeInvalidParams, "Skill not found: "+uri, map[string]any{"uri": uri})
+		coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Skill not found: "+uri, map[string]any{"uri": uri})
 	}
 	if got := s.Skills(); len(got) != 1 || got[0].Name != "refunds" || len(got[0].Files) != 5 {
 		t.Errorf("Skills() = %+v", got)
@@ -142,7 +143,7 @@ func TestSkillsPagination(t *testing.T) {
 		t.Errorf("page 2 = %v", p2)
 	}
 	w := c.send("skills/list", map[string]any{"cursor": "bogus"})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Invalid cursor")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "Invalid cursor")
 	// Directory pages: the skill root holds SKILL.md and three directories.
 	var uris []string
 	var next any = nil
@@ -193,10 +194,10 @@ func TestSkillsDirectoryAndRead(t *testing.T) {
 	}
 	for _, uri := range []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/templates//", "skill://acme/billing/refunds/SKILL.md/", "skill://other"} {
 		w := c.send("resources/directory/read", map[string]any{"uri": uri})
-		coretest.WantError(t, w, core.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
+		coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Not a directory: "+uri, map[string]any{"uri": uri})
 	}
 	w := c.send("resources/directory/read", map[string]any{})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid uri")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "Missing or invalid uri")
 
 	// resources/read serves every file: text as is, anything else in base64.
 	md := c.ok("resources/read", map[string]any{"uri": "skill://acme/billing/refunds/SKILL.md"})

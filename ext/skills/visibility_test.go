@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 )
 
@@ -58,7 +59,7 @@ func TestSkillsKeepToTheCallersView(t *testing.T) {
 	} {
 		for _, uri := range []string{tc.hidden, tc.unknown} {
 			w := coretest.Send(t, c.srv, "bob", nil, tc.method, map[string]any{"uri": uri})
-			coretest.WantError(t, w, core.CodeInvalidParams, tc.message+uri, map[string]any{"uri": uri})
+			coretest.WantError(t, w, jsonrpc.CodeInvalidParams, tc.message+uri, map[string]any{"uri": uri})
 		}
 		if w := coretest.Send(t, c.srv, "alice", nil, tc.method, map[string]any{"uri": tc.hidden}); w.Error != nil {
 			t.Errorf("%s %s as alice: %s", tc.method, tc.hidden, w)

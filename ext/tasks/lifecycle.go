@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ErrShutdown is the cause of a task's context when the extension shuts down (Shutdown): the
@@ -48,7 +49,7 @@ func (x *Extension) Shutdown(ctx context.Context) error {
 // fail makes an unfinished task failed with message (its statusMessage, and the detail of its
 // -32603 error) and publishes the change. A task already finished, or gone, is left alone.
 func (x *Extension) fail(ctx context.Context, id, message string) error {
-	werr := core.InternalError(message)
+	werr := jsonrpc.InternalError(message)
 	t, err := x.opts.Store.Update(ctx, id, func(t *Task) error {
 		if t.Status.Terminal() {
 			return errSettled
@@ -92,7 +93,7 @@ func (x *Extension) undelivered(ctx context.Context, before *Task, accepted map[
 		if ferr := x.fail(ctx, before.ID, orphanMessage); ferr != nil {
 			x.logError(fmt.Errorf("mcpkit: task %s: recording that its replica stopped: %w", before.ID, ferr))
 		}
-		return core.InternalError(orphanMessage + "; the input responses were not delivered")
+		return jsonrpc.InternalError(orphanMessage + "; the input responses were not delivered")
 	}
 	if !errors.Is(err, ErrNotRunning) {
 		x.logError(fmt.Errorf("mcpkit: task %s: signalling the replica that runs it: %w", before.ID, err))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 )
@@ -34,12 +35,12 @@ func TestTaskShutdownFailsRunningTasks(t *testing.T) {
 		g := c.get(id)
 		e, _ := g["error"].(map[string]any)
 		if g["status"] != "failed" || g["statusMessage"] != "The task failed: the server running it shut down before it finished" ||
-			e == nil || e["code"] != float64(core.CodeInternalError) || e["data"] != g["statusMessage"] {
+			e == nil || e["code"] != float64(jsonrpc.CodeInternalError) || e["data"] != g["statusMessage"] {
 			t.Errorf("task after Shutdown = %v", g)
 		}
 	}
 	w := c.send("tools/call", map[string]any{"name": "work", "arguments": map[string]any{}})
-	coretest.WantError(t, w, core.CodeInternalError, "Internal error", "Server shutting down: no task can start; try again later")
+	coretest.WantError(t, w, jsonrpc.CodeInternalError, "Internal error", "Server shutting down: no task can start; try again later")
 	// A second Shutdown has nothing left to end.
 	if err := x.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestTaskUpdateReachingNoHandlerRefused(t *testing.T) {
 	}
 	w := c.send("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		key: map[string]any{"action": "accept", "content": map[string]any{"name": "x"}}}})
-	coretest.WantError(t, w, core.CodeInternalError, "Internal error",
+	coretest.WantError(t, w, jsonrpc.CodeInternalError, "Internal error",
 		"The task failed: the replica running it stopped before it finished; the input responses were not delivered")
 	if g := c.get(id); g["status"] != "failed" {
 		t.Fatalf("after the refused update: %v", g)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // marshal encodes v as core does: map members sorted.
@@ -32,7 +33,7 @@ type taskWire struct {
 	PollIntervalMs int64                      `json:"pollIntervalMs,omitzero"`
 	InputRequests  map[string]json.RawMessage `json:"inputRequests,omitzero"`
 	Result         json.RawMessage            `json:"result,omitzero"`
-	Error          *core.Error                `json:"error,omitzero"`
+	Error          *jsonrpc.Error             `json:"error,omitzero"`
 	Meta           map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
@@ -90,11 +91,11 @@ func (x *Extension) lookup(ctx context.Context, c *core.Call) (*Task, *params, e
 	}
 	var p params
 	if !object(c.Params()) || jsonv2.Unmarshal(c.Params(), &p) != nil {
-		return nil, nil, core.InvalidParams("Invalid params")
+		return nil, nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var id string
 	if p.TaskID.Kind() != '"' || jsonv2.Unmarshal(p.TaskID, &id) != nil || id == "" {
-		return nil, nil, core.InvalidParams("Missing or invalid taskId")
+		return nil, nil, jsonrpc.InvalidParams("Missing or invalid taskId")
 	}
 	t, err := x.opts.Store.Get(ctx, id)
 	if err == nil && !sameOwner(ctx, t) {
@@ -102,7 +103,7 @@ func (x *Extension) lookup(ctx context.Context, c *core.Call) (*Task, *params, e
 	}
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return nil, nil, core.NewError(core.CodeInvalidParams, "Failed to retrieve task: Task not found")
+			return nil, nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
 		}
 		x.logError(fmt.Errorf("mcpkit: reading task: %w", err))
 		return nil, nil, core.WireError(err, "Internal error reading the task")
@@ -134,7 +135,7 @@ func (x *Extension) handleUpdate(ctx context.Context, c *core.Call) (any, error)
 	}
 	var responses map[string]json.RawMessage
 	if p.InputResponses != nil && (!object(p.InputResponses) || jsonv2.Unmarshal(p.InputResponses, &responses) != nil) {
-		return nil, core.InvalidParams("inputResponses must be an object")
+		return nil, jsonrpc.InvalidParams("inputResponses must be an object")
 	}
 	if len(responses) == 0 || t.Status != InputRequired {
 		return emptyResult{}, nil
@@ -147,7 +148,7 @@ func (x *Extension) handleUpdate(ctx context.Context, c *core.Call) (any, error)
 				continue // unknown, already answered or superseded: ignored
 			}
 			if !core.ValidInputResponse(v) {
-				return core.InvalidParams(fmt.Sprintf("inputResponses[%q] is not a result of elicitation/create, sampling/createMessage or roots/list", k))
+				return jsonrpc.InvalidParams(fmt.Sprintf("inputResponses[%q] is not a result of elicitation/create, sampling/createMessage or roots/list", k))
 			}
 			accepted[k] = v
 		}
@@ -163,7 +164,7 @@ func (x *Extension) handleUpdate(ctx context.Context, c *core.Call) (any, error)
 		t.LastUpdatedAt = x.stamp()
 		return nil
 	})
-	var we *core.Error
+	var we *jsonrpc.Error
 	switch {
 	case uerr == nil:
 		if derr := x.deliver(ctx, t.ID, accepted); derr != nil {

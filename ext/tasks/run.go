@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // run is a task whose handler runs in this process. It is the core.InputAsker of the detached
@@ -80,21 +81,21 @@ func (r *run) finish(res any, err error) {
 	}()
 	cause := context.Cause(tc.Context())
 	status, payload := Completed, json.RawMessage(nil)
-	var werr *core.Error
+	var werr *jsonrpc.Error
 	switch {
 	case errors.Is(cause, ErrCancelled):
 		status = Cancelled
 	case errors.Is(cause, errExpired):
 		return // the task is gone
 	case errors.Is(cause, ErrShutdown):
-		status, werr = Failed, core.InternalError(shutdownMessage)
+		status, werr = Failed, jsonrpc.InternalError(shutdownMessage)
 	case err != nil:
 		status, werr = Failed, core.WireError(err, "Internal error calling tool")
 	default:
 		b, merr := tc.EncodeResult(res)
 		if merr != nil {
 			x.logError(fmt.Errorf("mcpkit: task %s: encoding the result: %w", r.id, merr))
-			status, werr = Failed, core.InternalError("Internal error calling tool")
+			status, werr = Failed, jsonrpc.InternalError("Internal error calling tool")
 			break
 		}
 		payload = b
@@ -126,7 +127,7 @@ var errSettled = errors.New("mcpkit: task already settled")
 
 // failedMessage is the statusMessage of a failed task: what went wrong, from its JSON-RPC error
 // (code, message and detail), as SEP-2663 asks of a task whose execution failed.
-func failedMessage(e *core.Error) string {
+func failedMessage(e *jsonrpc.Error) string {
 	return "The tool call failed: " + e.Error()
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // Status is the status of a task (SEP-2663).
@@ -56,7 +56,7 @@ type Task struct {
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage
 	// Error is the JSON-RPC error of a failed task.
-	Error *core.Error
+	Error *jsonrpc.Error
 }
 
 // ExpiresAt returns when the task expires (the zero time when it never does).

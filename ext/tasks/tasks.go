@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
 // ExtensionID is the extension identifier of tasks, its key in capabilities.extensions.
@@ -205,7 +206,7 @@ func (x *Extension) toolChanged(t *core.Tool, removed bool) error {
 }
 
 // missingExtension is -32021 naming the tasks extension.
-func missingExtension() *core.Error {
+func missingExtension() *jsonrpc.Error {
 	return core.MissingCapabilities(map[string]any{"extensions": map[string]any{ExtensionID: map[string]any{}}})
 }
 
@@ -346,7 +347,7 @@ func (x *Extension) create(c *core.Call, r *run) (*Task, error) {
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
-		return nil, core.InternalError("Server shutting down: no task can start; try again later")
+		return nil, jsonrpc.InternalError("Server shutting down: no task can start; try again later")
 	}
 	x.running[r.id] = r
 	x.mu.Unlock()
@@ -365,7 +366,7 @@ func (x *Extension) create(c *core.Call, r *run) (*Task, error) {
 	if err != nil {
 		x.forget(r)
 		if errors.Is(err, ErrLimit) {
-			return nil, core.InternalError("Server busy: too many live tasks; try again later")
+			return nil, jsonrpc.InternalError("Server busy: too many live tasks; try again later")
 		}
 		x.logError(fmt.Errorf("mcpkit: storing a task: %w", err))
 		return nil, core.WireError(err, "Internal error creating a task")
@@ -445,7 +446,7 @@ func (x *Extension) admit(ctx context.Context, env *core.Envelope, ids []string)
 			continue
 		}
 		if len(unique) == x.opts.MaxListenIDs {
-			return nil, core.InvalidParams(fmt.Sprintf("taskIds names more than %d tasks (tasks.Options.MaxListenIDs)", x.opts.MaxListenIDs))
+			return nil, jsonrpc.InvalidParams(fmt.Sprintf("taskIds names more than %d tasks (tasks.Options.MaxListenIDs)", x.opts.MaxListenIDs))
 		}
 		seen[id] = true
 		unique = append(unique, id)

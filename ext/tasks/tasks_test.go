@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/internal/coretest"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -60,7 +61,7 @@ func addTaskTools(s *core.Server) *taskTools {
 		panic("boom")
 	})
 	s.AddTool(&core.Tool{Name: "fail", Execution: optional}, func(context.Context, *core.ToolRequest) (*core.CallToolResult, error) {
-		return nil, core.NewError(core.CodeInvalidParams, "bad input")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "bad input")
 	})
 	s.AddTool(&core.Tool{Name: "ask", Execution: optional}, func(ctx context.Context, req *core.ToolRequest) (*core.CallToolResult, error) {
 		type answer struct {
@@ -248,26 +249,26 @@ func TestTaskDispatchRules(t *testing.T) {
 	}
 	// Without the extension an optional tool runs as an ordinary call.
 	w := without.send("tools/call", map[string]any{"name": "fail"})
-	coretest.WantError(t, w, core.CodeInvalidParams, "bad input", "bad input")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "bad input", "bad input")
 	// A required tool is refused with -32021 naming the extension.
 	w = without.send("tools/call", map[string]any{"name": "must"})
-	coretest.WantError(t, w, core.CodeMissingRequiredClientCapability, "Missing required client capability",
+	coretest.WantError(t, w, jsonrpc.CodeMissingRequiredClientCapability, "Missing required client capability",
 		map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}})
 
 	// tasks/* without the extension: -32021 before the id is even looked at.
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		w := without.send(m, map[string]any{"taskId": "nope", "inputResponses": map[string]any{}})
-		if w.Error == nil || w.Error.Code != core.CodeMissingRequiredClientCapability {
+		if w.Error == nil || w.Error.Code != jsonrpc.CodeMissingRequiredClientCapability {
 			t.Errorf("%s without the extension = %s, want -32021", m, w)
 		}
 		w = with.send(m, map[string]any{"taskId": "nope", "inputResponses": map[string]any{}})
-		coretest.WantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+		coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
 	}
 	w = with.send("tasks/get", map[string]any{"taskId": 7})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Invalid params", "Missing or invalid taskId")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "Missing or invalid taskId")
 	for _, m := range []string{"tasks/result", "tasks/list"} {
 		w := with.send(m, map[string]any{"taskId": "x"})
-		if w.Error == nil || w.Error.Code != core.CodeMethodNotFound {
+		if w.Error == nil || w.Error.Code != jsonrpc.CodeMethodNotFound {
 			t.Errorf("%s = %s, want -32601", m, w)
 		}
 	}
@@ -302,12 +303,12 @@ func TestTaskDispatchRules(t *testing.T) {
 func TestTaskNotOfferedWithoutTaskTools(t *testing.T) {
 	bare := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{})
 	w := (&taskClient{t: t, srv: bare}).send("tasks/get", map[string]any{"taskId": "x"})
-	coretest.WantError(t, w, core.CodeMethodNotFound, "Method not found", "tasks/get")
+	coretest.WantError(t, w, jsonrpc.CodeMethodNotFound, "Method not found", "tasks/get")
 	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, core.Options{Extensions: []core.Extension{tasks.New(tasks.Options{})}})
 	s.AddTool(&core.Tool{Name: "plain"}, okTool)
 	c := &taskClient{t: t, srv: s}
 	w = c.send("tasks/get", map[string]any{"taskId": "x"})
-	if w.Error == nil || w.Error.Code != core.CodeInternalError {
+	if w.Error == nil || w.Error.Code != jsonrpc.CodeInternalError {
 		t.Errorf("tasks/get on a server without task tools = %s, want the capability refusal", w)
 	}
 	if caps := s.Capabilities(); caps.Extensions != nil {
@@ -403,7 +404,7 @@ func TestTaskElicitationInput(t *testing.T) {
 		t.Errorf("update ack = %v", ack)
 	}
 	w := c.send("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{keys[0]: map[string]any{"x": 1}}})
-	if w.Error == nil || w.Error.Code != core.CodeInvalidParams {
+	if w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("bad input response = %s, want -32602", w)
 	}
 	// A partial answer: the answered key is gone before the ack, the task still waits.
@@ -477,7 +478,7 @@ func TestTaskOwnership(t *testing.T) {
 	for name, c := range map[string]*taskClient{"bob": bob, "anonymous": anon} {
 		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 			w := c.send(m, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
-			if w.Error == nil || w.Error.Code != core.CodeInvalidParams {
+			if w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("%s %s of alice's task = %s, want -32602", name, m, w)
 			}
 		}
@@ -501,7 +502,7 @@ func TestTaskExpiryAndLimits(t *testing.T) {
 	<-tt.started
 	// One live task per principal.
 	w := c.send("tools/call", map[string]any{"name": "work"})
-	if w.Error == nil || w.Error.Code != core.CodeInternalError || !strings.Contains(string(w.Error.Data), "too many live tasks") {
+	if w.Error == nil || w.Error.Code != jsonrpc.CodeInternalError || !strings.Contains(string(w.Error.Data), "too many live tasks") {
 		t.Errorf("second task of the principal = %s, want the limit error", w)
 	}
 	other := &taskClient{t: t, srv: s, principal: "q"}
@@ -514,7 +515,7 @@ func TestTaskExpiryAndLimits(t *testing.T) {
 	// Past the TTL the tasks are gone, and their room is free again.
 	clock.Advance(time.Minute)
 	w = c.send("tasks/get", map[string]any{"taskId": id})
-	coretest.WantError(t, w, core.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
+	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found", "Failed to retrieve task: Task not found")
 	other.waitStatus(other.create("must"), "completed")
 	close(tt.release)
 }
@@ -655,8 +656,8 @@ func TestHonorListenTasks(t *testing.T) {
 	if err != nil || len(bob.Extensions["taskIds"]) != 0 || transport.Core.Wants(bob, core.Change{Method: tasks.StatusNotification, Key: id}) {
 		t.Errorf("bob's listen kept alice's task: %+v, %v", bob, err)
 	}
-	var missing *core.Error
-	if _, err := transport.Core.HonorListen(s, context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != core.CodeMissingRequiredClientCapability {
+	var missing *jsonrpc.Error
+	if _, err := transport.Core.HonorListen(s, context.Background(), &core.Envelope{ClientCapabilities: core.ClientCapabilities{}}, f); !errors.As(err, &missing) || missing.Code != jsonrpc.CodeMissingRequiredClientCapability {
 		t.Errorf("taskIds without the extension: %v, want -32021", err)
 	}
 	if transport.Core.Wants((core.SubscriptionFilter{Extensions: map[string][]string{"taskIds": {id}}}), core.Change{Method: tasks.StatusNotification, Key: id}) {
@@ -714,8 +715,8 @@ func TestListenIDsCappedAndBatched(t *testing.T) {
 	}
 	f.Extensions["taskIds"] = []string{id, "x", "y", "z"}
 	_, err = transport.Core.HonorListen(s, ctx, env, f)
-	var e *core.Error
-	if !errors.As(err, &e) || e.Code != core.CodeInvalidParams || !strings.Contains(fmt.Sprint(e.Data), "more than 3") {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(fmt.Sprint(e.Data), "more than 3") {
 		t.Errorf("listen past the cap = %v, want -32602 naming the cap", err)
 	}
 	if st.gets.Load() != 0 || st.batches.Load() != 1 {

@@ -7,3 +7,8 @@ package corehook
 // Core is core's accessor, set by core's initialization before any package importing core is
 // initialized. internal/transport asserts it to its API interface.
 var Core any
+
+// JSONRPC is the accessor of core/jsonrpc's unexported codec (the decoder, the encoders, what
+// core reads of a decoded message), set by its initialization. internal/wire asserts it to its
+// API interface.
+var JSONRPC any

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -61,13 +62,13 @@ type Registry struct {
 
 type listenKey struct {
 	scope string
-	id    core.ID
+	id    jsonrpc.ID
 }
 
 // Listener is one open subscriptions/listen subscription.
 type Listener struct {
 	// ID is the listen request's id, which names the subscription; IDJSON is its wire form.
-	ID     core.ID
+	ID     jsonrpc.ID
 	IDJSON []byte
 	// Filter is the honored subset of what the request asked for.
 	Filter core.SubscriptionFilter
@@ -132,7 +133,7 @@ func (r *Registry) Len() int { return int(r.count.Load()) }
 // It fails with ErrLimit, ErrDuplicate or ErrClosed.
 // The caller writes the acknowledgement first, then what Take returns, and calls Close at the
 // end.
-func (r *Registry) Open(scope string, id core.ID, filter core.SubscriptionFilter, conn any) (*Listener, error) {
+func (r *Registry) Open(scope string, id jsonrpc.ID, filter core.SubscriptionFilter, conn any) (*Listener, error) {
 	// Reserve a slot atomically: concurrent opens never overshoot the cap.
 	if r.count.Add(1) > r.max {
 		r.count.Add(-1)
@@ -448,7 +449,7 @@ func (r *Registry) openListen(c *core.Call) (*Listener, error) {
 	reg := r
 	ctx := c.Context()
 	if c.Modern() == nil {
-		return nil, core.InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
+		return nil, jsonrpc.InvalidRequest("Invalid Request: subscriptions/listen requires the 2026-07-28 `_meta` envelope")
 	}
 	filter, perr := transport.Core.ParseListenFilter(c.Params())
 	if perr != nil {
@@ -462,11 +463,11 @@ func (r *Registry) openListen(c *core.Call) (*Listener, error) {
 	sub, err := reg.Open(scope, c.ID(), filter, nil)
 	switch {
 	case errors.Is(err, ErrLimit):
-		return nil, core.NewError(core.CodeInternalError, "Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(reg.Max())+") reached")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Service unavailable: maximum concurrent subscriptions/listen streams ("+strconv.Itoa(reg.Max())+") reached")
 	case errors.Is(err, ErrDuplicate):
-		return nil, core.NewError(core.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Conflict: a subscriptions/listen stream with this id is already open")
 	case err != nil:
-		return nil, core.NewError(core.CodeInternalError, "Service unavailable: the server is shutting down")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Service unavailable: the server is shutting down")
 	}
 	return sub, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -27,7 +28,7 @@ func TestListenDeliverEncodesOnce(t *testing.T) {
 	reg := New(s, 0)
 	defer reg.Close(nil)
 	open := func(id int64, f core.SubscriptionFilter) *Listener {
-		sub, err := reg.Open("", core.IntID(id), f, nil)
+		sub, err := reg.Open("", jsonrpc.IntID(id), f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 func TestListenerNudge(t *testing.T) {
 	reg := New(listenTestServer(), 0)
 	defer reg.Close(nil)
-	sub, err := reg.Open("", core.IntID(1), core.SubscriptionFilter{ToolsListChanged: true}, nil)
+	sub, err := reg.Open("", jsonrpc.IntID(1), core.SubscriptionFilter{ToolsListChanged: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func (s snippet) String() string { return fmt.Sprintf("%s:%d", s.file, s.line) }
 
 // packages maps the package names a snippet may use without importing them to their import paths.
 var packages = map[string]string{
-	"core": modulePath + "/core", "client": modulePath + "/client", "stdio": modulePath + "/stdio",
+	"core": modulePath + "/core", "jsonrpc": modulePath + "/core/jsonrpc", "client": modulePath + "/client", "stdio": modulePath + "/stdio",
 	"mcphttp": modulePath + "/mcphttp", "middleware": modulePath + "/middleware",
 	"session": modulePath + "/session", "auth": modulePath + "/auth",
 	"tasks": modulePath + "/ext/tasks", "skills": modulePath + "/ext/skills",

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/corehook"
 )
 
@@ -44,14 +45,14 @@ type API interface {
 	// and responses from the client return nil. out is the path for messages related to this
 	// request (progress, log messages, server-to-client requests); nil means the session-level
 	// path.
-	Handle(ss *core.Session, ctx context.Context, msg *core.Message, out core.Sender) *core.Response
+	Handle(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out core.Sender) *core.Response
 	// Begin registers a request as in flight, so that notifications/cancelled can reach it, and
 	// returns the call to Run. The checks run in this order: an unknown method (or a
 	// notification method sent with an id) and a capability the server does not offer give a
 	// call whose Run answers with that error; then Begin fails with core.ErrSessionClosed after
 	// Close, and with an error IsInFlight recognizes when the id is already in flight on the session (the
 	// first request is not disturbed). initialize is never registered: it cannot be cancelled.
-	Begin(ss *core.Session, ctx context.Context, msg *core.Message, out core.Sender) (*core.Call, error)
+	Begin(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out core.Sender) (*core.Call, error)
 	// Run serves the call Begin returned and builds its response (nil when the client
 	// cancelled the request); a transport running requests concurrently calls it on the
 	// request's own goroutine.
@@ -59,9 +60,9 @@ type API interface {
 	// RefusedResponse is the answer to a request that Begin refused with err: -32600 "request
 	// id … is already in flight" for that error, -32603 for a closed session (or any
 	// other error).
-	RefusedResponse(id core.ID, err error) *core.Response
+	RefusedResponse(id jsonrpc.ID, err error) *core.Response
 	// InFlight reports whether a request with this id is in flight on the session.
-	InFlight(ss *core.Session, id core.ID) bool
+	InFlight(ss *core.Session, id jsonrpc.ID) bool
 	// Send writes an encoded message on the call's own path (how a transport serving
 	// subscriptions/listen sends the acknowledgement and the changes).
 	Send(c *core.Call, ctx context.Context, msg []byte) error
@@ -76,7 +77,7 @@ type API interface {
 	// Deliver hands a message forwarded by another replica to this process's waiters: a client
 	// response to the server-to-client request waiting for it, or a notifications/cancelled to
 	// the call it names. It reports whether anything here took it, and never forwards again.
-	Deliver(ss *core.Session, msg *core.Message) bool
+	Deliver(ss *core.Session, msg *jsonrpc.Message) bool
 	// SendLocal sends msg on this process's own session-level path, never the remote one: how
 	// a message another replica routed here for the standalone stream reaches it. It returns
 	// core.ErrNoPath when this process has no such path.
@@ -96,13 +97,13 @@ type API interface {
 	// ParseEnvelope validates the 2026-07-28 envelope of a message outside of dispatch (a
 	// transport serving subscriptions/listen itself): -32602 naming the missing or invalid
 	// keys, -32022 for a version the server does not serve. A non-nil error is always a
-	// *core.Error.
-	ParseEnvelope(m *core.Message) (*core.Envelope, error)
+	// *jsonrpc.Error.
+	ParseEnvelope(m *jsonrpc.Message) (*core.Envelope, error)
 	// ParseListenFilter reads the `notifications` filter of a subscriptions/listen request:
 	// -32602 when it is missing or not a filter object. Members core does not know that are
 	// arrays of strings go to SubscriptionFilter.Extensions, for HonorListen to give to the
 	// extensions.
-	ParseListenFilter(params []byte) (core.SubscriptionFilter, *core.Error)
+	ParseListenFilter(params []byte) (core.SubscriptionFilter, *jsonrpc.Error)
 	// HonorListen returns the part of a subscriptions/listen filter the server delivers to this
 	// request: the types its capabilities promise, plus the ids of each extension's member that
 	// the extension admits (core.ListenMember.Admit). A member that is not an array of strings
@@ -110,36 +111,36 @@ type API interface {
 	HonorListen(s *core.Server, ctx context.Context, env *core.Envelope, f core.SubscriptionFilter) (core.SubscriptionFilter, error)
 
 	// DecodeMessage parses one JSON-RPC message (an object) strictly; a non-nil error is a
-	// *core.DecodeError.
-	DecodeMessage(data []byte) (*core.Message, error)
-	// DecodeBatch parses a JSON array of messages; a non-nil error is a *core.DecodeError for
+	// *jsonrpc.DecodeError.
+	DecodeMessage(data []byte) (*jsonrpc.Message, error)
+	// DecodeBatch parses a JSON array of messages; a non-nil error is a *jsonrpc.DecodeError for
 	// the whole array, and each item carries its own message or error.
-	DecodeBatch(data []byte) ([]core.BatchItem, error)
+	DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error)
 	// EncodeResponse encodes a result response; result must be valid JSON.
-	EncodeResponse(id core.ID, result []byte) []byte
+	EncodeResponse(id jsonrpc.ID, result []byte) []byte
 	// EncodeError encodes an error response; an invalid id is written as null.
-	EncodeError(id core.ID, e *core.Error) []byte
+	EncodeError(id jsonrpc.ID, e *jsonrpc.Error) []byte
 	// EncodeNotification encodes a notification; nil params are left out.
 	EncodeNotification(method string, params any) ([]byte, error)
 	// EncodeRequest encodes a request; nil params are left out.
-	EncodeRequest(id core.ID, method string, params any) ([]byte, error)
+	EncodeRequest(id jsonrpc.ID, method string, params any) ([]byte, error)
 	// EncodeMessage returns a decoded message as JSON-RPC again: a response with its result or
 	// error, or a request or notification with its params as received.
-	EncodeMessage(m *core.Message) []byte
+	EncodeMessage(m *jsonrpc.Message) []byte
 	// MetaValue returns the raw value of a key of the message's params._meta, or nil.
-	MetaValue(m *core.Message, key string) json.RawMessage
+	MetaValue(m *jsonrpc.Message, key string) json.RawMessage
 	// ClaimsModern reports whether a request claims the 2026-07-28 lifecycle: its
 	// params._meta carries a non-null protocol version.
-	ClaimsModern(m *core.Message) bool
+	ClaimsModern(m *jsonrpc.Message) bool
 	// UnsupportedVersion is the -32022 error for a protocol version the server does not serve,
 	// its data listing the supported ones.
-	UnsupportedVersion(requested string) *core.Error
+	UnsupportedVersion(requested string) *jsonrpc.Error
 	// IDKey is the id as a map key: equal ids (the same number or the same string) have equal
 	// keys.
-	IDKey(id core.ID) core.ID
+	IDKey(id jsonrpc.ID) jsonrpc.ID
 	// Unavailable reports whether e is the error of a backend that is down (core.UnavailableError):
 	// HTTP answers it with 503.
-	Unavailable(e *core.Error) bool
+	Unavailable(e *jsonrpc.Error) bool
 
 	// Observers combines observers into one (nil ones left out; nil when none is left).
 	Observers(obs ...core.Observer) core.Observer
@@ -147,7 +148,7 @@ type API interface {
 	// starts it once the message is known).
 	WithOperation(ctx context.Context, op *core.Operation) context.Context
 	// SetMessage describes the operation from the decoded message (method, target, ids).
-	SetMessage(op *core.Operation, msg *core.Message)
+	SetMessage(op *core.Operation, msg *jsonrpc.Message)
 	// Release ends the operation's transport part: end runs when the core is done with it too.
 	Release(op *core.Operation, end func())
 	// WithResource returns ctx naming the resource URI the request was authorized for (auth

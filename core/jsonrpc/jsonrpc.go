@@ -1,4 +1,19 @@
-package core
+// Package jsonrpc is the JSON-RPC 2.0 codec of the kit: the Message a transport decodes each
+// frame into, request ids (ID), errors (Error, DecodeError) and the error codes of JSON-RPC and
+// MCP. Core and the kit's transports decode and encode messages with it; a server author meets
+// its types in handlers (a *Error returned by a handler reaches the client as is) and in what
+// the client and the observer report.
+//
+// Decoding is strict: exact member names, no duplicate members anywhere in the message, nesting
+// at most MaxNesting deep, integer or string ids (any string, echoed byte for byte as sent).
+// Besides the JSON-RPC members, the decoder reads in the same pass the few members of params
+// MCP routes a request by (_meta, name, uri, taskId), so that nothing parses params again to
+// find them.
+//
+// Zero values: the zero ID is absent (a notification, encoded as null), the zero Message is an
+// empty response, the zero Error has code 0 and no message. The decoder and the encoders are
+// not exported: the kit's transports reach them, and they do not need to be reached otherwise.
+package jsonrpc
 
 import (
 	"bytes"
@@ -146,20 +161,6 @@ func InternalError(detail string) *Error { return typedError(CodeInternalError, 
 
 // InvalidRequest returns a -32600 error with the generic message and the detail as data.
 func InvalidRequest(detail string) *Error { return typedError(CodeInvalidRequest, detail) }
-
-// asWireError turns any error into the error a client sees: a *Error passes through, an error
-// wrapping ErrUnavailable becomes UnavailableError, anything else becomes -32603 with the given
-// detail (never the error's own text).
-func asWireError(err error, detail string) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	if errors.Is(err, ErrUnavailable) {
-		return UnavailableError("a backend the server needs is unavailable; try again later")
-	}
-	return InternalError(detail)
-}
 
 type idKind uint8
 
@@ -320,29 +321,6 @@ type Message struct {
 	nameString bool
 	// arguments is params.arguments as sent (nil when absent), pointing into Params.
 	arguments jsontext.Value
-}
-
-// metaValue returns the raw value of a key of params._meta, or nil. For a message DecodeMessage
-// did not produce, it reads params.
-func (m *Message) metaValue(key string) json.RawMessage {
-	if m.Parsed {
-		return m.Meta[key]
-	}
-	return paramsMeta(m.Params)[key]
-}
-
-// paramsMeta reads params._meta.
-func paramsMeta(params []byte) map[string]json.RawMessage {
-	if !rawObject(params) {
-		return nil
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if unmarshal(params, &p) != nil {
-		return nil
-	}
-	return p.Meta
 }
 
 // IsRequest reports whether m is a request (it has a method and an id).

@@ -1,4 +1,4 @@
-package core
+package jsonrpc
 
 import (
 	"bytes"
@@ -278,10 +278,9 @@ func (md *msgDecoder) readMeta(d *jsontext.Decoder) (done bool, err error) {
 	return true, err
 }
 
-// knownMetaKeys are the _meta keys requests usually carry: they are not allocated again per
-// request.
-var knownMetaKeys = [...]string{"progressToken", MetaProtocolVersion, MetaClientCapabilities,
-	MetaClientInfo, MetaLogLevel, MetaSubscriptionID, MetaServerInfo}
+// knownMetaKeys are the _meta keys requests usually carry (core names them when it is
+// initialized): they are not allocated again per request.
+var knownMetaKeys []string
 
 // metaKey returns the text of a quoted _meta key, shared for the well-known ones.
 func metaKey(raw jsontext.Value) (string, bool) {
@@ -319,17 +318,9 @@ func readTarget(d *jsontext.Decoder, m *Message, name string) (done bool, err er
 	return true, nil
 }
 
-// knownMethods holds the name of every method and notification the kit serves (the request
-// methods are added with builtinMethods), so that decoding one does not allocate its name again.
-var knownMethods = func() map[string]string {
-	m := map[string]string{}
-	for _, name := range []string{"notifications/initialized", "notifications/cancelled", "notifications/progress",
-		"notifications/roots/list_changed", "notifications/message", "elicitation/create",
-		"sampling/createMessage", "roots/list"} {
-		m[name] = name
-	}
-	return m
-}()
+// knownMethods holds the name of every method and notification the kit serves (core names them
+// when it is initialized), so that decoding one does not allocate its name again.
+var knownMethods = map[string]string{}
 
 // methodName decodes a method name, shared for the names the kit knows.
 func methodName(v jsontext.Value) (string, bool) {
@@ -528,3 +519,35 @@ func invalidJSON(data []byte) *Error {
 	var v jsontext.Value
 	return parseError(jsonv2.Unmarshal(data, &v))
 }
+
+// encodeMessage returns a decoded message as JSON-RPC again: a response with its result or
+// error, or a request or notification with its params as received.
+func encodeMessage(m *Message) []byte {
+	switch {
+	case m.IsResponse() && m.Error != nil:
+		return encodeError(m.ID, m.Error)
+	case m.IsResponse():
+		return encodeResponse(m.ID, m.Result)
+	}
+	var params any
+	if m.Params != nil {
+		params = m.Params
+	}
+	var b []byte
+	var err error
+	if m.IsRequest() {
+		b, err = encodeRequest(m.ID, m.Method, params)
+	} else {
+		b, err = encodeNotification(m.Method, params)
+	}
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// marshal encodes v with map members sorted, as core does: the same value always encodes to
+// the same bytes.
+func marshal(v any) ([]byte, error) { return jsonv2.Marshal(v, deterministic) }
+
+var deterministic = jsonv2.Deterministic(true)

@@ -1,0 +1,89 @@
+package jsonrpc_test
+
+import (
+	"testing"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/wire"
+)
+
+func TestIDString(t *testing.T) {
+	if s := jsonrpc.IntID(-4).String(); s != "-4" {
+		t.Errorf("IntID = %s", s)
+	}
+	if s := jsonrpc.StringID("abc").String(); s != `"abc"` {
+		t.Errorf("StringID = %s", s)
+	}
+	if s := (jsonrpc.ID{}).String(); s != "null" {
+		t.Errorf("zero ID = %s", s)
+	}
+	var id jsonrpc.ID
+	for _, bad := range []string{`1.5`, `true`, `{}`, `[]`, `"\ud800"`} {
+		if err := id.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("UnmarshalJSON accepted %s", bad)
+		}
+	}
+	if err := id.UnmarshalJSON([]byte(`"a.b"`)); err != nil || id != jsonrpc.StringID("a.b") {
+		t.Errorf("UnmarshalJSON(\"a.b\") = %v, %v", id, err)
+	}
+	// An escaped spelling is kept for the echo, and names the same request as the plain one.
+	if err := id.UnmarshalJSON([]byte(`"\u0041"`)); err != nil || id.String() != `"\u0041"` || id.Raw() != "A" {
+		t.Errorf("UnmarshalJSON(\"\\u0041\") = %v, %v", id, err)
+	}
+	if !id.Equal(jsonrpc.StringID("A")) || wire.Codec.IDKey(id) != jsonrpc.StringID("A") || id.Equal(jsonrpc.StringID("a")) {
+		t.Errorf("escaped id %v does not equal its plain spelling", id)
+	}
+	if jsonrpc.StringID("1").Equal(jsonrpc.IntID(1)) {
+		t.Error(`"1" equals 1`)
+	}
+	if err := id.UnmarshalJSON([]byte(`12`)); err != nil || id != jsonrpc.IntID(12) || id.Raw() != int64(12) {
+		t.Errorf("UnmarshalJSON(12) = %v, %v", id, err)
+	}
+}
+
+// The zero values mean what the package documents: an absent id, a message that is a response
+// and nothing else.
+func TestZeroValues(t *testing.T) {
+	var id jsonrpc.ID
+	if id.IsValid() || id.Raw() != nil {
+		t.Errorf("zero ID: IsValid %v, Raw %v", id.IsValid(), id.Raw())
+	}
+	var m jsonrpc.Message
+	if m.IsRequest() || m.IsNotification() || !m.IsResponse() {
+		t.Errorf("zero Message: request %v, notification %v, response %v", m.IsRequest(), m.IsNotification(), m.IsResponse())
+	}
+	for _, tt := range []struct {
+		m                              jsonrpc.Message
+		request, notification, respond bool
+	}{
+		{jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "ping"}, true, false, false},
+		{jsonrpc.Message{Method: "notifications/initialized"}, false, true, false},
+		{jsonrpc.Message{ID: jsonrpc.StringID("")}, false, false, true},
+	} {
+		if tt.m.IsRequest() != tt.request || tt.m.IsNotification() != tt.notification || tt.m.IsResponse() != tt.respond {
+			t.Errorf("%+v: request %v, notification %v, response %v", tt.m, tt.m.IsRequest(), tt.m.IsNotification(), tt.m.IsResponse())
+		}
+	}
+}
+
+// The constructors give the generic message of their code and the detail as data; NewError
+// repeats its message as data.
+func TestConstructors(t *testing.T) {
+	for _, tt := range []struct {
+		e    *jsonrpc.Error
+		code int64
+		msg  string
+		data any
+	}{
+		{jsonrpc.ParseError("x"), jsonrpc.CodeParseError, "Parse error", "x"},
+		{jsonrpc.InvalidRequest("x"), jsonrpc.CodeInvalidRequest, "Invalid Request", "x"},
+		{jsonrpc.InvalidParams(""), jsonrpc.CodeInvalidParams, "Invalid params", nil},
+		{jsonrpc.InternalError("x"), jsonrpc.CodeInternalError, "Internal error", "x"},
+		{jsonrpc.NewError(-32000, "m"), -32000, "m", "m"},
+		{jsonrpc.Errorf(-32000, "n=%d", 3), -32000, "n=3", "n=3"},
+	} {
+		if tt.e.Code != tt.code || tt.e.Message != tt.msg || tt.e.Data != tt.data {
+			t.Errorf("%v: got %d %q %v, want %d %q %v", tt.e, tt.e.Code, tt.e.Message, tt.e.Data, tt.code, tt.msg, tt.data)
+		}
+	}
+}
