@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/middleware"
 )
 
@@ -51,7 +52,7 @@ func contextID() string {
 
 // refuseScope answers 403 for want of need, with chal in WWW-Authenticate and a JSON-RPC -32600
 // body echoing id; with structured, the error's data carries the denial envelope under
-// _meta[core.MetaAuthorization].
+// _meta["io.modelcontextprotocol/authorization"].
 func refuseScope(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, chal string, need []string, meta string, structured bool) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", chal)
@@ -69,7 +70,7 @@ func writeDenial(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, d core.A
 		ex.SetError(jsonrpc.CodeInvalidRequest, msgInsufficientScope)
 	}
 	middleware.WriteErrorData(w, http.StatusForbidden, id, jsonrpc.CodeInvalidRequest, msgInsufficientScope,
-		map[string]any{"_meta": map[string]any{core.MetaAuthorization: d}})
+		map[string]any{"_meta": map[string]any{metakey.Authorization: d}})
 }
 
 type dpopKeyCtx struct{}

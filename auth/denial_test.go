@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
@@ -29,7 +30,7 @@ func envelopeOf(t *testing.T, body []byte) map[string]any {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatalf("body %s: %v", body, err)
 	}
-	return msg.Error.Data.Meta[core.MetaAuthorization]
+	return msg.Error.Data.Meta[metakey.Authorization]
 }
 
 // wantEnvelope checks the SEP-2643 draft shape of a scope denial naming scope and meta.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/tasks"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -393,7 +394,7 @@ func (c *Client) discover(ctx context.Context, fallback bool) error {
 		c.caps = c.capabilities()
 		if res.ServerInfo != nil {
 			c.serverInfo = *res.ServerInfo
-		} else if raw, ok := res.Meta[core.MetaServerInfo]; ok {
+		} else if raw, ok := res.Meta[metakey.ServerInfo]; ok {
 			_ = jsonv2.Unmarshal(raw, &c.serverInfo)
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -263,16 +264,16 @@ func (c *Client) buildRequest(ctx context.Context, id jsonrpc.ID, method string,
 	}
 	c.tel.inject(ctx, meta)
 	if c.modern {
-		meta[core.MetaProtocolVersion] = c.version
-		meta[core.MetaClientInfo] = c.info
+		meta[metakey.ProtocolVersion] = c.version
+		meta[metakey.ClientInfo] = c.info
 		caps := c.caps
 		if caps == nil {
 			caps = c.capabilities()
 		}
-		meta[core.MetaClientCapabilities] = caps
+		meta[metakey.ClientCapabilities] = caps
 		c.mu.Lock()
 		if c.logLevel != "" {
-			meta[core.MetaLogLevel] = c.logLevel
+			meta[metakey.LogLevel] = c.logLevel
 		}
 		c.mu.Unlock()
 	}
@@ -377,7 +378,7 @@ func (c *Client) deliver(raw []byte, stream jsonrpc.ID) jsonrpc.ID {
 // subscription, the rest to the options' callbacks.
 func (c *Client) onNotification(m *jsonrpc.Message) {
 	ctx := c.baseCtx
-	if sid := transport.Core.MetaValue(m, core.MetaSubscriptionID); len(sid) > 0 {
+	if sid := transport.Core.MetaValue(m, metakey.SubscriptionID); len(sid) > 0 {
 		c.mu.Lock()
 		s := c.listens[string(sid)]
 		c.mu.Unlock()

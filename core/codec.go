@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/wire"
 )
 
@@ -19,8 +20,8 @@ func init() {
 	codec.KnownMethods("notifications/initialized", "notifications/cancelled", "notifications/progress",
 		"notifications/roots/list_changed", "notifications/message", "elicitation/create",
 		"sampling/createMessage", "roots/list")
-	codec.KnownMetaKeys("progressToken", MetaProtocolVersion, MetaClientCapabilities,
-		MetaClientInfo, MetaLogLevel, MetaSubscriptionID, MetaServerInfo)
+	codec.KnownMetaKeys("progressToken", metakey.ProtocolVersion, metakey.ClientCapabilities,
+		metakey.ClientInfo, metakey.LogLevel, metakey.SubscriptionID, metakey.ServerInfo)
 }
 
 func encodeResponse(id jsonrpc.ID, result []byte) []byte { return codec.EncodeResponse(id, result) }

@@ -1,8 +1,6 @@
 package core
 
-// MetaAuthorization is the _meta key of the authorization denial envelope of SEP-2643
-// (Structured Authorization Denials, a draft: the shape may still change).
-const MetaAuthorization = "io.modelcontextprotocol/authorization"
+import "github.com/mcpkit/mcpkit/internal/metakey"
 
 // Values of AuthorizationDenial (SEP-2643 draft).
 const (
@@ -18,8 +16,8 @@ const (
 )
 
 // AuthorizationDenial is the authorization denial envelope of SEP-2643 (draft), carried under
-// _meta[MetaAuthorization] of the result (or error) that refuses a request on authorization
-// grounds, the same on every transport: why (Reason), whether there is a way forward
+// _meta["io.modelcontextprotocol/authorization"] of the result (or error) that refuses a
+// request on authorization grounds, the same on every transport: why (Reason), whether there is a way forward
 // (Remediation) and, when there is, hints saying what would remedy it. The zero value is not a
 // valid envelope: Reason and Remediation are required.
 type AuthorizationDenial struct {
@@ -38,8 +36,8 @@ type AuthorizationDenial struct {
 
 // DeniedResult is the tool result of a call refused on authorization grounds where no
 // transport challenge can say so (stdio, or a denial HTTP cannot express): an isError result
-// with text for the model and the denial envelope in _meta[MetaAuthorization], as the SEP-2643
-// draft puts it.
+// with text for the model and the denial envelope in
+// _meta["io.modelcontextprotocol/authorization"], as the SEP-2643 draft puts it.
 func DeniedResult(text string, d AuthorizationDenial) *CallToolResult {
-	return &CallToolResult{Content: []Content{Text(text)}, IsError: true, Meta: Meta{MetaAuthorization: d}}
+	return &CallToolResult{Content: []Content{Text(text)}, IsError: true, Meta: Meta{metakey.Authorization: d}}
 }

@@ -10,16 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
-)
-
-// Keys of the per-request _meta envelope of the 2026-07-28 lifecycle.
-const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 )
 
 // Envelope is what a 2026-07-28 request says about its client in params._meta. Every request
@@ -55,12 +46,12 @@ var cacheableMethods = map[string]bool{
 // messageClaimsModern reports whether params carry the 2026-07-28 envelope claim: a _meta object with a
 // non-null protocolVersion. A partial envelope still claims (and is then rejected as invalid).
 func messageClaimsModern(m *jsonrpc.Message) bool {
-	v := metaValue(m, MetaProtocolVersion)
+	v := metaValue(m, metakey.ProtocolVersion)
 	return len(v) > 0 && string(v) != "null"
 }
 
 func (c *Call) claimsModern() bool {
-	v := c.Meta(MetaProtocolVersion)
+	v := c.Meta(metakey.ProtocolVersion)
 	return len(v) > 0 && string(v) != "null"
 }
 
@@ -79,27 +70,27 @@ func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 	env := &c.envelope
 	var bad []string
 	var ok bool
-	if env.ProtocolVersion, ok = envelopeString(c.Meta(MetaProtocolVersion), modernVersions); !ok {
-		bad = append(bad, MetaProtocolVersion)
+	if env.ProtocolVersion, ok = envelopeString(c.Meta(metakey.ProtocolVersion), modernVersions); !ok {
+		bad = append(bad, metakey.ProtocolVersion)
 	}
-	switch caps := c.Meta(MetaClientCapabilities); {
+	switch caps := c.Meta(metakey.ClientCapabilities); {
 	case string(caps) == "{}":
 		env.ClientCapabilities = ClientCapabilities{} // the usual envelope: nothing to decode
 	case !rawObject(caps) || unmarshal(caps, &env.ClientCapabilities) != nil:
-		bad = append(bad, MetaClientCapabilities)
+		bad = append(bad, metakey.ClientCapabilities)
 	}
-	if info := c.Meta(MetaClientInfo); len(info) > 0 {
+	if info := c.Meta(metakey.ClientInfo); len(info) > 0 {
 		var impl Implementation
 		if !rawObject(info) || unmarshal(info, &impl) != nil {
-			bad = append(bad, MetaClientInfo)
+			bad = append(bad, metakey.ClientInfo)
 		} else {
 			env.ClientInfo = &impl
 		}
 	}
-	if lvl := c.Meta(MetaLogLevel); len(lvl) > 0 {
+	if lvl := c.Meta(metakey.LogLevel); len(lvl) > 0 {
 		level, ok := envelopeString(lvl, nil)
 		if env.LogLevel = LoggingLevel(level); !ok || !env.LogLevel.Valid() {
-			bad = append(bad, MetaLogLevel)
+			bad = append(bad, metakey.LogLevel)
 		}
 	}
 	if len(bad) > 0 {
@@ -253,7 +244,7 @@ func (c *Call) stampModern(result []byte) []byte {
 
 // stampRoom is about how many bytes stamping adds to a result.
 func (c *Call) stampRoom() int {
-	return 96 + len(MetaServerInfo) + len(c.session.server.serverInfoJSON())
+	return 96 + len(metakey.ServerInfo) + len(c.session.server.serverInfoJSON())
 }
 
 // appendStamped appends result to dst (which must not overlap it) with the members stampModern
@@ -292,7 +283,7 @@ func (c *Call) appendStamped(dst, result []byte) []byte {
 		return append(dst, result[1:]...)
 	}
 	dst = append(dst, result[1:st.metaOpen]...)
-	dst = append(dst, `"`+MetaServerInfo+`":`...)
+	dst = append(dst, `"`+metakey.ServerInfo+`":`...)
 	dst = append(dst, info...)
 	if rest := bytes.TrimLeft(result[st.metaOpen:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
 		dst = append(dst, ',')
@@ -302,7 +293,7 @@ func (c *Call) appendStamped(dst, result []byte) []byte {
 
 // appendServerInfo appends a _meta member holding only the server's identity.
 func appendServerInfo(dst, info []byte) []byte {
-	dst = append(dst, `"_meta":{"`+MetaServerInfo+`":`...)
+	dst = append(dst, `"_meta":{"`+metakey.ServerInfo+`":`...)
 	dst = append(dst, info...)
 	return append(dst, '}')
 }
@@ -365,7 +356,7 @@ func (st *stampScan) meta(dec *jsontext.Decoder) bool {
 		if err != nil {
 			return false
 		}
-		st.hasInfo = st.hasInfo || memberName(key) == MetaServerInfo
+		st.hasInfo = st.hasInfo || memberName(key) == metakey.ServerInfo
 		if err := dec.SkipValue(); err != nil {
 			return false
 		}
@@ -375,7 +366,7 @@ func (st *stampScan) meta(dec *jsontext.Decoder) bool {
 }
 
 // stampedNames are the member names stampModern looks for.
-var stampedNames = [...]string{"resultType", "ttlMs", "cacheScope", "_meta", MetaServerInfo}
+var stampedNames = [...]string{"resultType", "ttlMs", "cacheScope", "_meta", metakey.ServerInfo}
 
 // stampDecoder is a reusable reader for stampModern.
 type stampDecoder struct {

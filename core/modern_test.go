@@ -9,6 +9,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -17,10 +18,10 @@ import (
 const modernVersion = "2026-07-28"
 
 const (
-	metaPV    = core.MetaProtocolVersion
-	metaCaps  = core.MetaClientCapabilities
-	metaInfo  = core.MetaClientInfo
-	metaLevel = core.MetaLogLevel
+	metaPV    = metakey.ProtocolVersion
+	metaCaps  = metakey.ClientCapabilities
+	metaInfo  = metakey.ClientInfo
+	metaLevel = metakey.LogLevel
 )
 
 // absent removes a key from the envelope modernMeta builds.
@@ -89,7 +90,7 @@ func checkModernResult(t testing.TB, w *wire, def string) map[string]json.RawMes
 	if err := jsonv2.Unmarshal(members["_meta"], &meta); err != nil {
 		t.Fatalf("_meta %s: %v", members["_meta"], err)
 	}
-	if got := canon(t, meta[core.MetaServerInfo]); got != `{"name":"test-server","version":"1.0.0"}` {
+	if got := canon(t, meta[metakey.ServerInfo]); got != `{"name":"test-server","version":"1.0.0"}` {
 		t.Errorf("serverInfo %s", got)
 	}
 	return members
@@ -429,7 +430,7 @@ func TestDiscover(t *testing.T) {
 		if err := jsonv2.Unmarshal(w.Result, &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Instructions != nil || canon(t, r.Meta[core.MetaServerInfo]) != canonOf(t, full) {
+		if r.Instructions != nil || canon(t, r.Meta[metakey.ServerInfo]) != canonOf(t, full) {
 			t.Errorf("discover %s", w.Result)
 		}
 	})
@@ -506,7 +507,7 @@ func TestServerInfoMerge(t *testing.T) {
 	info := `{"name":"test-server","version":"1.0.0"}`
 	for name, res := range map[string]any{
 		"x/meta":      map[string]any{"_meta": map[string]any{"x": 1}, "a": 2},
-		"x/own-info":  map[string]any{"_meta": map[string]any{core.MetaServerInfo: map[string]any{"name": "proxy", "version": "9"}}},
+		"x/own-info":  map[string]any{"_meta": map[string]any{metakey.ServerInfo: map[string]any{"name": "proxy", "version": "9"}}},
 		"x/empty":     map[string]any{"_meta": map[string]any{}},
 		"x/null-meta": map[string]any{"_meta": nil, "a": 1},
 		"x/input":     map[string]any{"resultType": "input_required", "requestState": "s"},
@@ -524,13 +525,13 @@ func TestServerInfoMerge(t *testing.T) {
 		method, params string
 		want           string
 	}{
-		{"x/meta", "", `{"_meta":{"` + core.MetaServerInfo + `":` + info + `,"x":1},"a":2,"resultType":"complete"}`},
-		{"x/own-info", "", `{"_meta":{"` + core.MetaServerInfo + `":{"name":"proxy","version":"9"}},"resultType":"complete"}`},
-		{"x/empty", "", `{"_meta":{"` + core.MetaServerInfo + `":` + info + `},"resultType":"complete"}`},
+		{"x/meta", "", `{"_meta":{"` + metakey.ServerInfo + `":` + info + `,"x":1},"a":2,"resultType":"complete"}`},
+		{"x/own-info", "", `{"_meta":{"` + metakey.ServerInfo + `":{"name":"proxy","version":"9"}},"resultType":"complete"}`},
+		{"x/empty", "", `{"_meta":{"` + metakey.ServerInfo + `":` + info + `},"resultType":"complete"}`},
 		{"x/null-meta", "", `{"_meta":null,"a":1,"resultType":"complete"}`},
-		{"x/input", "", `{"_meta":{"` + core.MetaServerInfo + `":` + info + `},"requestState":"s","resultType":"input_required"}`},
-		{"x/raw", "", `{"_meta":{"` + core.MetaServerInfo + `":` + info + `,"k":[1,{"a":{}}]},"b":{},"resultType":"complete"}`},
-		{"tools/call", "meta", `{"_meta":{"` + core.MetaServerInfo + `":` + info + `,"k":"v"},"content":[{"text":"x","type":"text"}],"isError":false,"resultType":"complete"}`},
+		{"x/input", "", `{"_meta":{"` + metakey.ServerInfo + `":` + info + `},"requestState":"s","resultType":"input_required"}`},
+		{"x/raw", "", `{"_meta":{"` + metakey.ServerInfo + `":` + info + `,"k":[1,{"a":{}}]},"b":{},"resultType":"complete"}`},
+		{"tools/call", "meta", `{"_meta":{"` + metakey.ServerInfo + `":` + info + `,"k":"v"},"content":[{"text":"x","type":"text"}],"isError":false,"resultType":"complete"}`},
 	} {
 		t.Run(tt.method+tt.params, func(t *testing.T) {
 			params := map[string]any{}

@@ -15,6 +15,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
@@ -224,7 +225,7 @@ func wantInputRequired(t testing.TB, w *wire, def string) *inputRequired {
 		}
 	}
 	var meta map[string]json.RawMessage
-	if err := jsonv2.Unmarshal(members["_meta"], &meta); err != nil || canon(t, meta[core.MetaServerInfo]) != `{"name":"test-server","version":"1.0.0"}` {
+	if err := jsonv2.Unmarshal(members["_meta"], &meta); err != nil || canon(t, meta[metakey.ServerInfo]) != `{"name":"test-server","version":"1.0.0"}` {
 		t.Errorf("input_required result without the server's identity: %s", w.Result)
 	}
 	var ir inputRequired

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 )
 
 // Observer is the instrumentation seam of the kit: it sees every request and notification a
@@ -249,7 +250,7 @@ func (op *Operation) setMessage(msg *jsonrpc.Message) {
 	op.TraceParent = metaString(meta, "traceparent")
 	op.TraceState = metaString(meta, "tracestate")
 	op.Baggage = metaString(meta, "baggage")
-	if v := metaString(meta, MetaProtocolVersion); v != "" {
+	if v := metaString(meta, metakey.ProtocolVersion); v != "" {
 		op.Modern, op.ProtocolVersion = true, v
 	}
 }

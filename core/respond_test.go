@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 )
 
 // TestToolWireEncodesAsMarshalAndStamp: a tool result written in one pass (with the 2026-07-28
@@ -23,7 +24,7 @@ func TestToolWireEncodesAsMarshalAndStamp(t *testing.T) {
 		{Content: []Content{Text(tricky), Image("aGk=", "image/png")}, IsError: true},
 		{Content: []Content{Text("x")}, Meta: Meta{}},
 		{Content: []Content{Text("x")}, Meta: Meta{"b": 1, "a": []any{"z", nil}, "c": map[string]any{"y": 2, "x": 1}}},
-		{Content: []Content{Text("x")}, Meta: Meta{MetaServerInfo: "mine", "a": 1}},
+		{Content: []Content{Text("x")}, Meta: Meta{metakey.ServerInfo: "mine", "a": 1}},
 		{Content: []Content{Text("x")}, modern: modern{ResultType: "input_required"}},
 		{Meta: Meta{"k": tricky}, modern: modern{ResultType: "complete"}},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
@@ -132,10 +133,10 @@ func (w *toolWire) appendTo(dst, info []byte) ([]byte, error) {
 // appendMeta appends a _meta object; with info, the server's identity goes first unless the
 // handler put one there.
 func appendMeta(dst []byte, meta Meta, info []byte) ([]byte, error) {
-	if _, has := meta[MetaServerInfo]; info == nil || has {
+	if _, has := meta[metakey.ServerInfo]; info == nil || has {
 		return appendJSON(dst, &meta)
 	}
-	dst = append(dst, `{"`+MetaServerInfo+`":`...)
+	dst = append(dst, `{"`+metakey.ServerInfo+`":`...)
 	dst = append(dst, info...)
 	at := len(dst)
 	dst, err := appendJSON(dst, &meta)

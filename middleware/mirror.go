@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -97,7 +98,7 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 		e := transport.Core.UnsupportedVersion(v)
 		return http.StatusBadRequest, e
 	}
-	if raw := transport.Core.MetaValue(msg, core.MetaProtocolVersion); jsontext.Value(raw).Kind() == '"' && !plainStringIs(raw, v) {
+	if raw := transport.Core.MetaValue(msg, metakey.ProtocolVersion); jsontext.Value(raw).Kind() == '"' && !plainStringIs(raw, v) {
 		var body string
 		if json.Unmarshal(raw, &body) == nil && body != v {
 			return http.StatusBadRequest, mismatch("MCP-Protocol-Version header value '%s' does not match body value '%s'", v, body)

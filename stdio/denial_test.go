@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -35,7 +36,7 @@ func TestDeniedResultOverStdio(t *testing.T) {
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatal(err)
 	}
-	env, ok := out.Meta[core.MetaAuthorization]
+	env, ok := out.Meta[metakey.Authorization]
 	if !out.IsError || !ok || env.Reason != core.DenialInsufficientAuthorization || env.Remediation != core.RemediationAvailable || env.ContextID == "" || len(env.RemediationHints) != 1 {
 		t.Fatalf("result %s", res.Result)
 	}

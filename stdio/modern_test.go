@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/stdio"
 )
@@ -17,9 +18,9 @@ import (
 // envelope is a complete 2026-07-28 _meta with the given protocol version.
 func envelope(version string) map[string]any {
 	return map[string]any{
-		core.MetaProtocolVersion:    version,
-		core.MetaClientCapabilities: map[string]any{"roots": map[string]any{}},
-		core.MetaClientInfo:         map[string]any{"name": "c", "version": "1"},
+		metakey.ProtocolVersion:    version,
+		metakey.ClientCapabilities: map[string]any{"roots": map[string]any{}},
+		metakey.ClientInfo:         map[string]any{"name": "c", "version": "1"},
 	}
 }
 

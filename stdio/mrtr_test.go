@@ -15,6 +15,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 	"github.com/mcpkit/mcpkit/stdio"
 )
@@ -322,7 +323,7 @@ func TestLegacyShimOverStdio(t *testing.T) {
 func TestInputRequiredOverModernStdio(t *testing.T) {
 	p := servePipes(t, mrtrServer(nil))
 	meta := envelope("2026-07-28")
-	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}
+	meta[metakey.ClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}
 	p.write(frame(t, 1, "tools/call", map[string]any{"name": "all"}, meta))
 	m := p.next()
 	if m.Error != nil || string(m.ID) != "1" {
@@ -356,7 +357,7 @@ func TestInputRequiredOverModernStdio(t *testing.T) {
 	p.write(frame(t, 3, "tools/call", map[string]any{"name": "all", "requestState": ir.RequestState + "-TAMPERED"}, meta))
 	wantErr(t, p.next(), "3", -32602, "Invalid or expired requestState")
 	// Without the capabilities, -32021 and nothing else.
-	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+	meta[metakey.ClientCapabilities] = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
 	p.write(frame(t, 4, "tools/call", map[string]any{"name": "all"}, meta))
 	m = p.next()
 	if m.Error == nil || m.Error.Code != -32021 {

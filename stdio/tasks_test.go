@@ -13,6 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/ext/tasks"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 )
 
 // TestTaskOverStdio: a 2026-07-28 client on real pipes gets a task handle, answers the task's
@@ -29,7 +30,7 @@ func TestTaskOverStdio(t *testing.T) {
 		})
 	p := servePipes(t, srv)
 	meta := envelope(core.Version20260728)
-	meta[core.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
+	meta[metakey.ClientCapabilities] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 	p.write(frame(t, 1, "tools/call", map[string]any{"name": "confirm"}, meta))
 	created := p.next()
 	var task struct {
@@ -139,7 +140,7 @@ func TestTaskNotificationsOverStdio(t *testing.T) {
 		})
 	p := servePipes(t, srv)
 	meta := envelope(core.Version20260728)
-	meta[core.MetaClientCapabilities] = map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
+	meta[metakey.ClientCapabilities] = map[string]any{"extensions": map[string]any{tasks.ExtensionID: map[string]any{}}}
 	p.write(frame(t, 1, "tools/call", map[string]any{"name": "wait"}, meta))
 	var created struct {
 		TaskID string `json:"taskId"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -282,7 +283,7 @@ func (sub *Listener) Take(spare []EncodedChange) ([]EncodedChange, bool) {
 func AppendAck(b []byte, sub *Listener) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":`...)
 	b = appendFilter(b, &sub.Filter)
-	b = append(b, `,"_meta":{"`+core.MetaSubscriptionID+`":`...)
+	b = append(b, `,"_meta":{"`+metakey.SubscriptionID+`":`...)
 	b = append(b, sub.IDJSON...)
 	return append(b, "}}}"...)
 }
@@ -362,7 +363,7 @@ func appendChangeHead(b []byte, c core.Change) []byte {
 		b = appendString(b, c.URI)
 		b = append(b, ',')
 	}
-	return append(b, `"_meta":{"`+core.MetaSubscriptionID+`":`...)
+	return append(b, `"_meta":{"`+metakey.SubscriptionID+`":`...)
 }
 
 // ShutdownReason is the reason of the notifications/cancelled that ends a subscription
@@ -385,10 +386,10 @@ func AppendCancelled(b []byte, idJSON []byte, reason string) []byte {
 func AppendResult(b []byte, idJSON, info []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, idJSON...)
-	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+core.MetaSubscriptionID+`":`...)
+	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+metakey.SubscriptionID+`":`...)
 	b = append(b, idJSON...)
 	if len(info) > 0 {
-		b = append(b, `,"`+core.MetaServerInfo+`":`...)
+		b = append(b, `,"`+metakey.ServerInfo+`":`...)
 		b = append(b, info...)
 	}
 	return append(b, "}}}"...)
@@ -502,7 +503,7 @@ func endListen(c *core.Call, sub *Listener, buf []byte) (any, error) {
 	if err := transport.Core.Send(c, context.WithoutCancel(c.Context()), AppendCancelled(buf[:0], sub.IDJSON, reason)); err != nil {
 		return nil, err
 	}
-	return listenResult{Meta: map[string]jsontext.Value{core.MetaSubscriptionID: sub.IDJSON}}, nil
+	return listenResult{Meta: map[string]jsontext.Value{metakey.SubscriptionID: sub.IDJSON}}, nil
 }
 
 // appendString appends s as a JSON string.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/metakey"
 	"github.com/mcpkit/mcpkit/internal/testutil"
 )
 
@@ -101,7 +102,7 @@ func TestEncodeChangeMatchesAppendListenChange(t *testing.T) {
 			t.Fatalf("%s: not a valid notification: %v %s", c.Method, err, shared)
 		}
 		var meta map[string]json.RawMessage
-		if err := json.Unmarshal(w.Params["_meta"], &meta); err != nil || string(meta[core.MetaSubscriptionID]) != string(id) {
+		if err := json.Unmarshal(w.Params["_meta"], &meta); err != nil || string(meta[metakey.SubscriptionID]) != string(id) {
 			t.Fatalf("%s: _meta %s", c.Method, w.Params["_meta"])
 		}
 		switch c.Method {
