@@ -78,9 +78,9 @@ type CapabilityError struct {
 
 func (e *CapabilityError) Error() string { return e.msg }
 
-// RequestRefuser is implemented by a Sender that cannot carry server-to-client requests (for
+// requestRefuser is implemented by a Sender that cannot carry server-to-client requests (for
 // example a JSON response); RefuseRequests says why.
-type RequestRefuser interface {
+type requestRefuser interface {
 	RefuseRequests() error
 }
 
@@ -150,7 +150,7 @@ func (c *Call) requestsAllowed(method string) error {
 
 // refusedBy asks a path that cannot carry requests why not.
 func refusedBy(out Sender) error {
-	if r, ok := out.(RequestRefuser); ok {
+	if r, ok := out.(requestRefuser); ok {
 		if err := r.RefuseRequests(); err != nil {
 			if !errors.Is(err, ErrRequestsRefused) {
 				err = fmt.Errorf("%w: %w", ErrRequestsRefused, err)

@@ -80,7 +80,7 @@
 // wait ends with the answer, a timeout (Options.ServerToClientRequestTimeout, WithTimeout or the
 // ctx deadline: *RequestTimeoutError, -32001 when the handler returns it), the cancellation of
 // the originating request (the client is told to drop the nested request), or the session
-// closing. Ephemeral sessions and paths that cannot carry requests (RequestRefuser) refuse them
+// closing. Ephemeral sessions and paths that cannot carry requests (a JSON response) refuse them
 // with an error wrapping ErrRequestsRefused. A 2026-07-28 request has no server-to-client
 // requests at all: there they fail at once with a *NeedInputError, which says to return
 // NeedInput instead (the portable way, below, serves both lifecycles from one handler).

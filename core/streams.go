@@ -2,12 +2,12 @@ package core
 
 import "errors"
 
-// StreamCloser is implemented by the path of a request whose stream outlives the connection
+// streamCloser is implemented by the path of a request whose stream outlives the connection
 // carrying it (a resumable SSE stream of the legacy HTTP lifecycle). CloseStream ends that
 // connection now but not the stream: whatever the request sends afterwards, its response
 // included, is kept for the client, which reconnects and receives it. A transport implements it
 // on the Sender it gives the request.
-type StreamCloser interface {
+type streamCloser interface {
 	CloseStream() error
 }
 
@@ -22,7 +22,7 @@ var ErrNotResumable = errors.New("mcpkit: the request's stream is not resumable"
 // reach the client once it has reconnected. It returns ErrNotResumable, and changes nothing,
 // when the path cannot do this: resumability off, JSON responses, stdio, 2026-07-28 requests.
 func (c *Call) CloseStream() error {
-	if sc, ok := c.out.(StreamCloser); ok {
+	if sc, ok := c.out.(streamCloser); ok {
 		return sc.CloseStream()
 	}
 	return ErrNotResumable

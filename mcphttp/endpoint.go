@@ -411,7 +411,8 @@ func (noPath) Send(context.Context, []byte) error { return core.ErrNoPath }
 
 var errJSONMode = fmt.Errorf("%w: JSON response mode does not support server-to-client requests", core.ErrRequestsRefused)
 
-// RefuseRequests implements core.RequestRefuser.
+// RefuseRequests tells core why this path carries no server-to-client requests (core looks for
+// it on the request's Sender).
 func (noPath) RefuseRequests() error { return errJSONMode }
 
 // enter counts a request in, unless the endpoint is closed.

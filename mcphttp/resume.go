@@ -432,8 +432,8 @@ func (rs *resumable) deliverLocked(seq uint64, msg []byte, final bool) bool {
 	return false
 }
 
-// CloseStream implements core.StreamCloser: the connection attached to the stream (if any) is
-// detached, and its handler ends the response. The stream goes on in the store; a stream that is
+// CloseStream serves Call.CloseStream (core looks for it on the request's Sender): the
+// connection attached to the stream (if any) is detached, and its handler ends the response. The stream goes on in the store; a stream that is
 // no longer kept has no store to go on in, so its call is cancelled.
 func (rs *resumable) CloseStream() error {
 	rs.mu.Lock()
