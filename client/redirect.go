@@ -3,10 +3,9 @@ package client
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/mcpkit/mcpkit/internal/urlorigin"
 )
 
 // sameOriginOnly returns a copy of hc that refuses to follow a redirect to an origin other than
@@ -15,9 +14,9 @@ func sameOriginOnly(hc *http.Client) *http.Client {
 	c := *hc
 	next := hc.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if from := via[0].URL; origin(req.URL) != origin(from) {
+		if from := via[0].URL; urlorigin.Of(req.URL) != urlorigin.Of(from) {
 			return fmt.Errorf("mcpkit/client: refusing to follow the redirect of %s %s to another origin, %s (HTTPTransport.AllowCrossOriginRedirects)",
-				via[0].Method, from.Redacted(), origin(req.URL))
+				via[0].Method, from.Redacted(), urlorigin.Of(req.URL))
 		}
 		if next != nil {
 			return next(req, via)
@@ -28,18 +27,4 @@ func sameOriginOnly(hc *http.Client) *http.Client {
 		return nil
 	}
 	return &c
-}
-
-// origin returns the origin of u (scheme://host:port, the port made explicit).
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

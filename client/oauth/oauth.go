@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/urlorigin"
 )
 
 // Defaults of Options.
@@ -243,7 +244,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	if len(via) >= 3 {
 		return errors.New("stopped after 3 redirects")
 	}
-	if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+	if o := via[0].URL; urlorigin.Of(req.URL) != urlorigin.Of(o) {
 		return fmt.Errorf("refusing a redirect from %s to another origin (%s)", o.Host, req.URL.Host)
 	}
 	return nil
