@@ -91,7 +91,7 @@ type pendingRequest struct {
 
 // answer delivers a client's answer to the request of this process waiting for it, and reports
 // whether there was one. An answer nobody waits for (unknown id, answered already, another
-// session's) is dropped, or forwarded by the caller (SessionHooks.Forward).
+// session's) is dropped, or forwarded by the caller (sessionHooks.Forward).
 func (ss *Session) answer(msg *jsonrpc.Message) bool {
 	ss.mu.Lock()
 	p := ss.pending[idKey(msg.ID)]

@@ -5,16 +5,15 @@ import (
 	"strings"
 )
 
-// ParamHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
+// paramHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
 // schema property Argument carries "x-mcp-header": Name, and the client sends Mcp-Param-<Name>.
-type ParamHeader struct {
-	Name     string
-	Argument string
-}
+// It is a struct literal type so that internal/transport names the same type
+// (transport.paramHeader).
+type paramHeader = struct{ Name, Argument string }
 
 // paramHeaders reads the x-mcp-header annotations of the top-level properties of an input
 // schema, once, at registration. Header names must be HTTP token characters and unique.
-func paramHeaders(schema []byte) ([]ParamHeader, error) {
+func paramHeaders(schema []byte) ([]paramHeader, error) {
 	var s struct {
 		Properties map[string]struct {
 			Header *string `json:"x-mcp-header"`
@@ -23,7 +22,7 @@ func paramHeaders(schema []byte) ([]ParamHeader, error) {
 	if err := unmarshal(schema, &s); err != nil {
 		return nil, nil // not an object with properties: nothing to mirror
 	}
-	var out []ParamHeader
+	var out []paramHeader
 	seen := map[string]bool{}
 	for arg, p := range s.Properties {
 		if p.Header == nil {
@@ -38,7 +37,7 @@ func paramHeaders(schema []byte) ([]ParamHeader, error) {
 			return nil, fmt.Errorf("x-mcp-header %q is used twice", name)
 		}
 		seen[key] = true
-		out = append(out, ParamHeader{Name: name, Argument: arg})
+		out = append(out, paramHeader{Name: name, Argument: arg})
 	}
 	return out, nil
 }
@@ -57,7 +56,7 @@ func isToken(s string) bool {
 
 // toolParamHeaders returns the arguments of a tool that clients mirror into Mcp-Param-*
 // headers, and whether the tool exists.
-func (s *Server) toolParamHeaders(tool string) ([]ParamHeader, bool) {
+func (s *Server) toolParamHeaders(tool string) ([]paramHeader, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, ok := s.tools.get(tool)

@@ -24,7 +24,7 @@ func (kit) EndInput(ss *Session)                                     { ss.closeI
 func (kit) Run(c *Call) *Response                                    { return c.execute() }
 func (kit) RefusedResponse(id jsonrpc.ID, err error) *Response       { return refusedResponse(id, err) }
 func (kit) Send(c *Call, ctx context.Context, msg []byte) error      { return c.sendWith(ctx, msg) }
-func (kit) SetHooks(ss *Session, h SessionHooks)                     { ss.setHooks(h) }
+func (kit) SetHooks(ss *Session, h sessionHooks)                     { ss.setHooks(h) }
 func (kit) State(ss *Session) SessionState                           { return ss.sharedState() }
 func (kit) Restore(ss *Session, st SessionState)                     { ss.restore(st) }
 func (kit) Deliver(ss *Session, msg *jsonrpc.Message) bool           { return ss.deliverForwarded(msg) }
@@ -57,7 +57,7 @@ func (kit) SendLocal(ss *Session, ctx context.Context, msg []byte) error {
 	return ss.sendLocal(ctx, msg)
 }
 
-func (kit) ToolParamHeaders(s *Server, tool string) ([]ParamHeader, bool) {
+func (kit) ToolParamHeaders(s *Server, tool string) ([]paramHeader, bool) {
 	return s.toolParamHeaders(tool)
 }
 

@@ -102,7 +102,7 @@ type Session struct {
 	changeNotifications bool
 	closed              bool
 	listen              ListenServer
-	hooks               SessionHooks
+	hooks               sessionHooks
 	done                chan struct{}
 	inputEnded          chan struct{} // closed by EndInput
 	endInput            sync.Once
@@ -245,8 +245,8 @@ func (ss *Session) Subscribed(uri string) bool {
 	return ok
 }
 
-// Notify sends a notification on the session-level path (another replica's, through
-// SessionHooks.Remote, while this process has none). It returns ErrNoPath when there is none.
+// Notify sends a notification on the session-level path (another replica's, through a shared
+// session store, while this process has none). It returns ErrNoPath when there is none.
 func (ss *Session) Notify(ctx context.Context, method string, params any) error {
 	ss.mu.Lock()
 	out := ss.outLocked()

@@ -27,10 +27,11 @@ type SessionState struct {
 	Subscriptions []string `json:"sub,omitzero"`
 }
 
-// SessionHooks connect a session to state shared with other processes (a shared session store
+// sessionHooks connect a session to state shared with other processes (a shared session store
 // and its message router). Every hook is optional; the zero value keeps the session
-// process-local, as it is by default.
-type SessionHooks struct {
+// process-local, as it is by default. It is a struct literal type so that internal/transport
+// names the same type (transport.SessionHooks).
+type sessionHooks = struct {
 	// Persist is called, with the request's context, after initialize, logging/setLevel,
 	// resources/subscribe or resources/unsubscribe changed the state, before the response is
 	// sent. An error turns the response into -32603 "Service unavailable: the session could not
@@ -49,7 +50,7 @@ type SessionHooks struct {
 
 // setHooks installs the hooks (replacing earlier ones). Call it before the session serves
 // requests.
-func (ss *Session) setHooks(h SessionHooks) {
+func (ss *Session) setHooks(h sessionHooks) {
 	ss.mu.Lock()
 	ss.hooks = h
 	ss.mu.Unlock()

@@ -101,7 +101,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 	srv := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
 	c := newClient(t, srv)
 	p := &persisted{}
-	transport.Core.SetHooks(c.ss, core.SessionHooks{Persist: p.persist})
+	transport.Core.SetHooks(c.ss, transport.SessionHooks{Persist: p.persist})
 	c.initialize(core.Version20250618)
 	if st := p.last(t); !st.Initialized || st.ProtocolVersion != core.Version20250618 || st.ClientInfo == nil || st.ClientInfo.Name != "test-client" || !st.ClientCapabilities.Has("sampling") {
 		t.Fatalf("initialize persisted %+v", st)
@@ -148,7 +148,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 // TestSessionStatePersistFailure: a state that cannot be saved answers -32603 and says so.
 func TestSessionStatePersistFailure(t *testing.T) {
 	c := newClient(t, newServer(nil))
-	transport.Core.SetHooks(c.ss, core.SessionHooks{Persist: (&persisted{fail: errors.New("store down")}).persist})
+	transport.Core.SetHooks(c.ss, transport.SessionHooks{Persist: (&persisted{fail: errors.New("store down")}).persist})
 	w := c.send(body(t, 1, "initialize", map[string]any{
 		"protocolVersion": core.Version20250618, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "x", "version": "1"},
@@ -179,7 +179,7 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	other := transport.Core.NewSession(srv, core.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer other.Close()
 	forwarded := make(chan *jsonrpc.Message, 4)
-	transport.Core.SetHooks(other, core.SessionHooks{Forward: func(_ context.Context, m *jsonrpc.Message) { forwarded <- m }})
+	transport.Core.SetHooks(other, transport.SessionHooks{Forward: func(_ context.Context, m *jsonrpc.Message) { forwarded <- m }})
 
 	path := newSink()
 	done := make(chan []byte, 1)
@@ -229,7 +229,7 @@ func TestSessionRemotePath(t *testing.T) {
 	ss := transport.Core.NewSession(srv, core.SessionOptions{ID: "s", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer ss.Close()
 	remote := newSink()
-	transport.Core.SetHooks(ss, core.SessionHooks{Remote: remote})
+	transport.Core.SetHooks(ss, transport.SessionHooks{Remote: remote})
 	if err := ss.Notify(context.Background(), "notifications/message", map[string]any{"level": "info", "data": "x"}); err != nil {
 		t.Fatal(err)
 	}

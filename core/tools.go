@@ -49,7 +49,7 @@ type toolEntry struct {
 	required []string
 	input    *validator.Schema
 	output   *validator.Schema
-	headers  []ParamHeader // arguments mirrored in Mcp-Param-* headers
+	headers  []paramHeader // arguments mirrored in Mcp-Param-* headers
 
 	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
 	// output schema and the required members alone (nil where the schema is beyond them).

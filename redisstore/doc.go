@@ -91,10 +91,10 @@
 //
 //   - "mcp.message": a client's JSON-RPC response to a server-to-client request (sampling,
 //     elicitation, roots, ping) or a notifications/cancelled that landed on a replica where
-//     nobody waits for it or runs the request (core.SessionHooks.Forward); the replica that
+//     nobody waits for it or runs the request (the session's forward hook); the replica that
 //     does takes it (core.Session.Deliver);
 //   - "mcp.out": a message for the session's standalone GET stream, sent by a replica that does
-//     not hold the stream (core.SessionHooks.Remote);
+//     not hold the stream (the session's remote path);
 //   - "mcp.state": the new state of a session after a change, applied by the other replicas;
 //   - "mcp.end": the session was deleted.
 //

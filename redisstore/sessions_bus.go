@@ -22,7 +22,7 @@ import (
 // and cancels forwarded, messages for a standalone stream held elsewhere routed there.
 func (s *Sessions) install(l session.Live) {
 	id := l.Entry().ID
-	transport.Core.SetHooks(l.Session(), core.SessionHooks{
+	transport.Core.SetHooks(l.Session(), transport.SessionHooks{
 		Persist: func(ctx context.Context, st core.SessionState) error { return s.persist(ctx, id, st) },
 		Forward: func(ctx context.Context, msg *jsonrpc.Message) { s.forward(ctx, id, msg) },
 		Remote:  remoteOut{s: s, id: id},

@@ -28,6 +28,23 @@ type SenderFunc func(ctx context.Context, msg []byte) error
 // Send calls f.
 func (f SenderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, msg) }
 
+// SessionHooks connect a session to state shared with other processes (a shared session store
+// and its message router); every hook is optional. Persist is called after a request changed
+// the session's state, before the response is sent (an error answers -32603 "Service
+// unavailable: the session could not be saved"); Forward receives a client response or a
+// notifications/cancelled that nothing in this process waits for (it may concern another
+// replica; the message must not be modified); Remote is the session-level path used while this
+// process has none. Core documents each hook in full (sessionHooks).
+type SessionHooks = struct {
+	Persist func(ctx context.Context, st core.SessionState) error
+	Forward func(ctx context.Context, msg *jsonrpc.Message)
+	Remote  core.Sender
+}
+
+// ParamHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
+// schema property Argument carries "x-mcp-header": Name, and the client sends Mcp-Param-<Name>.
+type ParamHeader = struct{ Name, Argument string }
+
 // API is what the kit's transports call in core besides the server author's API.
 type API interface {
 	// NewSession starts a session on the server. Close it when the connection ends.
@@ -69,7 +86,7 @@ type API interface {
 
 	// SetHooks installs the hooks connecting a session to state shared with other processes
 	// (replacing earlier ones). Call it before the session serves requests.
-	SetHooks(ss *core.Session, h core.SessionHooks)
+	SetHooks(ss *core.Session, h SessionHooks)
 	// State returns a copy of the session's shared state.
 	State(ss *core.Session) core.SessionState
 	// Restore replaces the session's shared state with st (another replica changed it).
@@ -89,7 +106,7 @@ type API interface {
 	Observer(s *core.Server) core.Observer
 	// ToolParamHeaders returns the arguments of a tool that clients mirror into Mcp-Param-*
 	// headers, and whether the tool exists.
-	ToolParamHeaders(s *core.Server, tool string) ([]core.ParamHeader, bool)
+	ToolParamHeaders(s *core.Server, tool string) ([]ParamHeader, bool)
 	// MatchResource tells how resources/read would resolve uri: the exact resource registered
 	// under it (uriTemplate ""), or the resource template that matches it with its variables.
 	MatchResource(s *core.Server, uri string) (uriTemplate string, vars map[string]string, ok bool)
