@@ -39,7 +39,7 @@ func (t *InMemoryTransport) open(_ context.Context, s sink) (link, error) {
 	}
 	l := &memLink{sink: s, listen: listen.New(t.Server, 0)}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.session = transport.Core.NewSession(t.Server, core.SessionOptions{Out: transport.SenderFunc(l.toClient), Listen: l.listen})
+	l.session = transport.NewSession(t.Server, transport.SessionOptions{Out: transport.SenderFunc(l.toClient), Listen: l.listen})
 	return l, nil
 }
 

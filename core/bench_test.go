@@ -54,7 +54,7 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
-	ss := transport.Core.NewSession(s, core.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
+	ss := transport.NewSession(s, transport.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
 	defer ss.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -135,7 +135,7 @@ func BenchmarkToolsCallTypedModern(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		ss := transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true, Modern: true})
+		ss := transport.NewSession(s, transport.SessionOptions{Ephemeral: true, Modern: true})
 		resp := transport.Core.Handle(ss, ctx, msg, nil)
 		ss.Close()
 		if resp == nil || resp.Error != nil {

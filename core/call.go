@@ -30,7 +30,7 @@ type Call struct {
 	id      jsonrpc.ID
 	method  string
 	params  json.RawMessage
-	out     Sender
+	out     sender
 
 	// handler serves the method; early, when set, is the error that answers the call instead.
 	handler func(c *Call) (any, error)
@@ -78,7 +78,7 @@ type observedCall struct {
 	op   Operation
 }
 
-func newCall(ss *Session, msg *jsonrpc.Message, out Sender) *Call {
+func newCall(ss *Session, msg *jsonrpc.Message, out sender) *Call {
 	var c *Call
 	if ss.observer() != nil {
 		oc := new(observedCall)

@@ -78,7 +78,7 @@ type CapabilityError struct {
 
 func (e *CapabilityError) Error() string { return e.msg }
 
-// requestRefuser is implemented by a Sender that cannot carry server-to-client requests (for
+// requestRefuser is implemented by a sender that cannot carry server-to-client requests (for
 // example a JSON response); RefuseRequests says why.
 type requestRefuser interface {
 	RefuseRequests() error
@@ -149,7 +149,7 @@ func (c *Call) requestsAllowed(method string) error {
 }
 
 // refusedBy asks a path that cannot carry requests why not.
-func refusedBy(out Sender) error {
+func refusedBy(out sender) error {
 	if r, ok := out.(requestRefuser); ok {
 		if err := r.RefuseRequests(); err != nil {
 			if !errors.Is(err, ErrRequestsRefused) {

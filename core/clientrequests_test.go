@@ -64,7 +64,7 @@ func (c *client) callAsync(id any, method string, params any) (*sink, <-chan *wi
 }
 
 // callAsyncOn is callAsync on a given path.
-func (c *client) callAsyncOn(path core.Sender, id any, method string, params any) <-chan *wire {
+func (c *client) callAsyncOn(path transport.Sender, id any, method string, params any) <-chan *wire {
 	c.t.Helper()
 	b := body(c.t, id, method, params)
 	ch := make(chan *wire, 1)
@@ -709,15 +709,15 @@ func TestRequestsRefused(t *testing.T) {
 	caps := map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}, "roots": map[string]any{}}
 	for _, tt := range []struct {
 		name string
-		opts core.SessionOptions
-		path func(*sink) core.Sender
+		opts transport.SessionOptions
+		path func(*sink) transport.Sender
 		init bool
 		meta map[string]any
 	}{
-		{name: "ephemeral session", opts: core.SessionOptions{Ephemeral: true}},
-		{name: "path refuses requests", init: true, path: func(s *sink) core.Sender { return refusingSink{s} }},
+		{name: "ephemeral session", opts: transport.SessionOptions{Ephemeral: true}},
+		{name: "path refuses requests", init: true, path: func(s *sink) transport.Sender { return refusingSink{s} }},
 		{name: "modern request", meta: modernMeta(map[string]any{metaCaps: caps})},
-		{name: "modern session", opts: core.SessionOptions{Modern: true}, meta: modernMeta(map[string]any{metaCaps: caps})},
+		{name: "modern session", opts: transport.SessionOptions{Modern: true}, meta: modernMeta(map[string]any{metaCaps: caps})},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			errs := make(chan []error, 1)
@@ -730,14 +730,14 @@ func TestRequestsRefused(t *testing.T) {
 			out := newSink()
 			opts := tt.opts
 			opts.Out = out
-			ss := transport.Core.NewSession(srv, opts)
+			ss := transport.NewSession(srv, opts)
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			if tt.init {
 				c.initWith("2025-11-25", caps)
 			}
 			path := newSink()
-			var p core.Sender = path
+			var p transport.Sender = path
 			if tt.path != nil {
 				p = tt.path(path)
 			}
@@ -767,7 +767,7 @@ func TestRequestsRefused(t *testing.T) {
 	}
 	t.Run("session path refuses requests", func(t *testing.T) {
 		out := newSink()
-		ss := transport.Core.NewSession(newServer(nil), core.SessionOptions{Out: refusingSink{out}})
+		ss := transport.NewSession(newServer(nil), transport.SessionOptions{Out: refusingSink{out}})
 		t.Cleanup(ss.Close)
 		err := ss.Ping(context.Background(), core.WithTimeout(time.Second))
 		if !errors.Is(err, core.ErrRequestsRefused) || !strings.Contains(err.Error(), "JSON response mode") {

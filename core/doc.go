@@ -50,12 +50,12 @@
 // the id to echo; when DecodeError.Notification is set the frame was a notification and must
 // not be answered at all.
 //
-// Each connection has one Session, with an optional session-level Sender for messages not tied
+// Each connection has one Session, with an optional session-level sender for messages not tied
 // to a request. The transport hands the session each message and writes the Response it gets
 // back, or nothing (notifications, client responses, and requests the client cancelled); a
 // transport that runs requests concurrently registers each request on its read loop, so that a
 // later notifications/cancelled always finds it, and runs it on a goroutine. Messages a handler
-// sends while it works (progress, log messages) travel on the Sender given for that request, or
+// sends while it works (progress, log messages) travel on the sender given for that request, or
 // on the session's when there is none.
 //
 // # Two lifecycles
@@ -67,7 +67,7 @@
 // (Call.ClientInfo, Call.ClientCapabilities, Call.ProtocolVersion) comes from the envelope on a
 // modern request and from initialize otherwise; nothing an envelope says is kept. A session is
 // locked to one lifecycle by its first success: initialize locks legacy, a modern request or
-// server/discover locks modern (SessionOptions.Modern locks from the start, an ephemeral session
+// server/discover locks modern (an HTTP request carrying the envelope locks from the start, an ephemeral session
 // never locks), and a failed request decides nothing. Modern results carry resultType, the
 // server's identity in _meta and, on the cacheable methods, the ttlMs/cacheScope hints;
 // initialize, ping, logging/setLevel and the subscription methods do not exist there (-32601).

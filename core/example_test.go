@@ -13,7 +13,7 @@ import (
 // serve feeds frames to a session the way a transport does and prints each answer. The examples
 // use it to show the wire; a real server hands the core to stdio.Serve or mcphttp.New instead.
 func serve(s *core.Server, frames ...string) {
-	ss := transport.Core.NewSession(s, core.SessionOptions{})
+	ss := transport.NewSession(s, transport.SessionOptions{})
 	defer ss.Close()
 	for _, f := range frames {
 		msg, err := transport.Core.DecodeMessage([]byte(f))

@@ -15,7 +15,7 @@ func SetRequestStateClock(s *Server, now func() time.Time) { s.sealer.now = now 
 // RequestStateRoundTrip returns a function that seals state for a call of msg on a session of
 // s, then opens the token again for the same call, as a retry would.
 func RequestStateRoundTrip(s *Server, msg *jsonrpc.Message) (roundTrip func(state string) (string, error), done func()) {
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	c := newCall(ss, msg, nil)
 	c.ctx = context.Background()
 	return func(state string) (string, error) {

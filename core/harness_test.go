@@ -125,7 +125,7 @@ type client struct {
 func newClient(t testing.TB, srv *core.Server) *client {
 	t.Helper()
 	out := newSink()
-	ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out})
+	ss := transport.NewSession(srv, transport.SessionOptions{Out: out})
 	t.Cleanup(ss.Close)
 	return &client{t: t, srv: srv, ss: ss, out: out}
 }
@@ -135,7 +135,7 @@ func (c *client) reply(body string) []byte {
 	return replyOn(c.ss, body, nil)
 }
 
-func replyOn(ss *core.Session, body string, path core.Sender) []byte {
+func replyOn(ss *core.Session, body string, path transport.Sender) []byte {
 	msg, err := transport.Core.DecodeMessage([]byte(body))
 	if err != nil {
 		var derr *jsonrpc.DecodeError

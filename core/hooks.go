@@ -18,8 +18,7 @@ type kit struct{}
 
 func init() { corehook.Core = kit{} }
 
-func (kit) NewSession(s *Server, opts SessionOptions) *Session       { return s.newSession(opts) }
-func (kit) SetOut(ss *Session, out Sender)                           { ss.setOut(out) }
+func (kit) SetOut(ss *Session, out sender)                           { ss.setOut(out) }
 func (kit) EndInput(ss *Session)                                     { ss.closeInput() }
 func (kit) Run(c *Call) *Response                                    { return c.execute() }
 func (kit) RefusedResponse(id jsonrpc.ID, err error) *Response       { return refusedResponse(id, err) }
@@ -45,11 +44,17 @@ func (kit) ParseListenFilter(params []byte) (SubscriptionFilter, *jsonrpc.Error)
 	return parseListenFilter(params)
 }
 
-func (kit) Handle(ss *Session, ctx context.Context, msg *jsonrpc.Message, out Sender) *Response {
+func (kit) NewSession(s *Server, id, principal string, out sender, ephemeral, modern, changeNotifications bool,
+	tr Transport, obs Observer, listen listenServer, state *SessionState) *Session {
+	return s.newSession(sessionOptions{ID: id, Principal: principal, Out: out, Ephemeral: ephemeral, Modern: modern,
+		ChangeNotifications: changeNotifications, Transport: tr, Observer: obs, Listen: listen, State: state})
+}
+
+func (kit) Handle(ss *Session, ctx context.Context, msg *jsonrpc.Message, out sender) *Response {
 	return ss.serveMessage(ctx, msg, out)
 }
 
-func (kit) Begin(ss *Session, ctx context.Context, msg *jsonrpc.Message, out Sender) (*Call, error) {
+func (kit) Begin(ss *Session, ctx context.Context, msg *jsonrpc.Message, out sender) (*Call, error) {
 	return ss.begin(ctx, msg, out)
 }
 

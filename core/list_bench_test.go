@@ -33,7 +33,7 @@ func benchList(b *testing.B, s *core.Server, ctx context.Context, modern bool) {
 	if modern {
 		body = modernToolsListBody
 	} else {
-		ss = transport.Core.NewSession(s, core.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
+		ss = transport.NewSession(s, transport.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
 		defer ss.Close()
 		init, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 		transport.Core.Handle(ss, ctx, init, nil)
@@ -46,7 +46,7 @@ func benchList(b *testing.B, s *core.Server, ctx context.Context, modern bool) {
 		}
 		sess := ss
 		if modern {
-			sess = transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true, Modern: true})
+			sess = transport.NewSession(s, transport.SessionOptions{Ephemeral: true, Modern: true})
 		}
 		resp := transport.Core.Handle(sess, ctx, msg, nil)
 		if modern {

@@ -228,16 +228,17 @@ func (s *Server) namedEntry(c Change) (own Visibility, view View, found bool) {
 	return nil, View{}, false
 }
 
-// ListenServer serves subscriptions/listen on a session whose one channel carries everything
-// (SessionOptions.Listen): the kit's stdio and in-memory transports give the registry of their
-// open subscriptions.
-type ListenServer interface {
+// listenServer serves subscriptions/listen on a session whose one channel carries everything
+// (sessionOptions.Listen): the kit's stdio and in-memory transports give the registry of their
+// open subscriptions. It is an interface literal type so that internal/transport names the same
+// type (transport.ListenServer).
+type listenServer = interface {
 	// ServeListen serves one subscriptions/listen request until its subscription ends, sending
 	// the acknowledgement and the changes on the request's own path.
 	ServeListen(c *Call) (any, error)
 }
 
-// handleListen serves subscriptions/listen through the session's ListenServer; without one the
+// handleListen serves subscriptions/listen through the session's listenServer; without one the
 // method does not exist on the session (an HTTP endpoint serves it itself).
 func handleListen(c *Call) (any, error) {
 	if c.session.listen == nil {

@@ -233,7 +233,7 @@ func TestRemovedMethods(t *testing.T) {
 			c.initWith("2025-11-25", map[string]any{}) // not locked by the failure
 		})
 		t.Run(m+"/no claim on a modern session", func(t *testing.T) {
-			ss := transport.Core.NewSession(srv, core.SessionOptions{Modern: true, Out: newSink()})
+			ss := transport.NewSession(srv, transport.SessionOptions{Modern: true, Out: newSink()})
 			t.Cleanup(ss.Close)
 			w := parseWire(t, replyOn(ss, body(t, 1, m, removedParams(m)), nil))
 			wantError(t, w, -32601, msg, msg)
@@ -246,7 +246,7 @@ func TestRemovedMethods(t *testing.T) {
 	})
 	t.Run("notifications are accepted silently", func(t *testing.T) {
 		out := newSink()
-		ss := transport.Core.NewSession(srv, core.SessionOptions{Modern: true, Out: out})
+		ss := transport.NewSession(srv, transport.SessionOptions{Modern: true, Out: out})
 		t.Cleanup(ss.Close)
 		for _, n := range []string{
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -282,10 +282,10 @@ func TestEraLock(t *testing.T) {
 	init := removedParams("initialize")
 	for _, tt := range []struct {
 		name  string
-		opts  core.SessionOptions
+		opts  transport.SessionOptions
 		steps []step
 	}{
-		{"a modern request locks modern", core.SessionOptions{}, []step{
+		{"a modern request locks modern", transport.SessionOptions{}, []step{
 			{method: "tools/list", modern: true},
 			{method: "tools/list", code: -32602, data: noClaim},
 			{method: "x/obj", code: -32602, data: noClaim},
@@ -294,7 +294,7 @@ func TestEraLock(t *testing.T) {
 			{method: "ping", code: -32601, data: removedMsg("ping")},
 			{method: "tools/list", modern: true},
 		}},
-		{"initialize locks legacy", core.SessionOptions{}, []step{
+		{"initialize locks legacy", transport.SessionOptions{}, []step{
 			{method: "initialize", params: init},
 			{method: "tools/list", modern: true, code: -32600, data: legacyLocked},
 			{method: "server/discover", modern: true, code: -32600, data: legacyLocked},
@@ -302,42 +302,42 @@ func TestEraLock(t *testing.T) {
 			{method: "tools/list"},
 			{method: "ping"},
 		}},
-		{"an unsupported version does not lock", core.SessionOptions{}, []step{
+		{"an unsupported version does not lock", transport.SessionOptions{}, []step{
 			{method: "tools/list", params: map[string]any{"_meta": modernMeta(map[string]any{metaPV: "2027-01-01"})}, code: -32022},
 			{method: "initialize", params: init},
 		}},
-		{"a failing modern handler does not lock", core.SessionOptions{}, []step{
+		{"a failing modern handler does not lock", transport.SessionOptions{}, []step{
 			{method: "tools/call", params: map[string]any{"name": "nope"}, modern: true, code: -32602, data: "Tool not found: nope"},
 			{method: "initialize", params: init},
 		}},
-		{"discover without envelope locks modern", core.SessionOptions{}, []step{
+		{"discover without envelope locks modern", transport.SessionOptions{}, []step{
 			{method: "server/discover"},
 			{method: "initialize", params: init, code: -32601, data: removedMsg("initialize")},
 			{method: "tools/list", code: -32602, data: noClaim},
 			{method: "tools/list", modern: true},
 		}},
-		{"discover with envelope locks modern", core.SessionOptions{}, []step{
+		{"discover with envelope locks modern", transport.SessionOptions{}, []step{
 			{method: "server/discover", modern: true},
 			{method: "initialize", params: init, code: -32601, data: removedMsg("initialize")},
 		}},
-		{"legacy requests before initialize do not lock", core.SessionOptions{}, []step{
+		{"legacy requests before initialize do not lock", transport.SessionOptions{}, []step{
 			{method: "tools/list"},
 			{method: "ping"},
 			{method: "tools/list", modern: true},
 			{method: "initialize", params: init, code: -32601, data: removedMsg("initialize")},
 		}},
-		{"discover on a legacy session", core.SessionOptions{}, []step{
+		{"discover on a legacy session", transport.SessionOptions{}, []step{
 			{method: "initialize", params: init},
 			{method: "server/discover"},
 			{method: "tools/list"},
 		}},
-		{"pre-locked modern", core.SessionOptions{Modern: true}, []step{
+		{"pre-locked modern", transport.SessionOptions{Modern: true}, []step{
 			{method: "tools/list", code: -32602, data: noClaim},
 			{method: "server/discover", code: -32602, data: noClaim},
 			{method: "initialize", params: init, code: -32601, data: removedMsg("initialize")},
 			{method: "tools/list", modern: true},
 		}},
-		{"an ephemeral session never locks", core.SessionOptions{Ephemeral: true}, []step{
+		{"an ephemeral session never locks", transport.SessionOptions{Ephemeral: true}, []step{
 			{method: "tools/list", modern: true},
 			{method: "server/discover"},
 			{method: "tools/list"},
@@ -348,7 +348,7 @@ func TestEraLock(t *testing.T) {
 			out := newSink()
 			opts := tt.opts
 			opts.Out = out
-			ss := transport.Core.NewSession(srv, opts)
+			ss := transport.NewSession(srv, opts)
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			for i, st := range tt.steps {
@@ -391,7 +391,7 @@ func TestDiscover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := modernServer(&core.Options{Instructions: "Use echo.", SubscribeHandler: core.AcceptSubscription})
 			out := newSink()
-			ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out, ChangeNotifications: tt.notify})
+			ss := transport.NewSession(srv, transport.SessionOptions{Out: out, ChangeNotifications: tt.notify})
 			t.Cleanup(ss.Close)
 			c := &client{t: t, srv: srv, ss: ss, out: out}
 			var params map[string]any

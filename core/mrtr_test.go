@@ -1419,7 +1419,7 @@ func TestLegacyShim(t *testing.T) {
 			return "", core.NeedInput(map[string]core.InputRequest{"q": askName()}, "s")
 		}
 		const detail = "input_required results require the 2026-07-28 stateless lifecycle (SEP-2322)"
-		check := func(t *testing.T, h *mrtrHarness, ss *core.Session, path core.Sender, out *sink) {
+		check := func(t *testing.T, h *mrtrHarness, ss *core.Session, path transport.Sender, out *sink) {
 			t.Helper()
 			for _, tg := range mrtrTargets[:3] {
 				w := parseWire(t, replyOn(ss, body(t, 1, tg.method, tg.params), path))
@@ -1439,7 +1439,7 @@ func TestLegacyShim(t *testing.T) {
 		t.Run("ephemeral session", func(t *testing.T) {
 			h := newMRTR(t, nil, needs)
 			out := newSink()
-			ss := transport.Core.NewSession(h.srv, core.SessionOptions{Ephemeral: true, Out: out})
+			ss := transport.NewSession(h.srv, transport.SessionOptions{Ephemeral: true, Out: out})
 			t.Cleanup(ss.Close)
 			check(t, h, ss, nil, out)
 		})

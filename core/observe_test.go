@@ -90,7 +90,7 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 	block := make(chan struct{})
 	close(block)
 	s := observedServer(rec, nil, block)
-	ss := transport.Core.NewSession(s, core.SessionOptions{Transport: transport.Pipe})
+	ss := transport.NewSession(s, transport.SessionOptions{Transport: transport.Pipe})
 	ctx := context.Background()
 	transport.Core.Handle(ss, ctx, decode(t, initRaw), nil)
 	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
@@ -123,7 +123,7 @@ func TestObserverSeesEveryMessage(t *testing.T) {
 func TestTransportOperationHandover(t *testing.T) {
 	running, block := make(chan struct{}), make(chan struct{})
 	s := observedServer(nil, running, block)
-	ss := transport.Core.NewSession(s, core.SessionOptions{})
+	ss := transport.NewSession(s, transport.SessionOptions{})
 	transport.Core.Handle(ss, context.Background(), decode(t, initRaw), nil)
 
 	op := &core.Operation{Method: "tools/call"}

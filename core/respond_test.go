@@ -14,7 +14,7 @@ import (
 // members or without) is byte for byte what encoding the result and stamping it gives.
 func TestToolWireEncodesAsMarshalAndStamp(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv \"q\" <&>", Version: "1\u2028"}, Options{})
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
 	tricky := "a\"b\\c\n\u2028<&>\u00e9\U0001F600\x01"
@@ -88,7 +88,7 @@ func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 // it, and Encode returns it while the response is as respond made it.
 func TestRespondWritesOneMessage(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv", Version: "1"}, Options{})
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"x"}}`)
 	for _, result := range []any{nil, TextResult("hi"), map[string]any{"b": 2, "a": 1}} {
@@ -140,7 +140,7 @@ type otherKey struct{}
 // call ends what was derived from it, with the cause.
 func TestCallContext(t *testing.T) {
 	s := NewServer(Implementation{Name: "srv", Version: "1"}, Options{})
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	c := decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	c.setContext(context.WithValue(context.Background(), otherKey{}, "v"))

@@ -13,7 +13,7 @@ import (
 // above 2^53 are common and handlers decode them exactly.
 func TestRequestStateBindsLargeIntegersExactly(t *testing.T) {
 	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{})
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	call := func(args string) *Call {
 		return decodedCall(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transfer","arguments":`+args+`}}`)
@@ -41,7 +41,7 @@ func TestSharedCompletionResultUnchanged(t *testing.T) {
 		CompletionHandler: func(context.Context, *CompleteRequest) (*CompleteResult, error) { return shared, nil },
 	})
 	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*GetPromptResult, error) { return nil, nil })
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}}`))
 	if derr != nil {
@@ -66,7 +66,7 @@ func TestNothingAfterTheResponse(t *testing.T) {
 	})
 	var sent [][]byte
 	out := senderFunc(func(_ context.Context, msg []byte) error { sent = append(sent, msg); return nil })
-	ss := s.newSession(SessionOptions{Out: out})
+	ss := s.newSession(sessionOptions{Out: out})
 	defer ss.Close()
 	m, derr := decodeMessage([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bg","_meta":{"progressToken":"p"}}}`))
 	if derr != nil {
@@ -93,7 +93,7 @@ func TestNothingAfterTheResponse(t *testing.T) {
 // A session cannot grow its subscriptions without bound.
 func TestSubscriptionCap(t *testing.T) {
 	s := NewServer(Implementation{Name: "x", Version: "1"}, Options{SubscribeHandler: AcceptSubscription, MaxSubscriptions: 2})
-	ss := s.newSession(SessionOptions{})
+	ss := s.newSession(sessionOptions{})
 	defer ss.Close()
 	sub := func(id int, uri string) *Response {
 		m, derr := decodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, id, uri)))

@@ -12,10 +12,11 @@ import (
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
 
-// Sender delivers encoded JSON-RPC messages to the client along one path: the standalone stream
+// sender delivers encoded JSON-RPC messages to the client along one path: the standalone stream
 // of a session, the stream of one request, or stdout. Send must be safe for concurrent use and
-// must not be called while holding a lock shared with other sessions.
-type Sender interface {
+// must not be called while holding a lock shared with other sessions. It is an interface
+// literal type so that internal/transport names the same type (transport.Sender).
+type sender = interface {
 	Send(ctx context.Context, msg []byte) error
 }
 
@@ -41,41 +42,16 @@ const (
 	eraModern
 )
 
-// SessionOptions configure a Session.
-type SessionOptions struct {
-	// ID is the transport's session id (the Mcp-Session-Id on HTTP); empty on stdio.
-	ID string
-	// Out is the session-level path for messages not related to a request (the GET stream on
-	// HTTP, stdout on stdio). Nil means there is none yet (the transport sets it later).
-	Out Sender
-	// Ephemeral marks a session that lives for one request (stateless HTTP, 2026-07-28
-	// requests): it gets no broadcasts and cannot carry server-to-client requests.
-	Ephemeral bool
-	// Modern locks the session to the 2026-07-28 lifecycle from the start (an HTTP request
-	// carrying the envelope): every request must carry it, removed methods are -32601.
-	Modern bool
-	// ChangeNotifications says the transport can deliver list-changed and resource-updated
-	// notifications to 2026-07-28 clients (subscriptions/listen). Without it server/discover
-	// leaves the listChanged and subscribe flags out.
-	ChangeNotifications bool
-	// Transport describes how the session's messages arrive, for observers (Network "pipe" on
-	// stdio; tcp/http on Streamable HTTP). The zero value reports nothing.
-	Transport Transport
-	// Observer, when set, observes this session's operations instead of Options.Observer (the
-	// stdio adapter adds its message log this way).
-	Observer Observer
-	// Listen, when set, lets the core serve subscriptions/listen on the session's request
-	// paths, registering each subscription there (a transport whose one channel carries
-	// everything, such as stdio). It implies ChangeNotifications. Without it
-	// subscriptions/listen is -32601 (an HTTP endpoint serves it itself).
-	Listen ListenServer
-	// State, when set, restores the shared state of a session another replica created (see
-	// SessionState): the session then serves requests as if initialize had run here.
-	State *SessionState
-	// Principal is whom the session belongs to (the owner of a legacy HTTP session), for the
-	// change notifications Server.FilterChanged aims at one principal. Empty means the principal
-	// of the initialize request's context (PrincipalFrom), if any.
-	Principal string
+// sessionOptions configure a Session: internal/transport documents each field
+// (transport.SessionOptions) and hands them over through kit.NewSession.
+type sessionOptions struct {
+	ID, Principal                          string
+	Out                                    sender
+	Ephemeral, Modern, ChangeNotifications bool
+	Transport                              Transport
+	Observer                               Observer
+	Listen                                 listenServer
+	State                                  *SessionState
 }
 
 // Session is the state of one connection: the negotiated version, the client's info and
@@ -86,7 +62,7 @@ type Session struct {
 
 	mu                  sync.Mutex
 	principal           string
-	out                 Sender
+	out                 sender
 	version             string
 	clientInfo          *Implementation
 	clientCaps          ClientCapabilities
@@ -101,7 +77,7 @@ type Session struct {
 	ephemeral           bool
 	changeNotifications bool
 	closed              bool
-	listen              ListenServer
+	listen              listenServer
 	hooks               sessionHooks
 	done                chan struct{}
 	inputEnded          chan struct{} // closed by EndInput
@@ -112,7 +88,7 @@ type Session struct {
 }
 
 // newSession starts a session on the server. Close it when the connection ends.
-func (s *Server) newSession(opts SessionOptions) *Session {
+func (s *Server) newSession(opts sessionOptions) *Session {
 	ss := &Session{
 		server:    s,
 		id:        opts.ID,
@@ -148,14 +124,14 @@ func (ss *Session) ID() string { return ss.id }
 func (ss *Session) Server() *Server { return ss.server }
 
 // setOut sets the session-level path (nil removes it).
-func (ss *Session) setOut(out Sender) {
+func (ss *Session) setOut(out sender) {
 	ss.mu.Lock()
 	ss.out = out
 	ss.mu.Unlock()
 }
 
-// Principal returns whom the session belongs to: SessionOptions.Principal, or the principal of
-// its initialize request; "" for nobody.
+// Principal returns whom the session belongs to: the owner the transport gave, or the
+// principal of its initialize request; "" for nobody.
 func (ss *Session) Principal() string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -289,7 +265,7 @@ func (r *Response) encode() []byte {
 // returns the response to send, or nil when the client cancelled the request. Notifications and
 // responses from the client return nil. out is the path for messages related to this request
 // (progress, log messages, server-to-client requests); nil means the session-level path.
-func (ss *Session) serveMessage(ctx context.Context, msg *jsonrpc.Message, out Sender) *Response {
+func (ss *Session) serveMessage(ctx context.Context, msg *jsonrpc.Message, out sender) *Response {
 	switch {
 	case msg.IsResponse():
 		if !ss.answer(msg) {
@@ -323,7 +299,7 @@ func refusedResponse(id jsonrpc.ID, err error) *Response {
 // answers with that error; then Begin fails with ErrSessionClosed after Close, and with
 // errInFlight when the id is already in flight on the session (the first request is not
 // disturbed). initialize is never registered: it cannot be cancelled.
-func (ss *Session) begin(ctx context.Context, msg *jsonrpc.Message, out Sender) (*Call, error) {
+func (ss *Session) begin(ctx context.Context, msg *jsonrpc.Message, out sender) (*Call, error) {
 	c := newCall(ss, msg, out)
 	c.setContext(ctx)
 	c.resolve()

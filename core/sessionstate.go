@@ -9,7 +9,7 @@ import (
 
 // SessionState is the protocol state of a legacy session that outlives one process: what
 // initialize negotiated, the log level and the resource subscriptions. A shared session store
-// keeps it so that another replica can rebuild the session (SessionOptions.State) when a request
+// keeps it so that another replica can rebuild the session (sessionOptions.State) when a request
 // for it lands there. Requests in flight and pending server-to-client requests are not part of
 // it: they belong to the process running them.
 type SessionState struct {
@@ -45,7 +45,7 @@ type sessionHooks = struct {
 	// Remote is the session-level path used while this process has none (no Out): messages
 	// for a standalone stream held by another replica. Broadcast changes never take it (every
 	// replica delivers those to its own streams).
-	Remote Sender
+	Remote sender
 }
 
 // setHooks installs the hooks (replacing earlier ones). Call it before the session serves
@@ -158,7 +158,7 @@ func (ss *Session) forward(ctx context.Context, msg *jsonrpc.Message) {
 }
 
 // outLocked is the session-level path: the local one, or the remote one while there is none.
-func (ss *Session) outLocked() Sender {
+func (ss *Session) outLocked() sender {
 	if ss.out != nil {
 		return ss.out
 	}

@@ -121,7 +121,7 @@ func TestSessionStatePersistAndRestore(t *testing.T) {
 	}
 
 	replica := newServer(&core.Options{SubscribeHandler: core.AcceptSubscription})
-	rs := transport.Core.NewSession(replica, core.SessionOptions{ID: "s1", State: &st})
+	rs := transport.NewSession(replica, transport.SessionOptions{ID: "s1", State: &st})
 	defer rs.Close()
 	if !rs.Initialized() || rs.ProtocolVersion() != core.Version20250618 || rs.LogLevel() != core.LevelError || !rs.Subscribed("test://a") || rs.Subscribed("test://b") {
 		t.Fatalf("rebuilt session: init=%v version=%q level=%q", rs.Initialized(), rs.ProtocolVersion(), rs.LogLevel())
@@ -176,7 +176,7 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 	})
 	holder := newClient(t, srv) // the replica running the calls
 	holder.initialize(core.Version20250618)
-	other := transport.Core.NewSession(srv, core.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
+	other := transport.NewSession(srv, transport.SessionOptions{ID: "same", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer other.Close()
 	forwarded := make(chan *jsonrpc.Message, 4)
 	transport.Core.SetHooks(other, transport.SessionHooks{Forward: func(_ context.Context, m *jsonrpc.Message) { forwarded <- m }})
@@ -226,7 +226,7 @@ func TestSessionForwardAndDeliver(t *testing.T) {
 // path always wins, and broadcasts never take the remote one.
 func TestSessionRemotePath(t *testing.T) {
 	srv := newServer(nil)
-	ss := transport.Core.NewSession(srv, core.SessionOptions{ID: "s", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
+	ss := transport.NewSession(srv, transport.SessionOptions{ID: "s", State: &core.SessionState{Initialized: true, ProtocolVersion: core.Version20250618}})
 	defer ss.Close()
 	remote := newSink()
 	transport.Core.SetHooks(ss, transport.SessionHooks{Remote: remote})

@@ -6,7 +6,7 @@ import "errors"
 // carrying it (a resumable SSE stream of the legacy HTTP lifecycle). CloseStream ends that
 // connection now but not the stream: whatever the request sends afterwards, its response
 // included, is kept for the client, which reconnects and receives it. A transport implements it
-// on the Sender it gives the request.
+// on the sender it gives the request.
 type streamCloser interface {
 	CloseStream() error
 }

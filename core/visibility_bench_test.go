@@ -23,7 +23,7 @@ func BenchmarkToolsCallFiltered(b *testing.B) {
 	core.AddTool(s, &core.Tool{Name: "add"}, func(_ context.Context, _ *core.ToolRequest, in addIn) (*core.CallToolResult, addOut, error) {
 		return nil, addOut{Sum: in.A + in.B}, nil
 	})
-	ss := transport.Core.NewSession(s, core.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
+	ss := transport.NewSession(s, transport.SessionOptions{Out: transport.SenderFunc(func(context.Context, []byte) error { return nil })})
 	defer ss.Close()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -21,7 +21,7 @@ func sendIn(t *testing.T, srv *core.Server, ctx context.Context, body string) (t
 	if derr != nil {
 		t.Fatalf("decoding %s: %v", body, derr)
 	}
-	ss := transport.Core.NewSession(srv, core.SessionOptions{Ephemeral: true})
+	ss := transport.NewSession(srv, transport.SessionOptions{Ephemeral: true})
 	defer ss.Close()
 	resp := transport.Core.Handle(ss, ctx, msg, nil)
 	if resp == nil {
@@ -273,7 +273,7 @@ func TestVisibilityLegacyListChanged(t *testing.T) {
 	}})
 	open := func(who string) *sink {
 		out := newSink()
-		ss := transport.Core.NewSession(srv, core.SessionOptions{Out: out})
+		ss := transport.NewSession(srv, transport.SessionOptions{Out: out})
 		t.Cleanup(ss.Close)
 		msg, err := transport.Core.DecodeMessage([]byte(testutil.Request(1, "initialize", map[string]any{
 			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},

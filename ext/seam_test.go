@@ -70,7 +70,7 @@ func TestThirdExtension(t *testing.T) {
 	coretest.WantError(t, w, jsonrpc.CodeInvalidParams, "Invalid params", "text must be a non-empty string")
 
 	// The legacy lifecycle sees the same entry in initialize.
-	ss := transport.Core.NewSession(s, core.SessionOptions{})
+	ss := transport.NewSession(s, transport.SessionOptions{})
 	defer ss.Close()
 	msg, err := transport.Core.DecodeMessage([]byte(testutil.Initialize(1, "2025-11-25")))
 	if err != nil {

@@ -229,7 +229,7 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	case e.opts.Stateless || msg.Method == "server/discover":
 		// A session for this POST alone: it gets no broadcasts and refuses server-to-client
 		// requests.
-		cs = transport.Core.NewSession(e.server, core.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
+		cs = transport.NewSession(e.server, transport.SessionOptions{Ephemeral: true, Transport: sessionTransport, Observer: e.opts.Observer})
 		if !e.hold(cs) {
 			cs.Close()
 			middleware.RefuseShuttingDown(w, r, msg.ID)

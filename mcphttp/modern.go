@@ -119,7 +119,7 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		l.serve(w, r, msg)
 		return
 	}
-	cs := transport.Core.NewSession(m.server, core.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
+	cs := transport.NewSession(m.server, transport.SessionOptions{Ephemeral: true, Modern: true, ChangeNotifications: m.opts.ChangeNotifications, Transport: sessionTransport})
 	if lt := m.opts.Lifetime; lt == nil {
 		defer cs.Close()
 	} else if lt.hold(cs) {

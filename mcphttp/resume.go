@@ -372,7 +372,7 @@ func (rs *resumable) detachSubLocked() {
 	}
 }
 
-// Send implements core.Sender: the message gets the next id, is stored, and goes to the attached
+// Send implements transport.Sender: the message gets the next id, is stored, and goes to the attached
 // connection if there is one. A failed write only detaches the connection: the message waits in
 // the store for the client to resume.
 func (rs *resumable) Send(ctx context.Context, msg []byte) error {

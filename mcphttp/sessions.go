@@ -48,7 +48,7 @@ var errNotHeld = errors.New("mcphttp: the store returned a session this process 
 // ends the streams, and forgets the session here.
 func (o *liveSessions) build(rec *session.Entry) *live {
 	e := o.e
-	cs := transport.Core.NewSession(e.server, core.SessionOptions{ID: rec.ID, State: rec.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: rec.Owner})
+	cs := transport.NewSession(e.server, transport.SessionOptions{ID: rec.ID, State: rec.State, Transport: sessionTransport, Observer: e.opts.Observer, Principal: rec.Owner})
 	l := &live{rec: rec, cs: cs, st: &streams{}}
 	if e.res != nil {
 		l.st.shared = e.res.shared != nil

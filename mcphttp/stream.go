@@ -161,7 +161,7 @@ func newStreamQueue() *streamQueue {
 	}
 }
 
-// Send implements core.Sender. msg is not modified and must not be modified by the caller
+// Send implements transport.Sender. msg is not modified and must not be modified by the caller
 // afterwards (a broadcast shares one encoding between sessions).
 func (q *streamQueue) Send(_ context.Context, msg []byte) error {
 	select {

@@ -50,7 +50,7 @@ func BenchmarkCoreToolCall(b *testing.B) {
 	for _, o := range observers() {
 		b.Run(o.name, func(b *testing.B) {
 			s := fixture(o.obs())
-			ss := transport.Core.NewSession(s, core.SessionOptions{Transport: transport.Pipe})
+			ss := transport.NewSession(s, transport.SessionOptions{Transport: transport.Pipe})
 			defer ss.Close()
 			init, _ := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 			if resp := transport.Core.Handle(ss, context.Background(), init, nil); resp == nil || resp.Error != nil {

@@ -80,7 +80,7 @@ type remoteOut struct {
 	id string
 }
 
-// Send implements core.Sender: ErrNoPath when no other replica holds the session.
+// Send implements transport.Sender: ErrNoPath when no other replica holds the session.
 func (o remoteOut) Send(ctx context.Context, msg []byte) error {
 	n, err := o.s.r.ToSession(ctx, o.id, kindOut, msg)
 	if err != nil {

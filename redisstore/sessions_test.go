@@ -395,7 +395,7 @@ func TestSessionRecordAndHold(t *testing.T) {
 	}
 	build := func() *testLive {
 		return &testLive{rec: &session.Entry{ID: rec.ID, Origin: rec.Origin, Owner: rec.Owner},
-			cs: transport.Core.NewSession(a.server, core.SessionOptions{ID: rec.ID, State: rec.State})}
+			cs: transport.NewSession(a.server, transport.SessionOptions{ID: rec.ID, State: rec.State})}
 	}
 	l := build()
 	first, err := other.Hold(ctx, l)

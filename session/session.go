@@ -69,7 +69,7 @@ type Entry struct {
 	Owner string
 	// State is the protocol state of the session as a shared store (a Holder) keeps it: set on
 	// the record such a store returns, for the transport to build the in-process session from
-	// (core.SessionOptions.State) when it does not serve the session yet. Nil on an in-memory
+	// when it does not serve the session yet. Nil on an in-memory
 	// store's records, and on a new session's (its state is empty until initialize).
 	State *core.SessionState
 

@@ -170,7 +170,7 @@ type conn struct {
 	outFailed chan struct{}
 
 	session  *core.Session
-	path     core.Sender // every request's own path: stdout, whatever becomes of the session
+	path     transport.Sender // every request's own path: stdout, whatever becomes of the session
 	listen   *listen.Registry
 	wg       sync.WaitGroup
 	smu      sync.Mutex
@@ -214,11 +214,11 @@ func newConn(s *core.Server, opts Options) *conn {
 	}
 	c.path = transport.SenderFunc(c.send)
 	c.listen = listen.New(s, opts.MaxListeners)
-	so := core.SessionOptions{Out: c.path, Transport: transport.Pipe, Listen: c.listen}
+	so := transport.SessionOptions{Out: c.path, Transport: transport.Pipe, Listen: c.listen}
 	if opts.LogMessages {
 		so.Observer = transport.Core.Observers(transport.Core.Observer(s), messageLog{log: c.log})
 	}
-	c.session = transport.Core.NewSession(s, so)
+	c.session = transport.NewSession(s, so)
 	return c
 }
 

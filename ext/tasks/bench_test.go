@@ -22,7 +22,7 @@ func BenchmarkTaskCreate(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		ss := transport.Core.NewSession(s, core.SessionOptions{Ephemeral: true})
+		ss := transport.NewSession(s, transport.SessionOptions{Ephemeral: true})
 		msg, err := transport.Core.DecodeMessage(call)
 		if err != nil {
 			b.Fatal(err)

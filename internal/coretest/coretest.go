@@ -51,7 +51,7 @@ func Send(t testing.TB, srv *core.Server, principal string, caps map[string]any,
 	if derr != nil {
 		t.Fatalf("decoding %s: %v", b, derr)
 	}
-	ss := transport.Core.NewSession(srv, core.SessionOptions{Ephemeral: true})
+	ss := transport.NewSession(srv, transport.SessionOptions{Ephemeral: true})
 	defer ss.Close()
 	ctx := core.WithPrincipal(context.Background(), principal)
 	resp := transport.Core.Handle(ss, ctx, msg, nil)

@@ -401,7 +401,7 @@ type listenResult struct {
 }
 
 // ServeListen serves a subscriptions/listen request on a transport that lets the core do it
-// (core.SessionOptions.Listen; stdio, the in-memory client transport): the acknowledgement, then the changes the filter wants,
+// (transport.SessionOptions.Listen; stdio, the in-memory client transport): the acknowledgement, then the changes the filter wants,
 // all on the request's own path, each tagged with the subscription id. The client's
 // notifications/cancelled for the listen id ends the subscription without an answer; the end of
 // the session ends it too; a graceful close of the registry (or a subscription that fell a whole

@@ -22,7 +22,7 @@ var Core = corehook.Core.(API)
 // it.
 var Pipe = core.Transport{Network: "pipe"}
 
-// SenderFunc adapts a function to core.Sender.
+// SenderFunc adapts a function to Sender.
 type SenderFunc func(ctx context.Context, msg []byte) error
 
 // Send calls f.
@@ -38,7 +38,7 @@ func (f SenderFunc) Send(ctx context.Context, msg []byte) error { return f(ctx, 
 type SessionHooks = struct {
 	Persist func(ctx context.Context, st core.SessionState) error
 	Forward func(ctx context.Context, msg *jsonrpc.Message)
-	Remote  core.Sender
+	Remote  Sender
 }
 
 // ParamHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
@@ -47,10 +47,12 @@ type ParamHeader = struct{ Name, Argument string }
 
 // API is what the kit's transports call in core besides the server author's API.
 type API interface {
-	// NewSession starts a session on the server. Close it when the connection ends.
-	NewSession(s *core.Server, opts core.SessionOptions) *core.Session
+	// NewSession starts a session on the server with the options of SessionOptions, field for
+	// field (call it through NewSession). Close the session when the connection ends.
+	NewSession(s *core.Server, id, principal string, out Sender, ephemeral, modern, changeNotifications bool,
+		tr core.Transport, obs core.Observer, listen ListenServer, state *core.SessionState) *core.Session
 	// SetOut sets the session-level path (nil removes it).
-	SetOut(ss *core.Session, out core.Sender)
+	SetOut(ss *core.Session, out Sender)
 	// EndInput tells the session that the client can send nothing more (a stdio client closed
 	// its input) while the session goes on: requests in flight keep running and their responses
 	// are still sent, but server-to-client requests waiting for an answer fail at once and new
@@ -62,14 +64,14 @@ type API interface {
 	// and responses from the client return nil. out is the path for messages related to this
 	// request (progress, log messages, server-to-client requests); nil means the session-level
 	// path.
-	Handle(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out core.Sender) *core.Response
+	Handle(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out Sender) *core.Response
 	// Begin registers a request as in flight, so that notifications/cancelled can reach it, and
 	// returns the call to Run. The checks run in this order: an unknown method (or a
 	// notification method sent with an id) and a capability the server does not offer give a
 	// call whose Run answers with that error; then Begin fails with core.ErrSessionClosed after
 	// Close, and with an error IsInFlight recognizes when the id is already in flight on the session (the
 	// first request is not disturbed). initialize is never registered: it cannot be cancelled.
-	Begin(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out core.Sender) (*core.Call, error)
+	Begin(ss *core.Session, ctx context.Context, msg *jsonrpc.Message, out Sender) (*core.Call, error)
 	// Run serves the call Begin returned and builds its response (nil when the client
 	// cancelled the request); a transport running requests concurrently calls it on the
 	// request's own goroutine.

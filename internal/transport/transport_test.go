@@ -12,7 +12,7 @@ import (
 // a session driven through it answers: decode, handle, encode.
 func TestCoreDrivesASession(t *testing.T) {
 	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{})
-	ss := transport.Core.NewSession(s, core.SessionOptions{})
+	ss := transport.NewSession(s, transport.SessionOptions{})
 	defer ss.Close()
 	msg, err := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
 	if err != nil {
