@@ -56,7 +56,8 @@ type Call struct {
 
 	// op is the operation an Observer sees for this call (nil when nobody observes); opObs is
 	// the observer core started it with (nil when a transport started it); ownOp is the storage
-	// for it, allocated with the call when the session has an observer (see observedCall).
+	// for it, allocated with the call when the session has an observer that records (see
+	// observedCall).
 	op    *Operation
 	opObs Observer
 	ownOp *Operation
@@ -80,7 +81,7 @@ type observedCall struct {
 
 func newCall(ss *Session, msg *jsonrpc.Message, out sender) *Call {
 	var c *Call
-	if ss.observer() != nil {
+	if ss.activeObserver() != nil {
 		oc := new(observedCall)
 		c = &oc.call
 		c.ownOp = &oc.op

@@ -19,6 +19,12 @@ import (
 //
 // Core calls an Observer on the goroutine serving the message. Implementations must be safe for
 // concurrent use and must not block: they run on the request path.
+//
+// An Observer may also have a method Enabled() bool, as otelmcp.Observer has, reporting whether
+// it records anything at this moment (a no-op or unset provider records nothing). Core asks it
+// as each message or outgoing request starts, and while it reports false starts no Operation
+// for it: no Operation is filled in, no clock read, and neither StartOperation nor
+// EndOperation is called. An operation a transport started (WithOperation) is still completed.
 type Observer interface {
 	// StartOperation is called when an operation starts: an inbound request before its handler
 	// runs, an inbound notification, or (op.Outgoing) a request the server sends to the client.
@@ -218,6 +224,17 @@ func (m multiObserver) EndOperation(ctx context.Context, op *Operation) {
 	}
 }
 
+// Enabled reports whether one of the observers records anything now: one without an Enabled
+// method always may.
+func (m multiObserver) Enabled() bool {
+	for _, o := range m {
+		if observerEnabled(o) {
+			return true
+		}
+	}
+	return false
+}
+
 func (m multiObserver) SessionEnded(s *SessionReport) {
 	for _, o := range m {
 		o.SessionEnded(s)
@@ -304,6 +321,22 @@ func (ss *Session) observer() Observer {
 	return ss.server.opts.Observer
 }
 
+// activeObserver returns the observer of the session while it records something: nil when
+// there is none, or while it reports through Enabled that it records nothing.
+func (ss *Session) activeObserver() Observer {
+	if obs := ss.observer(); obs != nil && observerEnabled(obs) {
+		return obs
+	}
+	return nil
+}
+
+// observerEnabled reports whether obs records anything now: what its Enabled method says, true
+// when it has none.
+func observerEnabled(obs Observer) bool {
+	e, ok := obs.(interface{ Enabled() bool })
+	return !ok || e.Enabled()
+}
+
 // startObserving prepares the call's operation before its handler runs: it claims the one a
 // transport put in the context, or starts one with the session's observer (core then ends it).
 func (c *Call) startObserving() {
@@ -311,7 +344,7 @@ func (c *Call) startObserving() {
 		c.op = op
 		return
 	}
-	obs := c.session.observer()
+	obs := c.session.activeObserver()
 	if obs == nil {
 		return
 	}
@@ -368,7 +401,7 @@ func (ss *Session) observeNotification(ctx context.Context, msg *jsonrpc.Message
 		op.complete(func() { op.End = time.Now() })
 		return
 	}
-	obs := ss.observer()
+	obs := ss.activeObserver()
 	if obs == nil {
 		return
 	}
@@ -382,7 +415,7 @@ func (ss *Session) observeNotification(ctx context.Context, msg *jsonrpc.Message
 // observeOutgoing starts the operation of a server-to-client request; the returned function
 // ends it with the request's outcome.
 func (ss *Session) observeOutgoing(ctx context.Context, c *Call, id jsonrpc.ID, method string) (context.Context, func(ans *jsonrpc.Message, err error)) {
-	obs := ss.observer()
+	obs := ss.activeObserver()
 	if obs == nil {
 		return ctx, nil
 	}

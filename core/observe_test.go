@@ -3,7 +3,9 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,5 +178,72 @@ func TestObserversComposition(t *testing.T) {
 	both.SessionEnded(&core.SessionReport{})
 	if len(a.ended) != 1 || len(b.ended) != 1 || len(a.sessions) != 1 || len(b.sessions) != 1 {
 		t.Errorf("a %+v, b %+v", a, b)
+	}
+}
+
+// failingSender is a session-level path on which every send fails.
+type failingSender struct{}
+
+func (failingSender) Send(context.Context, []byte) error { return errors.New("the path is gone") }
+
+// switchedObserver is a recordingObserver with an Enabled method the test flips.
+type switchedObserver struct {
+	recordingObserver
+	on atomic.Bool
+}
+
+func (o *switchedObserver) Enabled() bool { return o.on.Load() }
+
+// TestObserverEnabled: while an observer reports through Enabled that it records nothing, core
+// starts no operation for a request, a notification or a server-to-client request (neither
+// StartOperation nor EndOperation is called), and from the next message on once it reports
+// true; an operation a transport started is completed either way. Composed with an observer
+// that has no Enabled method, it is always called.
+func TestObserverEnabled(t *testing.T) {
+	obs := &switchedObserver{}
+	block := make(chan struct{})
+	close(block)
+	s := observedServer(obs, nil, block)
+	ss := transport.NewSession(s, transport.SessionOptions{Out: failingSender{}})
+	ctx := context.Background()
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{}}}`
+	transport.Core.Handle(ss, ctx, decode(t, initRaw), nil)
+	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	transport.Core.Handle(ss, ctx, decode(t, fmt.Sprintf(call, 2)), nil)
+	if err := ss.Ping(ctx); err == nil {
+		t.Error("a ping on a path that fails succeeded")
+	}
+	obs.mu.Lock()
+	if len(obs.started) != 0 || len(obs.ended) != 0 {
+		t.Errorf("disabled observer: started %v, ended %d", obs.started, len(obs.ended))
+	}
+	obs.mu.Unlock()
+
+	op := &core.Operation{}
+	transport.Core.Handle(ss, transport.Core.WithOperation(ctx, op), decode(t, fmt.Sprintf(call, 3)), nil)
+	ended := make(chan endedOp, 1)
+	transport.Core.Release(op, func() { ended <- snapshot(op) })
+	if e := <-ended; !e.ToolError || e.End.IsZero() {
+		t.Errorf("a transport's operation was not completed: %+v", e)
+	}
+
+	obs.on.Store(true)
+	transport.Core.Handle(ss, ctx, decode(t, fmt.Sprintf(call, 4)), nil)
+	transport.Core.Handle(ss, ctx, decode(t, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`), nil)
+	_ = ss.Ping(ctx)
+	obs.mu.Lock()
+	if len(obs.started) != 3 || len(obs.ended) != 3 || obs.started[2] != "ping" || obs.ended[0].Target != "wait" || obs.ended[0].Start.IsZero() {
+		t.Errorf("enabled observer: started %v, ended %+v", obs.started, obs.ended)
+	}
+	obs.mu.Unlock()
+
+	obs.on.Store(false)
+	plain := &recordingObserver{}
+	both := transport.Core.Observers(obs, plain)
+	if e, ok := both.(interface{ Enabled() bool }); !ok || !e.Enabled() {
+		t.Error("a composition with an observer without Enabled must report enabled")
+	}
+	if e := transport.Core.Observers(obs, &switchedObserver{}).(interface{ Enabled() bool }); e.Enabled() {
+		t.Error("a composition of disabled observers must report disabled")
 	}
 }

@@ -84,7 +84,7 @@ type Session struct {
 	endInput            sync.Once
 	obs                 Observer
 	transport           Transport
-	started             time.Time
+	started             time.Time // zero on an ephemeral session (see reportEnd)
 }
 
 // newSession starts a session on the server. Close it when the connection ends.
@@ -97,7 +97,6 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		done:      make(chan struct{}),
 		obs:       opts.Observer,
 		transport: opts.Transport,
-		started:   time.Now(),
 
 		inputEnded: make(chan struct{}),
 
@@ -112,6 +111,9 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		ss.restoreLocked(*opts.State)
 	}
 	if !ss.ephemeral {
+		// Only a session that outlives its request reports its end (with its duration): an
+		// ephemeral one does not read the clock.
+		ss.started = time.Now()
 		s.addSession(ss)
 	}
 	return ss
