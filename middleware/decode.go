@@ -35,7 +35,10 @@ type DecodeOptions struct {
 	// 408 and loses the connection. Zero means DefaultBodyReadTimeout (30 s); negative turns
 	// the bound off (the server's own ReadTimeout, if any, then applies). The deadline is set on
 	// the connection through http.ResponseController and cleared once the body is read, before
-	// any response streams; a ResponseWriter that cannot set read deadlines gets no bound.
+	// any response streams; a ResponseWriter that cannot set read deadlines gets no bound. On a
+	// connection the framing guard watches (GuardFraming, as mcphttp.NewHTTPServer serves), a
+	// body the server already read from the connection with the headers, as a small request
+	// usually is, is in memory: it needs no bound and gets no deadline.
 	BodyReadTimeout time.Duration
 }
 
@@ -90,7 +93,8 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if ambiguousFraming(r.Context()) {
+			fc := framingConnFrom(r.Context())
+			if fc.isAmbiguous() {
 				w.Header().Set("Connection", "close")
 				refuse(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgAmbiguousFraming)
 				return
@@ -103,7 +107,7 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			if m, body, ok := d.decode(w, r); ok {
+			if m, body, ok := d.decode(w, r, fc); ok {
 				next.ServeHTTP(w, WithMessage(r, m, body))
 			}
 		})
@@ -118,9 +122,9 @@ type decoder struct {
 	timedOut string // the 408 message for timeout
 }
 
-// decode reads and decodes the body of a POST. It answers the request itself and reports false
-// when the body is refused.
-func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*jsonrpc.Message, []byte, bool) {
+// decode reads and decodes the body of a POST arriving on fc (nil when the connection is not
+// guarded). It answers the request itself and reports false when the body is refused.
+func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn) (*jsonrpc.Message, []byte, bool) {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		refuse(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgUnsupportedMediaType)
 		return nil, nil, false
@@ -129,7 +133,11 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request) (*jsonrpc.Messa
 		refuse(w, r, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, d.tooLarge)
 		return nil, nil, false
 	}
-	body, err := readBodyWithin(w, r, d.limit, d.timeout)
+	timeout := d.timeout
+	if fc.bodyRead() {
+		timeout = -1 // the body is in memory already: there is no read to bound
+	}
+	body, err := readBodyWithin(w, r, d.limit, timeout)
 	if err != nil {
 		d.refuseRead(w, r, err)
 		return nil, nil, false

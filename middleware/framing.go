@@ -15,7 +15,9 @@ import (
 // section 6.1 says to treat it as an error and close the connection). The Decode layer refuses a
 // request on a connection marked this way with 400 and closes the connection; it needs the
 // connection in the request context, which FramingConnContext puts there (set it as the
-// http.Server's ConnContext). mcphttp.NewHTTPServer does both.
+// http.Server's ConnContext). mcphttp.NewHTTPServer does both. The same bookkeeping tells the
+// Decode layer when a request's body was read from the connection with its headers, so that
+// reading it needs no deadline (see DecodeOptions.BodyReadTimeout).
 //
 // The guard only reads what the server reads, in the same Read calls, and keeps a few bytes of
 // state per connection. It stops looking at a connection that leaves HTTP/1.1 (an Upgrade, a
@@ -33,12 +35,22 @@ func FramingConnContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// ambiguousFraming reports whether the connection of a request was seen carrying a request with
-// both Content-Length and Transfer-Encoding.
-func ambiguousFraming(ctx context.Context) bool {
+// framingConnFrom returns the guarded connection of a request (see FramingConnContext), or nil.
+func framingConnFrom(ctx context.Context) *framingConn {
 	fc, _ := ctx.Value(framingKey{}).(*framingConn)
-	return fc != nil && fc.ambiguous.Load()
+	return fc
 }
+
+// isAmbiguous reports whether the connection was seen carrying a request with both
+// Content-Length and Transfer-Encoding. A nil connection (not guarded) never was.
+func (c *framingConn) isAmbiguous() bool { return c != nil && c.ambiguous.Load() }
+
+// bodyRead reports whether every byte of the bodies of the requests the connection carried so
+// far has been read from it: the last read ended at a message boundary (or inside a later
+// request's header block). A handler of the connection's current request then reads its body
+// from memory only, however the client paces its bytes. False for a nil connection and for one
+// the guard stopped following.
+func (c *framingConn) bodyRead() bool { return c != nil && c.atBoundary.Load() }
 
 type framingKey struct{}
 
@@ -53,18 +65,24 @@ func (l framingListener) Accept() (net.Conn, error) {
 }
 
 // framingConn watches the bytes read from a connection. net/http never reads one connection
-// from two goroutines at once, so the parser state needs no lock; only the verdict is read by
+// from two goroutines at once, so the parser state needs no lock; only the verdicts are read by
 // handlers concurrently.
 type framingConn struct {
 	net.Conn
 	ambiguous atomic.Bool
-	p         framingParser
+	// atBoundary is whether the parser, after the last read, is outside every body: between
+	// requests or in a request line or header block (see bodyRead).
+	atBoundary atomic.Bool
+	p          framingParser
 }
 
 func (c *framingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 && c.p.feed(b[:n]) {
-		c.ambiguous.Store(true)
+	if n > 0 {
+		if c.p.feed(b[:n]) {
+			c.ambiguous.Store(true)
+		}
+		c.atBoundary.Store(c.p.state == fpStart || c.p.state == fpHeaders)
 	}
 	return n, err
 }

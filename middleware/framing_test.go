@@ -138,20 +138,101 @@ func TestDecodeServesChunkedAndKeepsConnectionsAlive(t *testing.T) {
 	}
 }
 
+// TestDecodeBodyReadTimeout: a body that never arrives whole is answered 408, on a plain
+// connection and on one the framing guard watches.
 func TestDecodeBodyReadTimeout(t *testing.T) {
-	var served atomic.Int32
-	h := Decode(DecodeOptions{BodyReadTimeout: 100 * time.Millisecond})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
+	for _, guarded := range []bool{false, true} {
+		var served atomic.Int32
+		h := Decode(DecodeOptions{BodyReadTimeout: 100 * time.Millisecond})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			served.Add(1)
+		}))
+		addr := ""
+		if guarded {
+			addr = guardedServer(t, h)
+		} else {
+			addr = strings.TrimPrefix(newServer(t, h).URL, "http://")
+		}
+		// Headers promise 100 bytes; 10 arrive and the rest never does.
+		req := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" + `{"jsonrpc"`
+		got := rawExchange(t, addr, req)
+		wantRawAnswer(t, got, http.StatusRequestTimeout,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request timeout: the request body did not arrive within 100ms"}}`)
+		if served.Load() != 0 {
+			t.Errorf("guarded %v: the next handler ran on an incomplete body", guarded)
+		}
+	}
+}
+
+// deadlineCounter counts the read deadlines set through http.ResponseController on the
+// ResponseWriter it wraps.
+type deadlineCounter struct {
+	http.ResponseWriter
+	n *atomic.Int32
+}
+
+func (w deadlineCounter) SetReadDeadline(t time.Time) error {
+	w.n.Add(1)
+	return http.NewResponseController(w.ResponseWriter).SetReadDeadline(t)
+}
+
+func (w deadlineCounter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestDecodeBoundsOnlyABodyStillToArrive: on a connection the framing guard watches, a body that
+// arrived with its headers is read with no deadline (it is in memory: there is nothing to bound),
+// while one still arriving when the handler runs gets the deadline, cleared once it is read.
+func TestDecodeBoundsOnlyABodyStillToArrive(t *testing.T) {
+	var deadlines atomic.Int32
+	entered := make(chan struct{}, 1)
+	dec := Decode(DecodeOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "next")
 	}))
-	srv := newServer(t, h)
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	// Headers promise 100 bytes; 10 arrive and the rest never does.
-	req := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" + `{"jsonrpc"`
-	got := rawExchange(t, addr, req)
-	wantRawAnswer(t, got, http.StatusRequestTimeout,
-		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Request timeout: the request body did not arrive within 100ms"}}`)
-	if served.Load() != 0 {
-		t.Error("the next handler ran on an incomplete body")
+	addr := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		dec.ServeHTTP(deadlineCounter{ResponseWriter: w, n: &deadlines}, r)
+	}))
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+		itoa(len(toolsCall)) + "\r\n\r\n"
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	answer := func(what string) {
+		t.Helper()
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != "next" {
+			t.Fatalf("%s: %d %q", what, resp.StatusCode, b)
+		}
+	}
+
+	// The whole request in one write: the body is read with the headers.
+	if _, err := io.WriteString(c, head+toolsCall); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	answer("whole request")
+	if n := deadlines.Swap(0); n != 0 {
+		t.Errorf("a body read with its headers got %d read deadlines, want none", n)
+	}
+
+	// The headers and part of the body, the rest once the handler runs.
+	if _, err := io.WriteString(c, head+toolsCall[:10]); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if _, err := io.WriteString(c, toolsCall[10:]); err != nil {
+		t.Fatal(err)
+	}
+	answer("split request")
+	if n := deadlines.Load(); n != 2 {
+		t.Errorf("a body still arriving got %d read deadlines, want 2 (set, then cleared)", n)
 	}
 }
 
