@@ -33,7 +33,10 @@ type Call struct {
 	out     sender
 
 	// handler serves the method; early, when set, is the error that answers the call instead.
+	// custom is the MethodHandler of a method a registration or an extension serves (handler
+	// is then runCustom).
 	handler func(c *Call) (any, error)
+	custom  MethodHandler
 	early   *jsonrpc.Error
 
 	ctx        context.Context

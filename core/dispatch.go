@@ -133,8 +133,12 @@ func (c *Call) resolve() {
 	if c.early = c.classify(); c.early != nil {
 		return
 	}
-	c.handler = func(c *Call) (any, error) { return custom(c.ctx, c) }
+	c.custom, c.handler = custom, runCustom
 }
+
+// runCustom is the handler of a method registered with HandleMethod or served by an extension:
+// the call's MethodHandler, without a closure made per call.
+func runCustom(c *Call) (any, error) { return c.custom(c.ctx, c) }
 
 // resolveExtension resolves a method an extension serves: the lifecycle first, then the
 // extension's capability and the core capability the method needs.
@@ -154,8 +158,7 @@ func (c *Call) resolveExtension(m *extMethod) {
 		c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.method))
 		return
 	}
-	h := m.spec.Handle
-	c.handler = func(c *Call) (any, error) { return h(c.ctx, c) }
+	c.custom, c.handler = m.spec.Handle, runCustom
 }
 
 // execute serves the call and returns the response to send, or nil when the client cancelled it.
