@@ -80,7 +80,7 @@ type Session struct {
 	listen              listenServer
 	hooks               sessionHooks
 	done                chan struct{}
-	inputEnded          chan struct{} // closed by EndInput
+	inputEnded          chan struct{} // closed by EndInput; nil (never ready) on an ephemeral session
 	endInput            sync.Once
 	obs                 Observer
 	transport           Transport
@@ -98,8 +98,6 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		obs:       opts.Observer,
 		transport: opts.Transport,
 
-		inputEnded: make(chan struct{}),
-
 		changeNotifications: opts.ChangeNotifications || opts.Listen != nil,
 		listen:              opts.Listen,
 		principal:           opts.Principal,
@@ -111,9 +109,11 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		ss.restoreLocked(*opts.State)
 	}
 	if !ss.ephemeral {
-		// Only a session that outlives its request reports its end (with its duration): an
-		// ephemeral one does not read the clock.
+		// Only a session that outlives its request reports its end (with its duration), and
+		// only one that can carry server-to-client requests has waits to tell that the input
+		// ended: an ephemeral one reads no clock and makes no channel for them.
 		ss.started = time.Now()
+		ss.inputEnded = make(chan struct{})
 		s.addSession(ss)
 	}
 	return ss
@@ -185,7 +185,16 @@ func (ss *Session) Done() <-chan struct{} { return ss.done }
 // input) while the session goes on: requests in flight keep running and their responses are still
 // sent, but server-to-client requests waiting for an answer fail at once and new ones are refused,
 // both with an error wrapping ErrInputEnded. It is safe to call more than once.
-func (ss *Session) closeInput() { ss.endInput.Do(func() { close(ss.inputEnded) }) }
+//
+// An ephemeral session carries no server-to-client requests (see requestsAllowed): there is
+// nothing to tell, and closeInput does nothing.
+func (ss *Session) closeInput() {
+	ss.endInput.Do(func() {
+		if ss.inputEnded != nil {
+			close(ss.inputEnded)
+		}
+	})
+}
 
 // Close ends the session: requests in flight are cancelled and the server forgets the session.
 // It is safe to call more than once.
