@@ -16,16 +16,10 @@ import (
 // A request's session.Claim lives in the session's record, a field per claim: "q:<request id>"
 // for a request id in flight, "g" for the standalone GET stream, holding the token of the request
 // that took it ("<replica> <sequence>"). getScript takes it in the lookup that renews the session
-// (no round trip of its own); the session layer releases it after the response (releaseScript,
-// one round trip). A claim whose holder is done (on this replica: a token it no longer holds) or
-// whose replica's lease lapsed (Router.Alive) is free: the next request that wants it takes it
-// over in one more lookup. Claims end with the record.
-
-// releaseScript ends a claim (ARGV: field, token) unless another request holds it by now.
-var releaseScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
-return 0
-`)
+// (no round trip of its own); the session layer releases it after the response, and the release
+// reaches Redis off the request's path (releases.go). A claim whose holder is done (on this
+// replica: a token it no longer holds) or whose replica's lease lapsed (Router.Alive) is free: the
+// next request that wants it takes it over in one more lookup. Claims end with the record.
 
 var _ session.ClaimReleaser = (*Sessions)(nil)
 
@@ -64,13 +58,20 @@ func (s *Sessions) claimFree(ctx context.Context, token string) (bool, error) {
 	return !alive, err
 }
 
-// ReleaseClaim implements session.ClaimReleaser: one round trip, bounded by the timeout; a claim
-// whose release fails is taken over by the next request that wants it (see claimFree), on this
-// replica at once, on another once this replica's lease lapsed.
+// ReleaseClaim implements session.ClaimReleaser: the release is queued, and reaches Redis with
+// the next lookup of the session on this replica or the flusher's next round trip, whichever
+// comes first (releases.go); after Close it is sent at once, bounded by the timeout. A release
+// Redis fails is sent again with the next ones; a claim whose release is lost (Close, or too many
+// failed) is taken over by the next request that wants it (see claimFree), on this replica at
+// once, on another once this replica's lease lapsed.
 func (s *Sessions) ReleaseClaim(ctx context.Context, id, field, token string) {
 	s.mu.Lock()
 	delete(s.claims, token)
+	queued := s.queueRelease(id, field, token)
 	s.mu.Unlock()
+	if queued {
+		return
+	}
 	ctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	if err := releaseScript.Run(ctx, s.r.rdb, []string{s.key(id)}, field, token).Err(); err != nil {
@@ -92,15 +93,23 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64)
 			field, token = claimField(c), s.newToken()
 		}
 	}
+	released := s.takeReleases(id)
+	args := make([]any, 7, 7+len(released))
+	args[0], args[1], args[2], args[3], args[4], args[5] = id, s.idleMillis(), t, rev, field, token
 	for {
-		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), id, s.idleMillis(), t, rev, field, token, replace).Slice()
+		args[6] = replace
+		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), append(args, released...)...).Slice()
 		if errors.Is(err, redis.Nil) {
 			s.letGo(id)
 			return nil, session.ErrNotFound
 		}
 		if err != nil {
+			if released != nil {
+				s.requeue(id, released)
+			}
 			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
 		}
+		released = nil // ended by the script
 		if len(res) == 2 && res[0] == "!" {
 			holder, _ := res[1].(string)
 			if holder == replace {

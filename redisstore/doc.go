@@ -31,10 +31,13 @@
 //   - Sessions (session.Store, session.Checker, session.Holder): a Redis hash per session
 //     with a TTL of the idle timeout, and a sorted set of live sessions that enforces the cap
 //     across replicas in the same script that creates a record. A request for a session this
-//     replica holds costs two round trips: one script checks the record, renews its TTL, answers
-//     its revision and claims the request's id (a GET without Last-Event-ID: the standalone
-//     stream) in the record, and the session layer releases the claim after the response (see
-//     session.Claim). A duplicate id in flight, or a second GET stream, is refused with 409 on
+//     replica holds costs one round trip on its path: one script checks the record, renews its
+//     TTL, answers its revision and claims the request's id (a GET without Last-Event-ID: the
+//     standalone stream) in the record. The session layer releases the claim after the response
+//     (see session.Claim); the release is queued, and rides the next lookup of the session on
+//     this replica or goes with the other queued releases in one pipelined round trip of the
+//     store's flusher, whichever comes first (at most one round trip per request, off its
+//     path). A duplicate id in flight, or a second GET stream, is refused with 409 on
 //     every replica alike; a claim whose replica's lease lapsed, or whose request on this
 //     replica is done, is taken over by the next request that wants it. The first request for a session on a replica fetches the record, the
 //     endpoint builds the in-process session from it (SessionState) and hands it to the store

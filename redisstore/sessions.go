@@ -74,6 +74,13 @@ type Sessions struct {
 	closed bool
 	seq    atomic.Uint64 // the last claim token issued
 
+	// The releases of claims on their way to Redis (releases.go): session -> field, token, ...
+	queued  map[string][]any
+	spare   map[string][]any // an emptied batch, for the next swap
+	nqueued int              // claims in queued
+	wake    chan struct{}    // a release was queued (capacity 1)
+	flushed chan struct{}    // closed when the flusher returned
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -94,7 +101,9 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
 	}
 	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval,
-		local: map[string]*held{}, seen: map[string]int64{}, claims: map[string]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+		local: map[string]*held{}, seen: map[string]int64{}, claims: map[string]struct{}{},
+		queued: map[string][]any{}, wake: make(chan struct{}, 1), flushed: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}
 	if s.idle == 0 {
 		s.idle = session.DefaultIdleTimeout
 	}
@@ -116,6 +125,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	r.Handle(kindState, s.onState)
 	r.Handle(kindEnd, s.onEnd)
 	go s.reap()
+	go s.flushReleases()
 	return s
 }
 
@@ -222,15 +232,20 @@ if redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1]) == 0 then return -1 end
 return 1
 `)
 
-// getScript looks a session up and, when asked, renews it (KEYS[2], the index, only off a
-// Cluster) and takes a claim in the record (ARGV[5], the claim's field, "" for none: a request id
-// in flight or the standalone stream, held under the token ARGV[6]; a claim held under another
-// token than ARGV[7] is a conflict): nil when it is gone; {'!', token} when another request holds
-// the claim; {rev} when the caller's revision is current; {rev, origin, owner, state} otherwise.
+// getScript looks a session up, first ending the claims this replica released since its last
+// round trip for the session (ARGV[8] on: field, token, ... as releaseScript takes them), and,
+// when asked, renews it (KEYS[2], the index, only off a Cluster) and takes a claim in the record
+// (ARGV[5], the claim's field, "" for none: a request id in flight or the standalone stream, held
+// under the token ARGV[6]; a claim held under another token than ARGV[7] is a conflict): nil when
+// it is gone; {'!', token} when another request holds the claim; {rev} when the caller's revision
+// is current; {rev, origin, owner, state} otherwise.
 var getScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
   return false
+end
+for i = 8, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
 end
 local idle = tonumber(ARGV[2])
 if ARGV[3] == '1' and idle > 0 then
@@ -509,6 +524,7 @@ func (s *Sessions) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
+	<-s.flushed
 	for id, h := range all {
 		h.s.End()
 		_ = s.r.Leave(context.Background(), id)

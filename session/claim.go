@@ -36,7 +36,8 @@ type Claim struct {
 // ClaimReleaser is the store side of a Claim: it lets go of what Hold recorded.
 type ClaimReleaser interface {
 	// ReleaseClaim ends the claim (session, field, token) recorded with Claim.Hold, unless
-	// another request holds it by then.
+	// another request holds it by then. It may return before the store has it: a shared store
+	// queues the release and sends it off the request's path.
 	ReleaseClaim(ctx context.Context, session, field, token string)
 }
 
