@@ -163,7 +163,7 @@ done
 # The medians over the rounds of ratios taken within one round: A/B for each pair below.
 echo
 echo "# medians of the $ROUNDS rounds (ratios within each round; range in brackets)"
-awk '
+awk -v workloads="$WORKLOADS" '
 	{ rps[$1 " " $2 " " $3] = $4; w[$1]; r[$2]; impl[$3] }
 	function median(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -177,11 +177,18 @@ awk '
 		for (k = 1; k <= n; k++) { if (v[k] < lo) lo = v[k]; if (v[k] > hi) hi = v[k] }
 		printf "%-10s %-22s %6.2f  (%.2f-%.2f)\n", wl, x " / " y, median(v, n), lo, hi
 	}
+	# Each workload once, in the order WORKLOADS names them (a name given twice prints once).
 	END {
 		split("mcpkit/bare mcpkit-redis/mcpkit go-sdk/bare mcp-go/bare mcpkit/mcp-go mcpkit/go-sdk", pairs, " ")
-		for (wl in w) for (p = 1; p in pairs; p++) { split(pairs[p], xy, "/"); ratio(wl, xy[1], xy[2]) }
+		nw = split(workloads, order, " ")
+		for (o = 1; o <= nw; o++) {
+			wl = order[o]
+			if (!(wl in w) || (wl in printed)) continue
+			printed[wl]
+			for (p = 1; p in pairs; p++) { split(pairs[p], xy, "/"); ratio(wl, xy[1], xy[2]) }
+		}
 	}
-' "$rounds" | sort -s -k1,1
+' "$rounds"
 
 echo
 echo "# in process (handler called directly, one request at a time): ns, bytes and allocations per tools/call, median of $BENCHCOUNT"
