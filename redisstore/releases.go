@@ -8,13 +8,14 @@ import (
 )
 
 // The releases of the claims this replica's requests are done with (see claims.go) are queued
-// by session, after the response went out, and reach Redis off the request's path, whichever
-// comes first: the next lookup of the same session on this replica takes its session's queue
-// into its script (no round trip of their own), or the store's one flusher goroutine sends what
-// is queued, one script per session pipelined in one round trip, as soon as it is woken (it
-// never waits for more to gather: what queues up while a round trip is under way goes in the
-// next). So a plain request costs one round trip on its path and at most one after it, and
-// under load fewer.
+// by session, after the response went out, and reach Redis off the request's path by whichever
+// comes first: the next lookup of the same session on this replica, which ends its session's
+// queued claims in its own script (no round trip of their own), or the store's one flusher
+// goroutine, which sends everything queued, one script per session pipelined in one round trip,
+// as soon as it is woken (it never waits for more to gather: what queues up while a round trip
+// is under way goes in the next). So a plain request costs one round trip on its path and at
+// most one after it, and under load fewer. A release sent twice (its lookup failed after Redis
+// ran it) is harmless: a claim ends only under the token it was taken with.
 
 // maxQueuedReleases bounds the releases a replica keeps for a second attempt when Redis failed
 // them; past it a failed batch is dropped (its claims are then freed as claims.go describes).
@@ -30,8 +31,9 @@ end
 return n
 `)
 
-// queueRelease queues the release of a claim, or sends it at once when the store is closed
-// (its flusher is gone). The caller holds s.mu; it returns false for the caller to send it.
+// queueRelease queues the release of a claim and wakes the flusher; when the store is closed
+// (its flusher is gone) it queues nothing and returns false, for the caller to send the release
+// itself. The caller holds s.mu.
 func (s *Sessions) queueRelease(id, field, token string) bool {
 	if s.closed {
 		return false
