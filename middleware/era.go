@@ -51,8 +51,11 @@ type EraRouterOptions struct {
 //   - 2026-07-28 without a session: modern, except a POST initialize without the envelope
 //     claim, which a client probing with the newest header may still send: legacy.
 //
-// A POST the body sends to the 2026-07-28 lifecycle whose Accept check MethodAccept left open
-// (see there) is refused here with 406 before the modern handler sees it.
+// The headers are read once per request: MethodAccept in front records what they say in the
+// Exchange (it needs it for its own answers), and the router reads that record; without
+// MethodAccept the router reads the headers itself. A POST the body sends to the 2026-07-28
+// lifecycle whose Accept check MethodAccept left open (see there) is refused here with 406
+// before the modern handler sees it.
 //
 // Without this layer an endpoint serves one lifecycle only.
 func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
@@ -62,14 +65,21 @@ func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
 	}
 	return func(legacy http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if routeModern(r) {
-				if r.Method == http.MethodPost && !finishAccept(w, r, ExchangeFrom(r.Context())) {
+			ex := ExchangeFrom(r.Context())
+			var msg *jsonrpc.Message
+			if ex != nil {
+				msg = ex.msg
+			}
+			if lifecycleOf(r, ex).modern(msg) {
+				if ex != nil && ex.acceptOpen {
+					// The Accept check MethodAccept left open: 2026-07-28 needs both media types.
+					refuseNotAcceptable(w, r, mediaJSON, mediaSSE)
 					return
 				}
 				modern.ServeHTTP(w, r)
 				return
 			}
-			if !refusedByGuard(w, r) {
+			if !refusedByGuard(w, r, msg) {
 				legacy.ServeHTTP(w, r)
 			}
 		})
@@ -81,37 +91,81 @@ func EraRouter(opts EraRouterOptions) func(http.Handler) http.Handler {
 // is judged by its headers alone); other methods are judged by their headers, so an endpoint can
 // ask before the body is read, for example to leave a GET with a 2026-07-28 header to the modern
 // handler's 405 instead of checking its Accept header.
-func RoutesModern(r *http.Request) bool { return routeModern(r) }
-
-// routeModern decides the lifecycle of r.
-func routeModern(r *http.Request) bool {
-	v := r.Header.Get(protocolVersionKey)
-	if v == "" || core.IsHandshakeVersion(v) {
-		return false
+func RoutesModern(r *http.Request) bool {
+	ex := ExchangeFrom(r.Context())
+	var msg *jsonrpc.Message
+	if ex != nil {
+		msg = ex.msg
 	}
-	if r.Header.Get(HeaderSessionID) != "" {
-		return false // an established legacy session, whatever the header says
-	}
-	if !core.IsModernVersion(v) {
-		return true
-	}
-	if r.Method != http.MethodPost {
-		return true
-	}
-	msg, ok := MessageFrom(r.Context())
-	if ok && msg.Method == "initialize" && !transport.Core.ClaimsModern(msg) {
-		return false
-	}
-	return true
+	return lifecycleOf(r, ex).modern(msg)
 }
 
-// refusedByGuard answers a legacy-routed POST whose body claims the modern envelope.
-func refusedByGuard(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost {
-		return false
+// lifecycle is what the headers of a request say of the lifecycle it belongs to, before its body
+// is read. It is decided once per request (headerLifecycle) and recorded in the Exchange.
+type lifecycle uint8
+
+const (
+	lcUnknown lifecycle = iota // not decided yet
+	lcLegacy                   // legacy, whatever the body says
+	lcModern                   // 2026-07-28, whatever the body says (every method but POST, an unknown version)
+	// lcModernHeaders: a POST, 2026-07-28 without a session, whose Mcp-Method names a method
+	// other than initialize. It is modern by its headers (its Accept header must list both
+	// media types) and goes to the legacy lifecycle only if its body is an initialize without
+	// the envelope claim.
+	lcModernHeaders
+	// lcBody: a POST, 2026-07-28 without a session, with no Mcp-Method or initialize: the body
+	// decides (an initialize without the envelope claim is legacy).
+	lcBody
+)
+
+// headerLifecycle reads the lifecycle of r from its headers, by the rules of EraRouter.
+func headerLifecycle(r *http.Request) lifecycle {
+	v := r.Header.Get(protocolVersionKey)
+	if v == "" || core.IsHandshakeVersion(v) {
+		return lcLegacy
 	}
-	msg, ok := MessageFrom(r.Context())
-	if !ok || !transport.Core.ClaimsModern(msg) {
+	if r.Header.Get(HeaderSessionID) != "" {
+		return lcLegacy // an established legacy session, whatever the header says
+	}
+	if !core.IsModernVersion(v) || r.Method != http.MethodPost {
+		return lcModern
+	}
+	if m := r.Header.Get(HeaderMethod); m != "" && m != "initialize" {
+		return lcModernHeaders
+	}
+	return lcBody
+}
+
+// lifecycleOf returns the lifecycle recorded in ex, or reads it from the headers (and records
+// it, when there is an Exchange).
+func lifecycleOf(r *http.Request, ex *Exchange) lifecycle {
+	if ex == nil {
+		return headerLifecycle(r)
+	}
+	if ex.lifecycle == lcUnknown {
+		ex.lifecycle = headerLifecycle(r)
+	}
+	return ex.lifecycle
+}
+
+// modern decides the lifecycle of a request whose headers say lc and whose decoded message is
+// msg (nil when none was decoded: the headers alone decide).
+func (lc lifecycle) modern(msg *jsonrpc.Message) bool {
+	switch lc {
+	case lcLegacy:
+		return false
+	case lcModern:
+		return true
+	}
+	return msg == nil || msg.Method != "initialize" || transport.Core.ClaimsModern(msg)
+}
+
+// byHeaders reports whether the headers alone send a POST to the 2026-07-28 lifecycle.
+func (lc lifecycle) byHeaders() bool { return lc == lcModern || lc == lcModernHeaders }
+
+// refusedByGuard answers a legacy-routed POST whose body msg claims the modern envelope.
+func refusedByGuard(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+	if r.Method != http.MethodPost || msg == nil || !transport.Core.ClaimsModern(msg) {
 		return false
 	}
 	if core.IsModernVersion(r.Header.Get(protocolVersionKey)) {

@@ -115,3 +115,34 @@ func TestEraRouterLegacyGuard(t *testing.T) {
 		})
 	}
 }
+
+// The headers are read once per request: what MethodAccept read of the lifecycle is what the era
+// router routes by, even when a layer between them changes the headers.
+func TestEraRouterReadsTheLifecycleMethodAcceptRecorded(t *testing.T) {
+	modern := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "modern") })
+	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "legacy") })
+	dropVersion := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Del(HeaderProtocolVersion)
+			next.ServeHTTP(w, r)
+		})
+	}
+	router := Decode(DecodeOptions{})(EraRouter(EraRouterOptions{Modern: modern})(legacy))
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+		want string
+	}{
+		{"recorded by MethodAccept", MethodAccept(MethodAcceptOptions{})(dropVersion(router)), "modern"},
+		{"read by the router", dropVersion(router), "legacy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := newServer(t, tc.h).URL
+			_, _, got := send(t, url, http.MethodPost, bodyList, "Content-Type", "application/json",
+				"Accept", "application/json, text/event-stream", HeaderProtocolVersion, "2026-07-28")
+			if got != tc.want {
+				t.Errorf("routed %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -50,10 +50,13 @@ type Exchange struct {
 	// Set before the next handler runs, by the layer named, on the request's goroutine (they sit
 	// here, beside hasErr, so that they cost the record no size).
 	//
-	// acceptBoth: MethodAccept let a POST through whose Accept header lists application/json
+	// lifecycle: what the request's headers say of its lifecycle, read once (MethodAccept, or
+	// the era router without it) and read again from here.
+	lifecycle lifecycle
+	// acceptOpen: MethodAccept let a POST through whose Accept header lists application/json
 	// but not text/event-stream, which only the legacy lifecycle accepts (JSON mode); the era
 	// router refuses it when the body sends it to the 2026-07-28 lifecycle.
-	acceptBoth bool
+	acceptOpen bool
 	// versionAfterSession: ProtocolVersion left the check of a GET or DELETE to the session
 	// layer, which runs it once the session is resolved.
 	versionAfterSession bool

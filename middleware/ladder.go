@@ -47,34 +47,34 @@ type MethodAcceptOptions struct {
 // without a session, and an Mcp-Method of initialize or none: see EraRouter) in JSONResponse
 // mode, accepting application/json but not text/event-stream, is left to the era router, which
 // finishes this check with the same answer once it knows the lifecycle.
+//
+// The lifecycle the headers say is the era router's rule (see EraRouter); the layer reads it once,
+// and records it in the request's Exchange (creating the record when no layer in front did,
+// which Decode would otherwise do), so that the router reads the headers no second time.
 func MethodAccept(opts MethodAcceptOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodPost && routeModern(r) {
-				RefuseMethod(w, r, true)
-				return
-			}
-			switch r.Method {
-			case http.MethodPost:
-				if !opts.postAcceptable(w, r) {
+			lc := headerLifecycle(r)
+			acceptOpen := false
+			switch {
+			case r.Method == http.MethodPost:
+				var ok bool
+				if ok, acceptOpen = opts.postAcceptable(w, r, lc); !ok {
 					return
 				}
-				if opts.JSONResponse && !modernByHeaders(r) && !accepts(r, mediaJSON, mediaSSE) && routeModernUnknown(r) {
-					// Legacy accepts this header, 2026-07-28 does not: the body decides.
-					var ex *Exchange
-					r, ex = ensureExchange(r)
-					ex.acceptBoth = true
-				}
-			case http.MethodGet:
+			case lc == lcModern:
+				RefuseMethod(w, r, true) // 2026-07-28 has only POST
+				return
+			case r.Method == http.MethodGet:
 				if opts.Stateless {
 					RefuseMethod(w, r, true)
 					return
 				}
-				if !accepts(r, mediaSSE) {
+				if acceptMask(r)&acceptSSE == 0 {
 					refuseNotAcceptable(w, r, mediaSSE)
 					return
 				}
-			case http.MethodDelete:
+			case r.Method == http.MethodDelete:
 				if opts.Stateless {
 					RefuseMethod(w, r, true)
 					return
@@ -83,6 +83,10 @@ func MethodAccept(opts MethodAcceptOptions) func(http.Handler) http.Handler {
 				RefuseMethod(w, r, opts.Stateless)
 				return
 			}
+			// What the headers say of the lifecycle goes to the era router with the request, so
+			// that they are read once.
+			r, ex := ensureExchange(r)
+			ex.lifecycle, ex.acceptOpen = lc, acceptOpen
 			next.ServeHTTP(w, r)
 		})
 	}
@@ -93,77 +97,57 @@ const (
 	mediaSSE  = "text/event-stream"
 )
 
-// postAcceptable checks the Accept header of a POST: both media types, or application/json
-// alone for a legacy POST in JSON mode. It answers 406 and returns false when the header falls
-// short.
-func (o MethodAcceptOptions) postAcceptable(w http.ResponseWriter, r *http.Request) bool {
-	if o.JSONResponse && !modernByHeaders(r) {
-		if !accepts(r, mediaJSON) {
+// Bits of acceptMask.
+const (
+	acceptJSON uint8 = 1 << iota
+	acceptSSE
+	acceptBoth = acceptJSON | acceptSSE
+)
+
+// postAcceptable checks the Accept header of a POST whose headers say lc: both media types, or
+// application/json alone for a legacy POST in JSON mode. It answers 406 and returns false when
+// the header falls short. It reports in later whether it let through a header that only the
+// legacy lifecycle accepts while the body is yet to say which lifecycle the POST belongs to: the
+// era router finishes that check (see EraRouter).
+func (o MethodAcceptOptions) postAcceptable(w http.ResponseWriter, r *http.Request, lc lifecycle) (ok, later bool) {
+	got := acceptMask(r)
+	if o.JSONResponse && !lc.byHeaders() {
+		if got&acceptJSON == 0 {
 			refuseNotAcceptable(w, r, mediaJSON)
-			return false
+			return false, false
 		}
-		return true
+		// Legacy accepts this header, 2026-07-28 does not: the body decides.
+		return true, lc == lcBody && got != acceptBoth
 	}
-	if !accepts(r, mediaJSON, mediaSSE) {
+	if got != acceptBoth {
 		refuseNotAcceptable(w, r, mediaJSON, mediaSSE)
-		return false
+		return false, false
 	}
-	return true
+	return true, false
 }
 
-// finishAccept is the Accept check MethodAccept left to the era router: a POST the body sent to
-// the 2026-07-28 lifecycle needs both media types. It answers 406 and returns false when the
-// header falls short.
-func finishAccept(w http.ResponseWriter, r *http.Request, ex *Exchange) bool {
-	if ex == nil || !ex.acceptBoth {
-		return true
-	}
-	refuseNotAcceptable(w, r, mediaJSON, mediaSSE)
-	return false
-}
-
-// modernByHeaders reports whether the headers alone send a POST to the 2026-07-28 lifecycle,
-// before its body is read: without a session, an MCP-Protocol-Version the kit does not know, or
-// 2026-07-28 with an Mcp-Method header naming a method other than initialize.
-func modernByHeaders(r *http.Request) bool {
-	if !routeModern(r) {
-		return false
-	}
-	if v := r.Header.Get(protocolVersionKey); !core.IsModernVersion(v) {
-		return true // unknown version: modern whatever the body
-	}
-	m := r.Header.Get(HeaderMethod)
-	return m != "" && m != "initialize"
-}
-
-// routeModernUnknown reports whether a POST's lifecycle waits for its body: its headers alone
-// would send it to the 2026-07-28 lifecycle, but a sessionless initialize without the envelope
-// claim still goes to the legacy one.
-func routeModernUnknown(r *http.Request) bool { return routeModern(r) && !modernByHeaders(r) }
-
-// accepts reports whether the Accept header lists every wanted media type (at most eight):
-// every value is split at commas, each media type taken before any ";", trimmed and compared
-// without regard to case; */* accepts anything, and no header accepts nothing. It does not
-// allocate.
-func accepts(r *http.Request, wanted ...string) bool {
-	var found uint8 // bit i set: wanted[i] is listed
+// acceptMask reads the Accept header of r once: acceptJSON when it lists application/json,
+// acceptSSE when it lists text/event-stream, both for */*. Every value is split at commas, each
+// media type taken before any ";", trimmed and compared without regard to case; no header
+// accepts nothing. It does not allocate.
+func acceptMask(r *http.Request) uint8 {
+	var found uint8
 	for _, h := range r.Header.Values("Accept") {
 		for h != "" {
 			var part string
 			part, h, _ = strings.Cut(h, ",")
 			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			if mt == "*/*" {
-				return true
-			}
-			for i, w := range wanted {
-				if strings.EqualFold(mt, w) {
-					found |= 1 << i
-				}
+			switch mt = strings.TrimSpace(mt); {
+			case mt == "*/*":
+				return acceptBoth
+			case strings.EqualFold(mt, mediaJSON):
+				found |= acceptJSON
+			case strings.EqualFold(mt, mediaSSE):
+				found |= acceptSSE
 			}
 		}
 	}
-	return found == 1<<len(wanted)-1
+	return found
 }
 
 func refuseNotAcceptable(w http.ResponseWriter, r *http.Request, wanted ...string) {
