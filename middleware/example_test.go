@@ -12,7 +12,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/mcpkit/mcpkit/internal/sessiontest"
+	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/otelmcp"
 	"github.com/mcpkit/mcpkit/session"
@@ -88,18 +89,30 @@ func ExampleEraRouter() {
 	// 200 modern
 }
 
-// SessionValidator resolves the Mcp-Session-Id of legacy requests: 400 without one (except
-// initialize), 404 for an unknown one, 403 when the request's principal (here from the
-// Principal layer) is not the one that opened the session.
+// SessionValidator resolves the Mcp-Session-Id of legacy requests through the endpoint that owns
+// the sessions: 400 without one (except initialize), 404 for an unknown one, 403 when the
+// request's principal (here from the Principal layer) is not the one that opened the session.
 func ExampleSessionValidator() {
-	store := session.NewMemory(session.MemoryOptions{})
-	defer store.Close()
-	_ = store.Add(context.Background(), &session.Entry{ID: "s-1", Owner: "ada"})
+	server := core.NewServer(core.Implementation{Name: "example", Version: "1.0.0"}, core.Options{})
+	ep := mcphttp.NewEndpoint(server, mcphttp.EndpointOptions{Store: session.NewMemory(session.MemoryOptions{})})
+	defer ep.Close() // ends the sessions and the store
 	user := func(r *http.Request) string { return r.Header.Get("X-User") }
-	h := middleware.Principal(middleware.PrincipalOptions{Resolve: user})(middleware.Decode(middleware.DecodeOptions{})(
-		middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: sessiontest.RecordSessions{Store: store}})(ok)))
-	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "ada")
-	do(h, exampleCall, "Mcp-Session-Id", "s-1", "X-User", "bob")
+	validated := func(next http.Handler) http.Handler {
+		return middleware.Principal(middleware.PrincipalOptions{Resolve: user})(middleware.Decode(middleware.DecodeOptions{})(
+			middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(next)))
+	}
+	// ada opens a session: initialize passes the validator, and the endpoint creates it.
+	init := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	init.Header.Set("Content-Type", "application/json")
+	init.Header.Set("X-User", "ada")
+	opened := httptest.NewRecorder()
+	validated(ep).ServeHTTP(opened, init)
+	id := opened.Header().Get(middleware.HeaderSessionID)
+
+	h := validated(ok)
+	do(h, exampleCall, "Mcp-Session-Id", id, "X-User", "ada")
+	do(h, exampleCall, "Mcp-Session-Id", id, "X-User", "bob")
 	do(h, exampleCall, "Mcp-Session-Id", "nope")
 	do(h, exampleCall)
 	// Output:
