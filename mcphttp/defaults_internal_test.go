@@ -20,6 +20,7 @@ func TestOptionsDefaults(t *testing.T) {
 	h := New(s, zero)
 	defer h.Close()
 	ep, l := h.Endpoint(), h.Listeners()
+	legacySSE, modernSSE := zero.sse()
 
 	var eo EndpointOptions
 	store := session.NewMemory(session.MemoryOptions{})
@@ -43,16 +44,16 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "Options.BodyReadTimeout", Given: zero.BodyReadTimeout, Got: testutil.BodyReadBound(t, h), Doc: 30 * time.Second},
 		{Option: "Options.Store", Given: zero.Store, Got: fmt.Sprintf("%T", h.Store()), Doc: "*session.Memory"},
 		{Option: "Options.MaxSessionsPerCaller", Given: zero.MaxSessionsPerCaller, Got: ep.callers.max, Doc: 1000},
-		{Option: "Options.KeepAlive", Given: zero.KeepAlive, Got: ep.sse.KeepAlive, Doc: 30 * time.Second},
-		// Zero reaches the SSE writer, whose zero is its documented 30 s (tested in middleware).
-		{Option: "Options.WriteTimeout", Given: zero.WriteTimeout, Got: ep.sse.WriteTimeout, Doc: time.Duration(0)},
+		// Zero reaches the SSE layers, whose zero is their documented 30 s (tested in middleware);
+		// the 2026-07-28 streams have no keepalive comments.
+		{Option: "Options.KeepAlive", Given: zero.KeepAlive, Got: []time.Duration{legacySSE.KeepAlive, modernSSE.KeepAlive}, Doc: []time.Duration{0, -1}},
+		{Option: "Options.WriteTimeout", Given: zero.WriteTimeout, Got: []time.Duration{legacySSE.WriteTimeout, modernSSE.WriteTimeout}, Doc: []time.Duration{0, 0}},
 		{Option: "Options.Resumability", Given: zero.Resumability, Got: ep.res == nil, Doc: true},
 		{Option: "Options.DisableListen", Given: zero.DisableListen, Got: l != nil, Doc: true},
 		{Option: "Options.Listen.MaxStreams", Given: zero.Listen.MaxStreams, Got: l.reg.Max(), Doc: 1000},
 		{Option: "Options.Listen.KeepAlive", Given: zero.Listen.KeepAlive, Got: l.keepAlive, Doc: 15 * time.Second},
 		{Option: "Options.Listen.MaxStreamsPerCaller", Given: zero.Listen.MaxStreamsPerCaller, Got: l.callers.max, Doc: 100},
 
-		{Option: "EndpointOptions.KeepAlive", Given: eo.KeepAlive, Got: bare.sse.KeepAlive, Doc: 30 * time.Second},
 		{Option: "EndpointOptions.MaxSessionsPerCaller", Given: eo.MaxSessionsPerCaller, Got: bare.callers.max, Doc: 1000},
 
 		{Option: "ModernOptions.MaxNotifications", Given: mo.MaxNotifications, Got: modern.opts.MaxNotifications, Doc: 1000},

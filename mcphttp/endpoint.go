@@ -21,10 +21,6 @@ import (
 // waiting for the call's first frame (see middleware.SSEWriter.StartDeferred).
 const requestHeaderDelay = 20 * time.Millisecond
 
-// DefaultKeepAlive is the interval of keepalive comments on SSE streams when
-// EndpointOptions.KeepAlive is zero.
-const DefaultKeepAlive = 30 * time.Second
-
 // EndpointOptions configure the bare endpoint (the innermost handler of the stack).
 type EndpointOptions struct {
 	// Observer observes the endpoint's sessions (their operations, when no tracing layer started
@@ -42,12 +38,6 @@ type EndpointOptions struct {
 	JSONResponse bool
 	// Store holds legacy sessions. Required unless Stateless.
 	Store session.Store
-	// KeepAlive is the interval of keepalive comments on SSE streams (the GET stream and request
-	// streams). Zero means DefaultKeepAlive (30 s); negative turns them off.
-	KeepAlive time.Duration
-	// WriteTimeout bounds each write to a client, so a client that stops reading cannot pin a
-	// stream. Zero means 30 s; negative turns the bound off.
-	WriteTimeout time.Duration
 	// Resumability turns on resumable request streams (see ResumabilityOptions). The zero value
 	// keeps them off. Ignored when JSONResponse is set; NewEndpoint panics when it is enabled
 	// with Stateless.
@@ -67,14 +57,16 @@ type EndpointOptions struct {
 
 // Endpoint serves the Streamable HTTP transport for one core.Server: legacy POST, GET and DELETE.
 // It is the innermost handler of the stack and repeats none of the layers' checks: it expects
-// middleware.MethodAccept, Decode, EraRouter, ProtocolVersion and (stateful) SessionValidator in
-// front of it, as New composes them. A POST without a decoded message is answered 500 (the
-// stack lacks Decode); a request naming no session that a stateful endpoint needs one for, 400
-// "Missing session ID" (the stack lacks a session layer).
+// middleware.MethodAccept, Decode, EraRouter, ProtocolVersion, (stateful) SessionValidator and SSE
+// in front of it, as New composes them; its streams (request streams, the GET stream) are the SSE
+// layer's, with that layer's keepalive and write timeout. A POST without a decoded message is
+// answered 500 (the stack lacks Decode), and so is a request it would answer with a stream
+// without an SSE layer in front (a GET, a request of a session unless JSONResponse); a request
+// naming no session that a stateful endpoint needs one for, 400 "Missing session ID" (the stack
+// lacks a session layer).
 type Endpoint struct {
 	server *core.Server
 	opts   EndpointOptions
-	sse    middleware.SSEWriterOptions
 	res    *resumer // nil: resumability off
 	// callers counts the sessions each caller created here (MaxSessionsPerCaller).
 	callers *callerCaps
@@ -102,11 +94,6 @@ func NewEndpoint(s *core.Server, opts EndpointOptions) *Endpoint {
 	}
 	e := &Endpoint{server: s, opts: opts, callers: newCallerCaps(opts.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)}
 	e.callers.share(opts.Callers, "sessions|")
-	ka := opts.KeepAlive
-	if ka == 0 {
-		ka = DefaultKeepAlive
-	}
-	e.sse = middleware.SSEWriterOptions{KeepAlive: ka, WriteTimeout: opts.WriteTimeout} // negative: off
 	if !opts.Stateless && !opts.JSONResponse {
 		if e.res = newResumer(opts.Resumability); e.res != nil {
 			e.res.callers.share(opts.Callers, "resumable|")
@@ -143,36 +130,32 @@ func (e *Endpoint) Known(ctx context.Context, id string) error {
 	return e.sessions.Known(ctx, id)
 }
 
-// ServeHTTP serves one legacy exchange. It reads the decoded message once and counts the request
-// in. It gives the request no context of its own: what Close must stop ends by other means.
-// Every session a legacy request runs on ends when the endpoint closes (the store's sessions
-// with the store, ephemeral ones because the endpoint holds them, see hold), and ending a session
-// cancels its calls; streams end with their session, resumable ones with the endpoint's base
-// context.
+// ServeHTTP serves one legacy exchange. It reads the request's Exchange once (the decoded
+// message, the stream of the SSE layer in front) and counts the request in. It gives the request
+// no context of its own: what Close must stop ends by other means. Every session a legacy
+// request runs on ends when the endpoint closes (the store's sessions with the store, ephemeral
+// ones because the endpoint holds them, see hold), and ending a session cancels its calls;
+// streams end with their session, resumable ones with the endpoint's base context.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var msg *jsonrpc.Message
+	ex := middleware.ExchangeFrom(r.Context())
+	var id jsonrpc.ID
 	if r.Method == http.MethodPost {
-		m, ok := middleware.MessageFrom(r.Context())
-		if !ok {
+		if ex == nil || ex.Message() == nil {
 			middleware.RefuseUndecoded(w, r)
 			return
 		}
-		msg = m
+		id = ex.Message().ID
 	}
 	if !e.enter() {
-		var id jsonrpc.ID
-		if msg != nil {
-			id = msg.ID
-		}
 		middleware.RefuseShuttingDown(w, r, id)
 		return
 	}
 	defer e.leave()
 	switch r.Method {
 	case http.MethodPost:
-		e.post(w, r, msg)
+		e.post(w, r, ex)
 	case http.MethodGet:
-		e.get(w, r)
+		e.get(w, r, ex)
 	case http.MethodDelete:
 		e.delete(w, r)
 	default: // MethodAccept in front answers every other method
@@ -213,7 +196,8 @@ func (e *Endpoint) bind(w http.ResponseWriter, r *http.Request, next func(http.R
 	next(w, r.WithContext(ctx))
 }
 
-func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange) {
+	msg := ex.Message()
 	if msg.Method == "initialize" && !e.opts.Stateless {
 		e.initialize(w, r, msg)
 		return
@@ -246,11 +230,18 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if l != nil && e.res != nil && l.st != nil {
-		e.resumableRequest(w, r, l, msg)
+	var sse *middleware.SSEWriter // the request's stream; none in JSON mode and without a session
+	if l != nil && !e.opts.JSONResponse {
+		if sse = ex.SSE(w); sse == nil {
+			middleware.RefuseNoSSE(w, r, msg.ID)
+			return
+		}
+	}
+	if sse != nil && e.res != nil && l.st != nil {
+		e.resumableRequest(w, r, l, msg, sse)
 		return
 	}
-	e.request(w, r, cs, msg, l != nil && !e.opts.JSONResponse)
+	e.request(w, r, cs, msg, sse)
 }
 
 // initialize creates a session (stateful mode): the response is always one JSON object, and the
@@ -303,10 +294,11 @@ func (e *Endpoint) initialize(w http.ResponseWriter, r *http.Request, msg *jsonr
 	writeJSON(w, r, http.StatusOK, resp)
 }
 
-// request serves one request: on its own SSE stream (progress, log messages and server-to-client
-// requests of the request ride it, then the response), or as one JSON object.
-func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *jsonrpc.Message, stream bool) {
-	if !stream {
+// request serves one request: on its own SSE stream, sse (progress, log messages and
+// server-to-client requests of the request ride it, then the response), or as one JSON object
+// when sse is nil.
+func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Session, msg *jsonrpc.Message, sse *middleware.SSEWriter) {
+	if sse == nil {
 		call, err := transport.Core.Begin(cs, r.Context(), msg, noPath{})
 		if err != nil {
 			e.beginFailed(w, r, msg, err)
@@ -320,10 +312,6 @@ func (e *Endpoint) request(w http.ResponseWriter, r *http.Request, cs *core.Sess
 		writeJSON(w, r, http.StatusOK, resp)
 		return
 	}
-	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
-	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, e.sse)
-	defer sse.Close()
 	call, err := transport.Core.Begin(cs, r.Context(), msg, sseSender{sse})
 	if err != nil {
 		e.beginFailed(w, r, msg, err)

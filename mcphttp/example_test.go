@@ -46,10 +46,12 @@ func handStack(server *core.Server, auth func(http.Handler) http.Handler) (h htt
 					middleware.MethodAccept(middleware.MethodAcceptOptions{})(
 						middleware.Decode(middleware.DecodeOptions{})(
 							middleware.EraRouter(middleware.EraRouterOptions{
-								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
+								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(
+									middleware.SSE(middleware.SSEOptions{KeepAlive: -1})(modern)),
 							})(
 								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
-									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(ep)))))))))
+									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(
+										middleware.SSE(middleware.SSEOptions{})(ep))))))))))
 	return h, func() {
 		listeners.Close()
 		_ = ep.Close()
@@ -84,7 +86,7 @@ func ExampleNewEndpoint_ownSessionLayer() {
 	}
 	// The endpoint records the principal in the context at initialize as the session's Owner.
 	h := middleware.Principal(middleware.PrincipalOptions{Resolve: user})(
-		middleware.Decode(middleware.DecodeOptions{})(ownSessions(legacy)))
+		middleware.Decode(middleware.DecodeOptions{})(ownSessions(middleware.SSE(middleware.SSEOptions{})(legacy))))
 	_ = h
 	_ = legacy.Close()
 	// Output:

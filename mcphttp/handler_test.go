@@ -88,3 +88,34 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 		t.Run(want, func(t *testing.T) { testutil.WantPanic(t, want, build) })
 	}
 }
+
+// Mounted behind Decode but without an SSE layer, the handlers refuse what they would answer with
+// a stream with 500, naming the missing layer, before they write or run anything: the 2026-07-28
+// handler every request, the legacy endpoint a request of a session (unless it answers with
+// JSON) and a GET. What never streams is served: initialize, a stateless endpoint's requests.
+func TestHandlersWithoutSSERefuse(t *testing.T) {
+	s := newServer(newTools())
+	store := session.NewMemory(session.MemoryOptions{})
+	stateful := mcphttp.NewEndpoint(s, mcphttp.EndpointOptions{Store: store})
+	t.Cleanup(func() { _ = stateful.Close() })
+	stateless := mcphttp.NewEndpoint(s, mcphttp.EndpointOptions{Stateless: true})
+	t.Cleanup(func() { _ = stateless.Close() })
+	decoded := func(h http.Handler) *testutil.Client {
+		srv := httptest.NewServer(middleware.Decode(middleware.DecodeOptions{})(h))
+		t.Cleanup(srv.Close)
+		return testutil.NewClient(srv.URL, srv.Client())
+	}
+	const noSSE = "Internal error: the request reached the handler without an SSE layer in front of it"
+	c := decoded(mcphttp.NewModern(s, mcphttp.ModernOptions{}))
+	c.Do(t, c.NewModernPost(context.Background(), call(2, "echo", map[string]any{"text": "x"}))).WantError(t, http.StatusInternalServerError, -32603, noSSE, "2")
+
+	c = decoded(middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: stateful})(stateful))
+	c.Initialize(t)
+	c.Do(t, c.NewPost(context.Background(), ping)).WantError(t, http.StatusInternalServerError, -32603, noSSE, `"p-1"`)
+	c.Do(t, c.NewRequest(context.Background(), http.MethodGet)).WantError(t, http.StatusInternalServerError, -32603, noSSE, "null")
+
+	c = decoded(stateless)
+	if rep := c.Do(t, c.NewPost(context.Background(), ping)); rep.Status != http.StatusOK {
+		t.Fatalf("the stateless endpoint without an SSE layer: %d %s", rep.Status, rep.Body)
+	}
+}

@@ -30,6 +30,9 @@ func TestHandStackIsTheDefault(t *testing.T) {
 		hdr                []string
 	}
 	modernCall := call(7, "echo", map[string]any{"text": "hi"})
+	// Calls that stream: the SSE layers' streams, progress first, then the response.
+	legacyProgress := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`
+	modernProgress := withMeta(10, "tools/call", map[string]any{"name": "progress", "arguments": map[string]any{"steps": 2}}, map[string]any{"progressToken": "p"})
 	modernHdr := func(body string, extra ...string) []string {
 		var h []string
 		for k, vs := range testutil.ModernHeaders(body) {
@@ -51,9 +54,11 @@ func TestHandStackIsTheDefault(t *testing.T) {
 		{"POST envelope on legacy", http.MethodPost, modernCall, true, []string{"Accept", testutil.AcceptBoth, "MCP-Protocol-Version", "2025-11-25"}},
 		{"POST ping", http.MethodPost, ping, true, []string{"Accept", testutil.AcceptBoth}},
 		{"POST tools/call", http.MethodPost, testutil.CallTool(3, "echo", map[string]any{"text": "x"}, nil), true, []string{"Accept", testutil.AcceptBoth}},
+		{"POST tools/call with progress", http.MethodPost, legacyProgress, true, []string{"Accept", testutil.AcceptBoth}},
 		{"GET empty version", http.MethodGet, "", true, []string{"Accept", "text/event-stream", "MCP-Protocol-Version", ""}},
 		{"DELETE unknown", http.MethodDelete, "", false, []string{"Mcp-Session-Id", "nope"}},
 		{"modern tools/call", http.MethodPost, modernCall, false, modernHdr(modernCall)},
+		{"modern tools/call with progress", http.MethodPost, modernProgress, false, modernHdr(modernProgress)},
 		{"modern not acceptable", http.MethodPost, modernCall, false, modernHdr(modernCall, "Accept", "application/json")},
 		{"modern Mcp-Method missing", http.MethodPost, modernCall, false, []string{"Accept", testutil.AcceptBoth, "MCP-Protocol-Version", "2026-07-28"}},
 		{"modern name mismatch", http.MethodPost, modernCall, false, modernHdr(modernCall, "Mcp-Name", "other")},
@@ -101,8 +106,9 @@ func TestHandStackIsTheDefault(t *testing.T) {
 			t.Errorf("default: %s\nhand:    %s", want[i], got[i])
 		}
 	}
-	// The table reaches every layer's refusals, not only successes.
-	for _, needle := range []string{"Method Not Allowed", "Not Acceptable", "Unsupported Media Type", "-32700", "Missing session ID",
+	// The table reaches every layer's refusals, not only successes, and the streams of both SSE
+	// layers.
+	for _, needle := range []string{"text/event-stream", `"method":"notifications/progress"`, "Method Not Allowed", "Not Acceptable", "Unsupported Media Type", "-32700", "Missing session ID",
 		"Session not found", "Unsupported protocol version", "-32020", "-32022", "-32601"} {
 		if !strings.Contains(strings.Join(want, "\n"), needle) {
 			t.Errorf("no answer of the table carries %q", needle)

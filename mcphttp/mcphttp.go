@@ -5,9 +5,10 @@
 //
 //	recover -> tracing -> request log -> origin/host guard -> method + Accept
 //	        -> body limit + decode -> era router
-//	           legacy: protocol-version check -> session validator
+//	           legacy: protocol-version check -> session validator -> SSE streams
 //	                   -> endpoint (legacy POST: JSON or SSE; GET stream; DELETE)
 //	           modern: mirror-header checks (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*)
+//	                   -> SSE streams
 //	                   -> modern handler (2026-07-28 POST: JSON, or SSE carrying the request's
 //	                      notifications live; subscriptions/listen streams)
 //
@@ -20,8 +21,10 @@
 // Each layer answers its own failures with the status and JSON-RPC error the protocol requires,
 // and each check of a request has exactly one of them as its owner: the endpoint, the modern
 // handler and the listen handler repeat none of the layers' checks, and read the message Decode
-// decoded (a POST that reaches them without one is answered 500). Every layer New composes is
-// exported, so a stack assembled by hand is exactly the default one:
+// decoded (a POST that reaches them without one is answered 500); their event streams are the SSE
+// layer's (middleware.SSE, with Options.KeepAlive and WriteTimeout), which ends each stream when
+// its handler returns. Every layer New composes is exported, so a stack assembled by hand is
+// exactly the default one:
 //
 //	store := session.NewMemory(session.MemoryOptions{})
 //	obs := otelmcp.New(otelmcp.Options{})
@@ -37,10 +40,12 @@
 //					middleware.MethodAccept(middleware.MethodAcceptOptions{})(
 //						middleware.Decode(middleware.DecodeOptions{})(
 //							middleware.EraRouter(middleware.EraRouterOptions{
-//								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(modern),
+//								Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: server})(
+//									middleware.SSE(middleware.SSEOptions{KeepAlive: -1})(modern)),
 //							})(
 //								middleware.ProtocolVersion(middleware.ProtocolVersionOptions{})(
-//									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(ep)))))))))
+//									middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(
+//										middleware.SSE(middleware.SSEOptions{})(ep))))))))))
 //
 // The endpoint never holds a lock shared with other sessions while it writes to a client, and
 // every write has a deadline (WriteTimeout). Messages for a session's GET stream (broadcasts,
@@ -121,10 +126,12 @@ type Options struct {
 	// Listen.Callers. Nil counts them in each process.
 	Callers CallerCounter
 
-	// KeepAlive is the interval of keepalive comments on SSE streams. Zero means 30 s; negative
-	// turns them off.
+	// KeepAlive is the interval of keepalive comments on the legacy SSE streams (request streams
+	// and the GET stream: the SSE layer in front of the endpoint); 2026-07-28 request streams
+	// carry none. Zero means 30 s; negative turns them off.
 	KeepAlive time.Duration
-	// WriteTimeout bounds each write to a client. Zero means 30 s; negative turns it off.
+	// WriteTimeout bounds each write to a client (the SSE layers' streams, and the listen streams
+	// unless Listen.WriteTimeout is set). Zero means 30 s; negative turns it off.
 	WriteTimeout time.Duration
 
 	// Resumability turns on resumable SSE streams for legacy requests: a priming event and a
@@ -224,8 +231,6 @@ func New(s *core.Server, opts Options) *Handler {
 		Stateless:            opts.Stateless,
 		JSONResponse:         opts.JSONResponse,
 		Store:                store,
-		KeepAlive:            opts.KeepAlive,
-		WriteTimeout:         opts.WriteTimeout,
 		Resumability:         opts.Resumability,
 		MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
 		Callers:              opts.Callers,
@@ -243,19 +248,21 @@ func New(s *core.Server, opts Options) *Handler {
 	}
 	modern := NewModern(s, ModernOptions{
 		MaxNotifications:    opts.MaxRequestNotifications,
-		WriteTimeout:        opts.WriteTimeout,
 		ChangeNotifications: listeners != nil,
 		Listen:              listeners,
 		Lifetime:            ep,
 	})
-	// The layers, innermost first; each check has one of them as its only owner.
-	var h http.Handler = ep
+	// The layers, innermost first; each check has one of them as its only owner. Each handler
+	// that streams has an SSE layer right in front of it.
+	legacySSE, modernSSE := opts.sse()
+	h := middleware.SSE(legacySSE)(ep)
 	if !opts.Stateless {
 		h = middleware.SessionValidator(middleware.SessionValidatorOptions{Sessions: ep})(h)
 	}
 	h = middleware.ProtocolVersion(middleware.ProtocolVersionOptions{Stateless: opts.Stateless})(h)
 	h = middleware.EraRouter(middleware.EraRouterOptions{
-		Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(modern),
+		Modern: middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(
+			middleware.SSE(modernSSE)(modern)),
 	})(h)
 	h = middleware.Decode(middleware.DecodeOptions{MaxRequestBytes: opts.MaxRequestBytes, BodyReadTimeout: opts.BodyReadTimeout})(h)
 	h = middleware.MethodAccept(middleware.MethodAcceptOptions{Stateless: opts.Stateless, JSONResponse: opts.JSONResponse})(h)
@@ -319,6 +326,14 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.built()
 	h.closeListeners()
 	return h.endpoint.Shutdown(ctx)
+}
+
+// sse returns the options of the SSE layers in front of the legacy endpoint and of the 2026-07-28
+// handler: the same write timeout; keepalive comments on the legacy streams only (a 2026-07-28
+// request's stream carries its call's notifications and ends with its response).
+func (o Options) sse() (legacy, modern middleware.SSEOptions) {
+	return middleware.SSEOptions{KeepAlive: o.KeepAlive, WriteTimeout: o.WriteTimeout},
+		middleware.SSEOptions{KeepAlive: -1, WriteTimeout: o.WriteTimeout}
 }
 
 // validate panics, naming the option, on values New cannot work with. The layers and building

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
@@ -27,9 +26,6 @@ type ModernOptions struct {
 	// Zero means DefaultMaxRequestNotifications (1000); past it, notify calls return
 	// ErrNotificationDropped. NewModern panics on a negative value.
 	MaxNotifications int
-	// WriteTimeout bounds each write of a request's SSE stream. Zero means 30 s; negative turns
-	// the bound off.
-	WriteTimeout time.Duration
 	// ChangeNotifications says the endpoint delivers list-changed and resource-updated
 	// notifications to modern clients (subscriptions/listen); server/discover advertises the
 	// listChanged and subscribe flags only then.
@@ -50,8 +46,9 @@ type ModernOptions struct {
 // as an SSE stream that carries them live, then the response; one that sends none answers one
 // JSON object with the status the JSON-RPC outcome maps to. The client closing the stream
 // cancels the handler's context. It repeats none of the layers' checks: it expects
-// middleware.MethodAccept, Decode, EraRouter and MirrorHeaders in front of it, as New composes
-// them (a request without a decoded message is answered 500).
+// middleware.MethodAccept, Decode, EraRouter, MirrorHeaders and SSE in front of it, as New
+// composes them; its streams are the SSE layer's, with that layer's write timeout (a request
+// without a decoded message, or without an SSE layer in front, is answered 500).
 type Modern struct {
 	server *core.Server
 	opts   ModernOptions
@@ -68,12 +65,17 @@ func NewModern(s *core.Server, opts ModernOptions) *Modern {
 	return &Modern{server: s, opts: opts}
 }
 
-// ServeHTTP serves one 2026-07-28 POST: it reads the decoded message once and counts the request
-// in the Lifetime endpoint.
+// ServeHTTP serves one 2026-07-28 POST: it reads the request's Exchange once (the decoded
+// message, the SSE layer in front) and counts the request in the Lifetime endpoint.
 func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	msg, ok := middleware.MessageFrom(r.Context())
-	if !ok {
+	ex := middleware.ExchangeFrom(r.Context())
+	if ex == nil || ex.Message() == nil {
 		middleware.RefuseUndecoded(w, r)
+		return
+	}
+	msg := ex.Message()
+	if !ex.CanStream() {
+		middleware.RefuseNoSSE(w, r, msg.ID)
 		return
 	}
 	if lt := m.opts.Lifetime; lt != nil {
@@ -83,7 +85,7 @@ func (m *Modern) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer lt.leave()
 	}
-	m.serve(w, r, msg)
+	m.serve(w, r, ex)
 }
 
 // ModernStatus is the HTTP status of a 2026-07-28 answer: 404 for an unknown method, 400 for the
@@ -106,7 +108,8 @@ func ModernStatus(e *jsonrpc.Error) int {
 	return http.StatusOK
 }
 
-func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+func (m *Modern) serve(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange) {
+	msg := ex.Message()
 	if r.Header.Get(middleware.HeaderSessionID) != "" {
 		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
 		return
@@ -135,14 +138,10 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	stream := &modernStream{w: w, max: m.opts.MaxNotifications, sse: middleware.SSEWriterOptions{KeepAlive: -1, WriteTimeout: m.opts.WriteTimeout}}
+	stream := &modernStream{w: w, ex: ex, max: m.opts.MaxNotifications}
 	// Whatever way this handler leaves, a notification arriving later (a goroutine the tool
-	// handler left behind) is refused and never touches w.
-	defer func() {
-		if sse := stream.seal(); sse != nil {
-			sse.Close()
-		}
-	}()
+	// handler left behind) is refused and never touches w (and the SSE layer closes the stream).
+	defer stream.seal()
 	call, err := transport.Core.Begin(cs, r.Context(), msg, stream)
 	if err != nil {
 		stream.seal()
@@ -161,11 +160,8 @@ func (m *Modern) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		writeModern(w, r, resp)
 		return
 	}
-	tail := &streamTail{w: w, timeout: m.opts.WriteTimeout}
-	defer tail.bound()
 	if resp == nil {
-		sse.Close()
-		return
+		return // the SSE layer ends the stream
 	}
 	recordError(r, resp)
 	_ = sse.WriteFinalSSE(middleware.SSEEvent{Event: "message", Data: transport.Core.EncodeResponseMessage(resp)})
@@ -183,8 +179,8 @@ func writeModern(w http.ResponseWriter, r *http.Request, resp *core.Response) {
 // after it, and the handler writes the answer only once seal returned.
 type modernStream struct {
 	w   http.ResponseWriter
+	ex  *middleware.Exchange // its SSE layer makes the stream
 	max int
-	sse middleware.SSEWriterOptions
 
 	mu     sync.Mutex
 	writer *middleware.SSEWriter
@@ -203,7 +199,7 @@ func (s *modernStream) Send(_ context.Context, msg []byte) error {
 		return ErrNotificationDropped
 	}
 	if s.writer == nil {
-		s.writer = middleware.NewSSEWriter(s.w, s.sse)
+		s.writer = s.ex.SSE(s.w)
 		if err := s.writer.Start(); err != nil {
 			return err
 		}

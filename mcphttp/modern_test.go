@@ -144,7 +144,7 @@ func TestModernLadder(t *testing.T) {
 // is mounted alone).
 func TestModernRefusesSessionID(t *testing.T) {
 	s := newServer(newTools())
-	h := middleware.Decode(middleware.DecodeOptions{})(mcphttp.NewModern(s, mcphttp.ModernOptions{}))
+	h := middleware.Decode(middleware.DecodeOptions{})(middleware.SSE(middleware.SSEOptions{})(mcphttp.NewModern(s, mcphttp.ModernOptions{})))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	c := testutil.NewClient(srv.URL, srv.Client())

@@ -18,13 +18,13 @@ import (
 // goroutine with a context the connection does not cancel, so the handler may return (the
 // connection closed, by the client or on the handler's request) while the call goes on; what
 // the call sends then waits in the store for a resuming GET.
-func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *live, msg *jsonrpc.Message) {
+func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *live, msg *jsonrpc.Message, sse *middleware.SSEWriter) {
 	rec, st := l.rec, l.st
 	caller := CallerKey(r)
 	if ok, err := e.res.callers.acquire(r.Context(), caller); !ok || err != nil {
 		// The caller runs as many resumable calls as it may: this one is served like a
 		// request without resumability.
-		e.request(w, r, l.cs, msg, true)
+		e.request(w, r, l.cs, msg, sse)
 		return
 	}
 	released := false
@@ -35,7 +35,6 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *l
 		}
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	sse := middleware.NewSSEWriter(w, e.sse)
 	rs, err := st.openStream(context.WithoutCancel(r.Context()), e.res, rec.ID, msg.ID, sse, cancel)
 	if err != nil {
 		cancel()
@@ -43,7 +42,7 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *l
 		if errors.Is(err, errStreamsBusy) {
 			// The session runs as many resumable calls as it may, each with its client
 			// attached: this one is served like a request without resumability.
-			e.request(w, r, l.cs, msg, true)
+			e.request(w, r, l.cs, msg, sse)
 			return
 		}
 		middleware.RefuseSessionNotFound(w, r, msg.ID)
@@ -59,9 +58,6 @@ func (e *Endpoint) resumableRequest(w http.ResponseWriter, r *http.Request, l *l
 		e.beginFailed(w, r, msg, err)
 		return
 	}
-	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
-	defer tail.bound()
-	defer sse.Close()
 	// The call may outlive the POST: its id stays claimed in a shared store until it is done.
 	claim := session.ClaimFrom(r.Context()).Keep()
 	e.runResumable(r, call, rs, sse, resumableEnd{cancel: cancel, stopBase: stopBase, release: release, claim: claim})
@@ -124,7 +120,7 @@ func (e *Endpoint) runResumable(r *http.Request, call *core.Call, rs *resumable,
 // stored events after that id, then the stream live until its response.
 // It reports false, having written nothing, when the stream was forgotten meanwhile: the GET is
 // then served as one without Last-Event-ID.
-func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, l *live, rs *resumable, after uint64) bool {
+func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange, l *live, rs *resumable, after uint64) bool {
 	q, backlog, finished, answered, err := rs.attachGet(r.Context(), after)
 	if errors.Is(err, errStreamForgotten) {
 		return false
@@ -133,10 +129,7 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, l *live, rs *r
 		middleware.Refuse(w, r, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: the stream could not be resumed")
 		return true
 	}
-	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
-	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, e.sse)
-	defer sse.Close()
+	sse := ex.SSE(w)
 	if q != nil {
 		defer rs.detachGet(q)
 	}
@@ -157,7 +150,9 @@ func (e *Endpoint) resume(w http.ResponseWriter, r *http.Request, l *live, rs *r
 	}
 	ctx, stop := untilExpiry(r.Context())
 	defer stop()
-	tail.abort = followLive(ctx, l.cs.Done(), sse, rs, q)
+	if followLive(ctx, l.cs.Done(), sse, rs, q) {
+		sse.Abort()
+	}
 	return true
 }
 
@@ -183,6 +178,7 @@ func writeBacklog(sse *middleware.SSEWriter, streamID uint64, backlog []session.
 // the session's end, or a write failure. It reports whether the stream was detached while
 // behind (its connection must then be aborted rather than ended cleanly).
 func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middleware.SSEWriter, rs *resumable, q *resumeQueue) (abort bool) {
+	broken := sse.Done()
 	for {
 		select {
 		case <-q.gone:
@@ -213,7 +209,7 @@ func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middlewar
 			return false
 		case <-sessionDone:
 			return false
-		case <-sse.Done():
+		case <-broken:
 			return false
 		}
 	}
@@ -228,7 +224,7 @@ func followLive(ctx context.Context, sessionDone <-chan struct{}, sse *middlewar
 // stream's request, so that the client sends it again. With a plain shared store the GET ends
 // after the stored events and the client comes back after the retry interval. It reports false,
 // having written nothing, when the store does not know the stream.
-func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, l *live, lastEventID string) bool {
+func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange, l *live, lastEventID string) bool {
 	rec := l.rec
 	stream, seq, ok := parseEventID(lastEventID)
 	if !ok {
@@ -244,10 +240,7 @@ func (e *Endpoint) replayShared(w http.ResponseWriter, r *http.Request, l *live,
 	if !known {
 		return false
 	}
-	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
-	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, e.sse)
-	defer sse.Close()
+	sse := ex.SSE(w)
 	if sse.Start() != nil || sse.WriteRetry(e.res.retry) != nil {
 		return true
 	}
@@ -319,6 +312,7 @@ func (f *sharedFollow) follow(ctx context.Context) {
 	}
 	defer stop()
 	checkOwner := true
+	broken := f.sse.Done()
 	for {
 		if f.replay(ctx) {
 			return
@@ -338,7 +332,7 @@ func (f *sharedFollow) follow(ctx context.Context) {
 			return
 		case <-f.cs.Done():
 			return
-		case <-f.sse.Done():
+		case <-broken:
 			return
 		}
 	}

@@ -35,7 +35,11 @@ type streams struct {
 	shared bool
 }
 
-func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
+func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange) {
+	if !ex.CanStream() {
+		middleware.RefuseNoSSE(w, r, jsonrpc.ID{})
+		return
+	}
 	l := sessionOf(w, r)
 	if l == nil {
 		return
@@ -43,10 +47,10 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	st := l.st
 	if e.res != nil && st != nil {
 		if last := r.Header.Get("Last-Event-ID"); last != "" {
-			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, l, rs, after) {
+			if rs, after := st.lookup(last); rs != nil && e.resume(w, r, ex, l, rs, after) {
 				return
 			}
-			if e.res.shared != nil && e.replayShared(w, r, l, last) {
+			if e.res.shared != nil && e.replayShared(w, r, ex, l, last) {
 				return
 			}
 			// Not a stream of this session that is still kept: an ordinary GET.
@@ -68,10 +72,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 		}
 		defer claim.Release(context.WithoutCancel(r.Context()))
 	}
-	tail := &streamTail{w: w, timeout: e.sse.WriteTimeout}
-	defer tail.bound()
-	sse := middleware.NewSSEWriter(w, e.sse)
-	defer sse.Close()
+	sse := ex.SSE(w)
 	// The path is in place before the headers go out: a client that saw the 200 gets every
 	// message sent from then on (they wait in the queue until the stream starts).
 	q := newStreamQueue()
@@ -87,10 +88,11 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 	defer stopExpiry()
 	// This handler is the stream's only writer: whoever sends on the session-level path (a
 	// broadcast, a session-level ping) only queues, and never waits on this client.
+	broken := sse.Done()
 	for {
 		select {
 		case <-q.behind:
-			tail.abort = true
+			sse.Abort()
 			return // the client fell too far behind: it re-opens the stream
 		default:
 		}
@@ -100,13 +102,13 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-q.behind:
-			tail.abort = true
+			sse.Abort()
 			return
 		case <-r.Context().Done():
 			return
 		case <-l.cs.Done():
 			return
-		case <-sse.Done():
+		case <-broken:
 			return
 		case <-expired:
 			return // the token it was opened with expired: the client must authenticate again
@@ -182,12 +184,12 @@ func (q *streamQueue) Send(_ context.Context, msg []byte) error {
 
 func (q *streamQueue) end() { close(q.done) }
 
-// streamTail bounds what net/http still writes once a streaming handler returns (the chunk that
-// ends the response, and any bytes left in its buffer). The SSE writer clears its deadline after
-// every successful write, so without this a client that stopped reading at the wrong moment would
-// hold the connection, and the goroutine serving it, forever. Handlers defer bound() right before
-// deferring the SSE writer's Close (so it runs after it): the tail then gets WriteTimeout, or
-// nothing at all once abort was called (a stream dropped because its client fell behind).
+// streamTail bounds what net/http still writes once a listen stream's handler returns (the chunk
+// that ends the response, and any bytes left in its buffer), as the SSE layer does for the
+// streams written through it: the stream clears its deadline after every successful write, so
+// without this a client that stopped reading at the wrong moment would hold the connection, and
+// the goroutine serving it, forever. The tail gets the stream's write timeout, or nothing at all
+// once abort was set (a stream dropped because its client fell behind).
 type streamTail struct {
 	w       http.ResponseWriter
 	timeout time.Duration // the SSE write timeout as configured: 0 means the default, < 0 none

@@ -32,6 +32,13 @@ func TestOptionsDefaults(t *testing.T) {
 	var sw SSEWriterOptions
 	w := NewSSEWriter(httptest.NewRecorder(), sw)
 	defer w.Close()
+	var so SSEOptions
+	var layer *sseLayer
+	var lw *SSEWriter
+	SSE(so)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ex := ExchangeFrom(r.Context())
+		layer, lw = ex.sse, ex.SSE(w)
+	})).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
 	testutil.CheckDefaults(t, []testutil.Default{
 		{Option: "DecodeOptions.MaxRequestBytes", Given: dec.MaxRequestBytes, Got: testutil.BodyCap(t, decode, 4<<20), Doc: 4194304},
 		{Option: "DecodeOptions.BodyReadTimeout", Given: dec.BodyReadTimeout, Got: testutil.BodyReadBound(t, decode), Doc: 30 * time.Second},
@@ -43,5 +50,7 @@ func TestOptionsDefaults(t *testing.T) {
 			Doc: []int{http.StatusNoContent, http.StatusForbidden}},
 		{Option: "SSEWriterOptions.KeepAlive", Given: sw.KeepAlive, Got: w.keepAlive, Doc: 30 * time.Second},
 		{Option: "SSEWriterOptions.WriteTimeout", Given: sw.WriteTimeout, Got: w.writeTimeout, Doc: 30 * time.Second},
+		{Option: "SSEOptions.KeepAlive", Given: so.KeepAlive, Got: lw.keepAlive, Doc: 30 * time.Second},
+		{Option: "SSEOptions.WriteTimeout", Given: so.WriteTimeout, Got: []time.Duration{lw.writeTimeout, layer.tail}, Doc: []time.Duration{30 * time.Second, 30 * time.Second}},
 	})
 }

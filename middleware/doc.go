@@ -31,10 +31,13 @@
 //   - MirrorHeaders: on the 2026-07-28 path, MCP-Protocol-Version, Mcp-Method, Mcp-Name and the
 //     Mcp-Param-* headers of a tool's x-mcp-header arguments must say what the body says
 //     (400 -32020; -32022 for a version the kit does not serve).
+//   - SSE: the event streams of the handler below it (Exchange.SSE makes the SSEWriter, with the
+//     layer's keepalive and write timeout: framing, flushing, proxy-buffering headers, keepalive
+//     comments, per-write deadlines); it closes the stream when the handler returns and bounds
+//     what follows it. A handler that needs a stream without one in front answers 500.
 //
-// SSEWriter is not a layer but the writer every stream of the endpoint uses: framing, flushing,
-// proxy-buffering headers, keepalive comments and per-write deadlines. The endpoint itself
-// (legacy POST/GET/DELETE, the 2026-07-28 handler, subscriptions/listen) is package mcphttp.
+// The handlers themselves (legacy POST/GET/DELETE, the 2026-07-28 handler, subscriptions/listen)
+// are package mcphttp.
 //
 // # The shared record
 //
@@ -50,11 +53,12 @@
 //
 //	recover → tracing → request log → origin/host guard → method + Accept
 //	        → body limit + decode → era router
-//	        → protocol version → session validator / mirror headers → handler
+//	        → protocol version → session validator / mirror headers → SSE → handler
 //
 // Each check has exactly one of these layers as its owner and runs once per request; the
 // handlers below them (package mcphttp) repeat none of them, and answer through the same refusal
-// functions (Refuse, RefuseMethod, RefuseMissingSession, RefuseShuttingDown).
+// functions (Refuse, RefuseMethod, RefuseMissingSession, RefuseShuttingDown). What the headers
+// say of the lifecycle is read once, by MethodAccept, and the era router routes by that record.
 //
 // What a team gives up by dropping a layer:
 //
@@ -77,6 +81,8 @@
 //     WithSession instead).
 //   - MirrorHeaders: a gateway routing on Mcp-Method or Mcp-Name can be told one thing while the
 //     body does another.
+//   - SSE: the handlers that answer with streams answer 500 instead (a stateless legacy endpoint
+//     streams nothing and does without it).
 //
 // Keeping recover outermost lets it turn panics in every other layer into a 500. Tracing and the
 // request log sit outside the guard and the decoder so that refused requests are traced and

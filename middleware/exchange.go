@@ -37,6 +37,10 @@ type Exchange struct {
 	spanContext trace.SpanContext
 
 	session session.Live
+	// sse is the SSE layer in front of the handler (nil: none), stream the writer Exchange.SSE
+	// made with its options.
+	sse    *sseLayer
+	stream *SSEWriter
 	// claim is what the session layer asks a shared store to hold for the request (see
 	// session.Claim); the context of the record answers session.ClaimKey with it.
 	claim session.Claim

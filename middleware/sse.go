@@ -53,19 +53,19 @@ type SSEWriterOptions struct {
 // methods are safe for concurrent use; writes are serialized by a lock that belongs to this stream
 // alone, so a slow client never holds up another stream. After the first failed write the writer
 // is broken: every later write returns that error. WriteFinal and WriteFinalSSE write the last
-// frame and close the writer in one step. The owner must call Close before its handler
-// returns, after which the writer never touches the ResponseWriter again (Close waits for a write
-// in progress, which the write timeout bounds).
+// frame and close the writer in one step. The writer must be closed before its handler returns,
+// after which it never touches the ResponseWriter again (Close waits for a write in progress,
+// which the write timeout bounds): behind the SSE layer, which makes the writer
+// (Exchange.SSE), the layer does it; the owner of one made with NewSSEWriter calls Close itself.
 //
-// Create one with NewSSEWriter; the zero SSEWriter is not usable.
+// A handler behind the SSE layer takes its writer from Exchange.SSE; NewSSEWriter makes one for a
+// response written outside such a stack. The zero SSEWriter is not usable.
 type SSEWriter struct {
 	w            http.ResponseWriter
 	rc           http.ResponseController
 	keepAlive    time.Duration
 	writeTimeout time.Duration
 	onBroken     func(error)
-	done         chan struct{}
-	doneOnce     sync.Once
 
 	mu         sync.Mutex
 	started    bool
@@ -81,6 +81,12 @@ type SSEWriter struct {
 	heldTimer *heldTimer
 	// pooled is set while buf came from framePool and goes back there when the writer closes.
 	pooled *[]byte
+	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
+	aborted bool
+	// ended is set once the writer broke or closed; done, made by the first call of Done, is
+	// closed then (most streams never wait on it, and make none).
+	ended bool
+	done  chan struct{}
 }
 
 // framePool holds frame buffers for the writers: a stream borrows one with its first frame and
@@ -113,7 +119,6 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 		keepAlive:    ka,
 		writeTimeout: wt,
 		onBroken:     opts.OnBroken,
-		done:         make(chan struct{}),
 	}
 }
 
@@ -279,9 +284,8 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 	s.closed = true
 	s.stopTimerLocked()
 	s.returnFrameLocked()
-	err = s.release(err)
-	s.markDone()
-	return err
+	s.markDoneLocked()
+	return s.release(err)
 }
 
 // WriteRetry sends a frame with only a retry field, "retry: <ms>\n\n": the client updates its
@@ -328,8 +332,8 @@ func (s *SSEWriter) Close() {
 	s.closed = true
 	s.stopTimerLocked()
 	s.returnFrameLocked()
+	s.markDoneLocked()
 	s.mu.Unlock()
-	s.markDone()
 }
 
 // frame readies s.buf, empty, for the next frame, borrowing a pooled buffer when the writer
@@ -355,8 +359,19 @@ func (s *SSEWriter) returnFrameLocked() {
 	s.buf = nil
 }
 
-// Done returns a channel closed when the writer breaks (a write failed) or is closed.
-func (s *SSEWriter) Done() <-chan struct{} { return s.done }
+// Done returns a channel closed when the writer breaks (a write failed) or is closed. Every call
+// returns the same channel; a caller waiting in a loop takes it once.
+func (s *SSEWriter) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.ended {
+			close(s.done)
+		}
+	}
+	return s.done
+}
 
 // Err returns the write error that broke the writer, or nil while it is healthy (including after
 // a plain Close).
@@ -411,12 +426,12 @@ func (s *SSEWriter) release(err error) error {
 	}
 	broke := s.brokeNow
 	s.brokeNow = false
-	s.mu.Unlock()
 	if broke {
-		s.markDone()
-		if s.onBroken != nil {
-			s.onBroken(err)
-		}
+		s.markDoneLocked()
+	}
+	s.mu.Unlock()
+	if broke && s.onBroken != nil {
+		s.onBroken(err)
 	}
 	return err
 }
@@ -516,7 +531,16 @@ func (s *SSEWriter) stopTimerLocked() {
 	}
 }
 
-func (s *SSEWriter) markDone() { s.doneOnce.Do(func() { close(s.done) }) }
+// markDoneLocked records that the writer broke or closed, and closes Done's channel if one was
+// made.
+func (s *SSEWriter) markDoneLocked() {
+	if !s.ended {
+		s.ended = true
+		if s.done != nil {
+			close(s.done)
+		}
+	}
+}
 
 // tick runs on the keepalive timer: it sends a ping comment and re-arms the timer. No goroutine
 // exists between ticks.

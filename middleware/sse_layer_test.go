@@ -1,0 +1,211 @@
+package middleware
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/rs/zerolog"
+)
+
+// streaming answers with the exchange's stream: one message, then whatever last does with it.
+func streaming(t *testing.T, got **SSEWriter, last func(*SSEWriter)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ex := ExchangeFrom(r.Context())
+		if !ex.CanStream() {
+			RefuseNoSSE(w, r, jsonrpc.ID{})
+			return
+		}
+		sse := ex.SSE(w)
+		if ex.SSE(w) != sse {
+			t.Error("a second call of Exchange.SSE made another writer")
+		}
+		if got != nil {
+			*got = sse
+		}
+		if err := sse.WriteMessage([]byte(`{"n":1}`)); err != nil {
+			t.Error(err)
+		}
+		if last != nil {
+			last(sse)
+		}
+	})
+}
+
+// The layer ends the stream the handler took once the handler returned: the writer is closed
+// (no keepalive comment or late write reaches the response after it), and the response ends
+// cleanly, or breaks when the handler aborted the stream.
+func TestSSELayerEndsTheStream(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		last    func(*SSEWriter)
+		wantErr error
+	}{
+		{"left open", nil, nil},
+		{"closed by the handler", (*SSEWriter).Close, nil},
+		{"aborted", (*SSEWriter).Abort, io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sse *SSEWriter
+			url := newServer(t, SSE(SSEOptions{KeepAlive: time.Millisecond})(streaming(t, &sse, tc.last))).URL
+			resp, err := http.Post(url, "application/json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("reading the stream: %v, want %v (body %q)", err, tc.wantErr, body)
+			}
+			if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasPrefix(string(body), "data: {\"n\":1}\n\n") {
+				t.Fatalf("answer %q %q", resp.Header.Get("Content-Type"), body)
+			}
+			select {
+			case <-sse.Done():
+			default:
+				t.Fatal("the writer is still open after the handler returned")
+			}
+			if err := sse.WriteMessage([]byte(`{"late":true}`)); !errors.Is(err, ErrSSEClosed) {
+				t.Fatalf("a late write: %v, want ErrSSEClosed", err)
+			}
+		})
+	}
+}
+
+// A handler that panics leaves no stream open: its keepalive never writes to the response
+// Recover answered.
+func TestSSELayerEndsTheStreamOfAPanic(t *testing.T) {
+	quiet := zerolog.Nop()
+	var sse *SSEWriter
+	h := Recover(RecoverOptions{Logger: &quiet})(SSE(SSEOptions{KeepAlive: time.Millisecond})(
+		streaming(t, &sse, func(*SSEWriter) { panic("boom") })))
+	func() {
+		// The stream had started: Recover aborts the handler, as net/http expects.
+		defer func() {
+			if err, _ := recover().(error); !errors.Is(err, http.ErrAbortHandler) {
+				t.Fatalf("recovered %v, want http.ErrAbortHandler", err)
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	}()
+	select {
+	case <-sse.Done():
+	default:
+		t.Fatal("the writer is still open after the handler panicked")
+	}
+}
+
+// deadlineRecorder is a ResponseWriter that records the write deadlines set on it.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines []time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadlines = append(d.deadlines, t)
+	return nil
+}
+
+// What net/http writes after a stream (the chunk that ends it) gets WriteTimeout, a deadline
+// that has passed when the handler aborted the stream, and nothing when the bound is off or no
+// stream started.
+func TestSSELayerBoundsTheTail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   SSEOptions
+		stream bool
+		last   func(*SSEWriter)
+		want   time.Duration // from the end of the handler; -1: no deadline left set
+	}{
+		{"default", SSEOptions{}, true, nil, DefaultSSEWriteTimeout},
+		{"WriteTimeout", SSEOptions{WriteTimeout: time.Minute}, true, nil, time.Minute},
+		{"aborted", SSEOptions{}, true, (*SSEWriter).Abort, 0},
+		{"bound off", SSEOptions{WriteTimeout: -1}, true, nil, -1},
+		{"no stream", SSEOptions{}, false, nil, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+			var ended time.Time
+			h := SSE(tc.opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() { ended = time.Now() }()
+				if !tc.stream {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				sse := ExchangeFrom(r.Context()).SSE(w)
+				_ = sse.WriteMessage([]byte(`{}`))
+				if tc.last != nil {
+					tc.last(sse)
+				}
+			}))
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil))
+			var last time.Time
+			if n := len(rec.deadlines); n > 0 {
+				last = rec.deadlines[n-1]
+			}
+			switch {
+			case tc.want < 0:
+				if !last.IsZero() {
+					t.Fatalf("deadline %v left on the response", last)
+				}
+			case last.IsZero():
+				t.Fatal("no deadline bounds what follows the stream")
+			case last.Before(ended.Add(tc.want)) || last.After(time.Now().Add(tc.want)):
+				t.Fatalf("deadline %v after the handler returned, want %v", last.Sub(ended), tc.want)
+			}
+		})
+	}
+}
+
+// Without an SSE layer in front the Exchange has no stream to give; the innermost of two nested
+// layers gives it, with its own options.
+func TestSSELayerPlacement(t *testing.T) {
+	var ex Exchange
+	if ex.CanStream() || ex.SSE(httptest.NewRecorder()) != nil {
+		t.Fatal("an Exchange with no SSE layer in front gave a stream")
+	}
+	if (*Exchange)(nil).CanStream() {
+		t.Fatal("a request without an Exchange can stream")
+	}
+	url := newServer(t, Decode(DecodeOptions{})(streaming(t, nil, nil))).URL
+	status, h, body := post(t, url, "application/json", `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	wantError(t, status, h, body, http.StatusInternalServerError,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"`+msgNoSSE+`"}}`)
+
+	var sse *SSEWriter
+	outer := SSE(SSEOptions{KeepAlive: time.Hour, WriteTimeout: time.Hour})
+	inner := SSE(SSEOptions{KeepAlive: -1, WriteTimeout: time.Minute})
+	outer(inner(streaming(t, &sse, nil))).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	if sse.keepAlive != 0 || sse.writeTimeout != time.Minute {
+		t.Fatalf("keepalive %v, write timeout %v: not the inner layer's", sse.keepAlive, sse.writeTimeout)
+	}
+}
+
+// A stream made through the layer is an ordinary event stream on the wire.
+func TestSSELayerStreamOnTheWire(t *testing.T) {
+	url := newServer(t, SSE(SSEOptions{})(streaming(t, nil, func(s *SSEWriter) {
+		_ = s.WriteFinal([]byte(`{"n":2}`))
+	}))).URL
+	resp, err := http.Post(url, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if got := strings.Join(lines, "|"); got != `data: {"n":1}||data: {"n":2}|` {
+		t.Fatalf("frames %q", got)
+	}
+}
