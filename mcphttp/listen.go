@@ -71,7 +71,10 @@ type ListenersOptions struct {
 // encoded once for every stream (each splices in its own id), and the changes waiting for one
 // stream go out in one write. An idle stream has no goroutine but its handler, no timer and no
 // frame buffer: its handler waits on one channel, a buffer is borrowed only while writing, and
-// keepalives come from one timer shared by every stream.
+// keepalives come from one timer shared by every stream. That is why the streams are written
+// here, with ListenersOptions' keepalive and write bounds, and not through the SSE layer in front
+// of the 2026-07-28 handler (whose writer arms a timer per stream): a stream's headers are sent
+// by an SSEWriter that is closed at once, everything after them by the stream's handler.
 //
 // On Close each stream ends gracefully. The 2026-07-28 specification asks two things of a server
 // tearing a subscription down: the cancellation page says it MUST send notifications/cancelled
