@@ -105,7 +105,7 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64)
 		}
 		if err != nil {
 			if released != nil {
-				s.requeue(id, released)
+				s.requeue(id, released, true)
 			}
 			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
 		}

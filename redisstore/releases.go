@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,6 +21,10 @@ import (
 // maxQueuedReleases bounds the releases a replica keeps for a second attempt when Redis failed
 // them; past it a failed batch is dropped (its claims are then freed as claims.go describes).
 const maxQueuedReleases = 10000
+
+// releaseRetryDelay is how long the flusher waits before it sends again the releases Redis
+// failed (Redis down or failing over), when no new release wakes it sooner.
+const releaseRetryDelay = time.Second
 
 // releaseScript ends claims (ARGV: field, token, field, token, ...) unless another request
 // holds them by now, and answers how many it ended.
@@ -60,9 +65,11 @@ func (s *Sessions) takeReleases(id string) []any {
 	return q
 }
 
-// requeue puts back releases whose round trip failed, for the next lookup of their session or
-// the next flush, unless too many are queued already.
-func (s *Sessions) requeue(id string, pairs []any) {
+// requeue puts back releases whose round trip failed, unless too many are queued already. When
+// a lookup carried them (its request may have been cancelled, with Redis well), it wakes the
+// flusher, so that they do not wait for the next release of the replica; the flusher's own
+// failures are retried after releaseRetryDelay instead (see flushReleases).
+func (s *Sessions) requeue(id string, pairs []any, wake bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.nqueued+len(pairs)/2 > maxQueuedReleases {
@@ -71,30 +78,44 @@ func (s *Sessions) requeue(id string, pairs []any) {
 	}
 	s.queued[id] = append(s.queued[id], pairs...)
 	s.nqueued += len(pairs) / 2
+	if wake {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
-// flushReleases is the flusher: woken by each queued release, it sends everything queued; at
-// Close it sends what is left and returns.
+// flushReleases is the flusher: woken by each queued release, it sends everything queued; when
+// Redis failed some, it sends them again after releaseRetryDelay unless woken sooner. At Close
+// it sends what is left and returns.
 func (s *Sessions) flushReleases() {
 	defer close(s.flushed)
+	retry := time.NewTimer(releaseRetryDelay)
+	retry.Stop()
+	defer retry.Stop()
 	for {
 		select {
 		case <-s.stop:
 			s.sendQueued()
 			return
 		case <-s.wake:
-			s.sendQueued()
+		case <-retry.C:
+		}
+		if s.sendQueued() {
+			retry.Reset(releaseRetryDelay)
 		}
 	}
 }
 
-// sendQueued sends every queued release: one script per session, pipelined.
-func (s *Sessions) sendQueued() {
+// sendQueued sends every queued release: one script per session, pipelined. It reports whether
+// Redis failed some (queued again).
+func (s *Sessions) sendQueued() (failed bool) {
 	s.mu.Lock()
 	batch := s.queued
 	if len(batch) == 0 {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.queued = s.spare
 	if s.queued == nil {
@@ -103,23 +124,24 @@ func (s *Sessions) sendQueued() {
 	s.spare = nil
 	s.nqueued = 0
 	s.mu.Unlock()
-	s.sendReleases(batch)
+	failed = s.sendReleases(batch)
 	clear(batch)
 	s.mu.Lock()
 	s.spare = batch
 	s.mu.Unlock()
+	return failed
 }
 
 // sendReleases runs releaseScript for each session of batch in one round trip; those Redis
-// failed are queued again (see requeue).
-func (s *Sessions) sendReleases(batch map[string][]any) {
+// failed are queued again (see requeue), and it reports whether there were any.
+func (s *Sessions) sendReleases(batch map[string][]any) (failed bool) {
 	ctx, cancel := s.r.Bound(context.Background())
 	defer cancel()
 	if len(batch) == 1 { // one script: Run, which loads it when Redis lacks it, suffices
 		for id, pairs := range batch {
-			s.released(id, pairs, releaseScript.Run(ctx, s.r.rdb, []string{s.key(id)}, pairs...).Err())
+			failed = s.released(id, pairs, releaseScript.Run(ctx, s.r.rdb, []string{s.key(id)}, pairs...).Err())
 		}
-		return
+		return failed
 	}
 	ids := make([]string, 0, len(batch))
 	cmds := make([]*redis.Cmd, 0, len(batch))
@@ -136,15 +158,20 @@ func (s *Sessions) sendReleases(batch map[string][]any) {
 			// Not in this server's script cache (flushed, or a promoted replica): Run loads it.
 			err = releaseScript.Run(ctx, s.r.rdb, []string{s.key(ids[i])}, batch[ids[i]]...).Err()
 		}
-		s.released(ids[i], batch[ids[i]], err)
+		if s.released(ids[i], batch[ids[i]], err) {
+			failed = true
+		}
 	}
+	return failed
 }
 
 // released handles the outcome of the releases of one session: those Redis failed are queued
-// again (see requeue).
-func (s *Sessions) released(id string, pairs []any, err error) {
-	if err != nil && !errors.Is(err, redis.Nil) {
-		s.r.log.Warn().Err(err).Msg("redisstore: releasing session claims (tried again with the next release)")
-		s.requeue(id, pairs)
+// again (see requeue), and it reports whether they were.
+func (s *Sessions) released(id string, pairs []any, err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
 	}
+	s.r.log.Warn().Err(err).Msg("redisstore: releasing session claims (tried again shortly)")
+	s.requeue(id, pairs, false)
+	return true
 }

@@ -2,7 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -118,4 +121,132 @@ func TestReleasesRideAndBatch(t *testing.T) {
 	if s.nqueued != 0 {
 		t.Fatalf("after the next flush: %d queued", s.nqueued)
 	}
+}
+
+// claimScripts signals the script calls a client made about request id 1's claim (q:1), after
+// their reply: on ok when Redis ran them, on failed when the call failed.
+type claimScripts struct{ ok, failed chan struct{} }
+
+func (h claimScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h claimScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if n := cmd.Name(); (n == "evalsha" || n == "eval") && slices.Contains(cmd.Args(), any("q:1")) {
+			ch := h.ok
+			if err != nil && !errors.Is(err, redis.Nil) {
+				ch = h.failed
+			}
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+		return err
+	}
+}
+func (h claimScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestReleasesAfterAFailedRide: a release that rode a lookup which failed (its client hung up)
+// is sent by the flusher at once, not left for the replica's next release: another replica can
+// then take the request id. A release Redis itself failed is sent again after
+// releaseRetryDelay, with nothing else queued to wake the flusher.
+func TestReleasesAfterAFailedRide(t *testing.T) {
+	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
+	srv, err := testutil.StartRedis(bin)
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	defer srv.Close()
+	nop := zerolog.Nop()
+	replica := func() (*Sessions, redis.UniversalClient) {
+		rdb, err := NewClient(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rdb.Close() })
+		r := NewRouter(rdb, Options{Prefix: "rel:", Logger: &nop})
+		t.Cleanup(func() { _ = r.Close() })
+		s := NewSessions(r, SessionsOptions{})
+		t.Cleanup(func() { _ = s.Close() })
+		return s, rdb
+	}
+	a, rdbA := replica()
+	b, _ := replica()
+	calls := claimScripts{ok: make(chan struct{}, 1), failed: make(chan struct{}, 1)}
+	rdbA.AddHook(calls)
+	ctx := context.Background()
+	if err := a.Add(ctx, &session.Entry{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	claimOn := func(s *Sessions) error {
+		_, err := s.GetChecked(session.WithClaim(ctx, &session.Claim{Request: jsonrpc.IntID(1)}), "s", true, nil)
+		return err
+	}
+	held := func() bool {
+		ok, err := rdbA.HExists(ctx, a.key("s"), "q:1").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	// queue queues a release as ReleaseClaim does when the flusher is busy (it is not woken).
+	queue := func(token string) {
+		a.mu.Lock()
+		delete(a.claims, token)
+		a.queued["s"] = append(a.queued["s"], "q:1", token)
+		a.nqueued++
+		a.mu.Unlock()
+	}
+	await := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not in 10 s", what)
+		}
+	}
+	drain := func() {
+		for _, ch := range []chan struct{}{calls.ok, calls.failed} {
+			select {
+			case <-ch:
+			default:
+			}
+		}
+	}
+
+	if err := claimOn(a); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := rdbA.HGet(ctx, a.key("s"), "q:1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue(tok)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	drain()
+	if _, err := a.GetChecked(cctx, "s", true, nil); err == nil {
+		t.Fatal("a lookup with a cancelled context succeeded")
+	}
+	for held() {
+		await(calls.ok, "the release of the failed lookup sent by the flusher")
+	}
+	if err := claimOn(b); err != nil {
+		t.Fatalf("request id 1, released, claimed on another replica: %v", err)
+	}
+
+	srv.Stop()
+	drain()
+	queue("stale")
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	await(calls.failed, "the flush while Redis is down")
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	await(calls.ok, "the flush sent again once Redis is back, with nothing new queued")
 }
