@@ -103,18 +103,11 @@ func Decode(opts DecodeOptions) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			r, ex, created := exchangeOf(r)
-			if ex.msg != nil {
+			if ex := ExchangeFrom(r.Context()); ex != nil && ex.msg != nil {
 				next.ServeHTTP(w, r)
 				return
 			}
-			// The record made here was stamped a moment ago: the body's deadline counts from
-			// that reading instead of taking another.
-			var now time.Time
-			if created {
-				now = ex.start
-			}
-			if m, body, ok := d.decode(w, r, fc, now); ok {
+			if m, body, ok := d.decode(w, r, fc); ok {
 				next.ServeHTTP(w, WithMessage(r, m, body))
 			}
 		})
@@ -130,9 +123,8 @@ type decoder struct {
 }
 
 // decode reads and decodes the body of a POST arriving on fc (nil when the connection is not
-// guarded); now is the current time, or zero for decode to read the clock when it needs it. It
-// answers the request itself and reports false when the body is refused.
-func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn, now time.Time) (*jsonrpc.Message, []byte, bool) {
+// guarded). It answers the request itself and reports false when the body is refused.
+func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn) (*jsonrpc.Message, []byte, bool) {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		refuse(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgUnsupportedMediaType)
 		return nil, nil, false
@@ -145,7 +137,7 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn
 	if fc.bodyRead() {
 		timeout = -1 // the body is in memory already: there is no read to bound
 	}
-	body, err := readBodyWithin(w, r, d.limit, timeout, now)
+	body, err := readBodyWithin(w, r, d.limit, timeout)
 	if err != nil {
 		d.refuseRead(w, r, err)
 		return nil, nil, false
@@ -199,19 +191,16 @@ func refuseError(w http.ResponseWriter, r *http.Request, status int, id jsonrpc.
 	WriteErrorData(w, status, id, e.Code, e.Message, e.Data)
 }
 
-// readBodyWithin is readBody under a read deadline of timeout from now (none when negative; now
-// zero means the current time), cleared once the body is read so that a streamed response is
-// not cut by it. After a failure the deadline stays: net/http reads on to discard the rest of a
-// refused body, and that must stay bounded too.
-func readBodyWithin(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, now time.Time) ([]byte, error) {
+// readBodyWithin is readBody under a read deadline of timeout (none when negative), cleared
+// once the body is read so that a streamed response is not cut by it. After a failure the
+// deadline stays: net/http reads on to discard the rest of a refused body, and that must stay
+// bounded too.
+func readBodyWithin(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
 	if timeout < 0 || r.Body == nil || r.Body == http.NoBody {
 		return readBody(r.Body, r.ContentLength, limit)
 	}
-	if now.IsZero() {
-		now = time.Now()
-	}
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(now.Add(timeout)) != nil {
+	if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
 		return readBody(r.Body, r.ContentLength, limit)
 	}
 	body, err := readBody(r.Body, r.ContentLength, limit)

@@ -98,19 +98,12 @@ func ExchangeFrom(ctx context.Context) *Exchange {
 // ensureExchange returns r and its Exchange, creating the record (and a request carrying it)
 // when the context has none yet.
 func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
-	r, ex, _ := exchangeOf(r)
-	return r, ex
-}
-
-// exchangeOf is ensureExchange, also reporting whether it created the record (its start is
-// then the current time, a clock reading the caller may use instead of its own).
-func exchangeOf(r *http.Request) (*http.Request, *Exchange, bool) {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
-		return r, ex, false
+		return r, ex
 	}
 	c := &exchangeContext{Context: r.Context()}
 	c.ex.start = time.Now()
-	return r.WithContext(c), &c.ex, true
+	return r.WithContext(c), &c.ex
 }
 
 // MessageFrom returns the JSON-RPC message the decode layer read from the request body, and
