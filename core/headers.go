@@ -8,7 +8,7 @@ import (
 // paramHeader is a tool argument that 2026-07-28 clients mirror into an HTTP header: the input
 // schema property Argument carries "x-mcp-header": Name, and the client sends Mcp-Param-<Name>.
 // It is a struct literal type so that internal/transport names the same type
-// (transport.paramHeader).
+// (transport.ParamHeader).
 type paramHeader = struct{ Name, Argument string }
 
 // paramHeaders reads the x-mcp-header annotations of the top-level properties of an input

@@ -81,8 +81,9 @@
 //     WithSession instead).
 //   - MirrorHeaders: a gateway routing on Mcp-Method or Mcp-Name can be told one thing while the
 //     body does another.
-//   - SSE: the handlers that answer with streams answer 500 instead (a stateless legacy endpoint
-//     streams nothing and does without it).
+//   - SSE: the 2026-07-28 handler answers every request 500 -32603, and the legacy endpoint
+//     every GET and every request of a session outside JSON mode (a stateless legacy endpoint
+//     streams nothing and does without it; so does initialize).
 //
 // Keeping recover outermost lets it turn panics in every other layer into a 500. Tracing and the
 // request log sit outside the guard and the decoder so that refused requests are traced and
