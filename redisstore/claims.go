@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -79,25 +80,83 @@ func (s *Sessions) ReleaseClaim(ctx context.Context, id, field, token string) {
 	}
 }
 
+// getScript looks a session up in as few Redis commands as it can (one HMGET, then an HSET for
+// a claim and an HDEL for releases; a renewal adds a PEXPIRE, or off a Cluster TIME, PEXPIREAT
+// and the ZADD of the index, at the same instant so that the cap counts the record until exactly
+// when it expires). ARGV: the id, the renewal's TTL in ms (0: this lookup renews nothing, see
+// renewal.go), the caller's revision, the claim's field ("" for none: a request id in flight or
+// the standalone stream, taken under the token ARGV[5]; a claim held under another token than
+// ARGV[6] is a conflict), then the releases this replica queued for the session since its last
+// round trip for it (field, token, ... as releaseScript takes them; a field is dropped only
+// while it still holds that token, before the claim is taken). It answers nil when the session
+// is gone; {'!', token} when another request holds the claim; {rev} when the caller's revision is
+// current; {rev, origin, owner, state} otherwise.
+var getScript = redis.NewScript(`
+local claim = ARGV[4]
+local fields = {'rev'}
+if claim ~= '' then fields[2] = claim end
+local first = #fields
+for i = 7, #ARGV, 2 do fields[#fields + 1] = ARGV[i] end
+local f = redis.call('HMGET', KEYS[1], unpack(fields))
+local rev = f[1]
+if not rev then
+  if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
+  return false
+end
+local cur = claim ~= '' and f[2]
+local gone = {}
+local j = first
+for i = 7, #ARGV, 2 do
+  j = j + 1
+  if f[j] == ARGV[i + 1] then
+    gone[#gone + 1] = ARGV[i]
+    if ARGV[i] == claim then cur = false end
+  end
+end
+if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  if KEYS[2] then
+    local t = redis.call('TIME')
+    local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+    redis.call('PEXPIREAT', KEYS[1], at)
+    redis.call('ZADD', KEYS[2], 'XX', at, ARGV[1])
+  else
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+end
+if claim ~= '' then
+  if cur and cur ~= ARGV[6] then return {'!', cur} end
+  redis.call('HSET', KEYS[1], claim, ARGV[5])
+end
+if rev == ARGV[3] then return {rev} end
+local r = redis.call('HMGET', KEYS[1], 'o', 'ow', 'st')
+return {rev, r[1] or '', r[2] or '', r[3] or ''}
+`)
+
 // lookup runs getScript; a session that is gone is let go of here too. With touch it takes the
-// request's claim (see claims.go).
-func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64) ([]any, error) {
+// request's claim (see claims.go) and renews the record when a renewal is due (renewed: when this
+// replica last renewed it, see renewal.go).
+func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64, renewed time.Time) ([]any, error) {
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
-	t := "0"
+	var ttl int64
+	var at time.Time
 	var c *session.Claim
 	var field, token, replace string
 	if touch {
-		t = "1"
+		if at = s.now(); s.renewDue(renewed, at) {
+			ttl = s.renewMillis()
+		}
 		if c = session.ClaimFrom(ctx); c.Wants() && !c.Held() {
 			field, token = claimField(c), s.newToken()
 		}
 	}
 	released := s.takeReleases(id)
-	args := make([]any, 7, 7+len(released))
-	args[0], args[1], args[2], args[3], args[4], args[5] = id, s.idleMillis(), t, rev, field, token
+	args := make([]any, 6, 6+len(released))
+	args[0], args[1], args[2], args[3], args[4] = id, ttl, rev, field, token
 	for {
-		args[6] = replace
+		args[5] = replace
 		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), append(args, released...)...).Slice()
 		if errors.Is(err, redis.Nil) {
 			s.letGo(id)
@@ -110,6 +169,10 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64)
 			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
 		}
 		released = nil // ended by the script
+		if ttl > 0 {
+			s.renewed(id, at)
+			ttl, args[1] = 0, int64(0) // renewed by this run, whatever its claim's fate
+		}
 		if len(res) == 2 && res[0] == "!" {
 			holder, _ := res[1].(string)
 			if holder == replace {

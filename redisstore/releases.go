@@ -26,6 +26,11 @@ const maxQueuedReleases = 10000
 // failed (Redis down or failing over), when no new release wakes it sooner.
 const releaseRetryDelay = time.Second
 
+// maxRidingReleases bounds the releases one lookup carries (its script reads and drops their
+// fields in one command each, and Lua bounds the arguments of one call); the others stay queued
+// for the flusher.
+const maxRidingReleases = 64
+
 // releaseScript ends claims (ARGV: field, token, field, token, ...) unless another request
 // holds them by now, and answers how many it ended.
 var releaseScript = redis.NewScript(`
@@ -52,7 +57,8 @@ func (s *Sessions) queueRelease(id, field, token string) bool {
 	return true
 }
 
-// takeReleases removes and returns the releases queued for a session, for its lookup to send.
+// takeReleases removes and returns the releases queued for a session (at most
+// maxRidingReleases), for its lookup to send.
 func (s *Sessions) takeReleases(id string) []any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,7 +66,12 @@ func (s *Sessions) takeReleases(id string) []any {
 	if len(q) == 0 {
 		return nil
 	}
-	delete(s.queued, id)
+	if len(q) > 2*maxRidingReleases {
+		s.queued[id] = append([]any(nil), q[2*maxRidingReleases:]...) // for the flusher, woken when they queued
+		q = q[:2*maxRidingReleases]
+	} else {
+		delete(s.queued, id)
+	}
 	s.nqueued -= len(q) / 2
 	return q
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,4 +251,66 @@ func TestReleasesAfterAFailedRide(t *testing.T) {
 		t.Fatal(err)
 	}
 	await(calls.ok, "the flush sent again once Redis is back, with nothing new queued")
+}
+
+// TestRidingReleasesBounded: a lookup carries at most maxRidingReleases of its session's queued
+// releases (its script reads their fields in one command); the rest stay queued for the flusher,
+// which ends them.
+func TestRidingReleasesBounded(t *testing.T) {
+	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
+	srv, err := testutil.StartRedis(bin)
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	defer srv.Close()
+	rdb, err := NewClient(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	nop := zerolog.Nop()
+	r := NewRouter(rdb, Options{Prefix: "ride:", Logger: &nop})
+	defer r.Close()
+	s := NewSessions(r, SessionsOptions{})
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Add(ctx, &session.Entry{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = maxRidingReleases + 6
+	s.mu.Lock()
+	for i := range n {
+		field, token := "q:"+strconv.Itoa(i), "gone "+strconv.Itoa(i)
+		if err := rdb.HSet(ctx, s.key("a"), field, token).Err(); err != nil {
+			s.mu.Unlock()
+			t.Fatal(err)
+		}
+		s.queued["a"] = append(s.queued["a"], field, token) // as ReleaseClaim queues, without waking the flusher
+		s.nqueued++
+	}
+	s.mu.Unlock()
+	if _, err := s.GetChecked(ctx, "a", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	claims := func() int64 {
+		t.Helper()
+		fields, err := rdb.HKeys(ctx, s.key("a")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c int64
+		for _, f := range fields {
+			if strings.HasPrefix(f, "q:") {
+				c++
+			}
+		}
+		return c
+	}
+	if c := claims(); c != n-maxRidingReleases || s.nqueued != n-maxRidingReleases {
+		t.Fatalf("after a lookup: %d claims left, %d queued, want %d each", c, s.nqueued, n-maxRidingReleases)
+	}
+	s.sendQueued()
+	if c := claims(); c != 0 || s.nqueued != 0 {
+		t.Fatalf("after a flush: %d claims left, %d queued", c, s.nqueued)
+	}
 }

@@ -29,8 +29,11 @@ const (
 // every replica must use the same values.
 type SessionsOptions struct {
 	// IdleTimeout ends a session nobody used for this long (the TTL of its record, renewed by
-	// every request and GET on any replica). Zero means session.DefaultIdleTimeout (30 minutes);
-	// a negative value turns expiry off.
+	// requests and GETs on any replica). The record is renewed in steps, to IdleTimeout plus an
+	// eighth, and a replica renews a session again only once a sixteenth of IdleTimeout passed
+	// since it last did, so that most requests write nothing: an idle session ends between
+	// IdleTimeout and 9/8 of it after its last use. Zero means session.DefaultIdleTimeout (30
+	// minutes); a negative value turns expiry off.
 	IdleTimeout time.Duration
 	// UnusedIdleTimeout is the TTL a record starts with at initialize, until its first renewal
 	// (a later request or GET on any replica renews it to IdleTimeout), so that sessions
@@ -66,6 +69,7 @@ type Sessions struct {
 	unused time.Duration // TTL until the first renewal; 0: idle
 	max    int
 	every  time.Duration
+	now    func() time.Time // the clock renewals are timed by (renewal.go)
 
 	mu     sync.Mutex
 	local  map[string]*held
@@ -87,8 +91,9 @@ type Sessions struct {
 
 // held is a session this replica serves, and the revision of the record it was built from.
 type held struct {
-	s   session.Live
-	rev int64
+	s       session.Live
+	rev     int64
+	renewed time.Time // when this replica sent the last lookup that renewed the record (renewal.go)
 }
 
 // NewSessions returns the shared store and starts its reaper (stopped by Close). It panics on
@@ -100,7 +105,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	if opts.ReapInterval < 0 {
 		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
 	}
-	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval,
+	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval, now: time.Now,
 		local: map[string]*held{}, seen: map[string]int64{}, claims: map[string]struct{}{},
 		queued: map[string][]any{}, wake: make(chan struct{}, 1), flushed: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -232,41 +237,6 @@ if redis.call('ZADD', KEYS[1], 'NX', score, ARGV[1]) == 0 then return -1 end
 return 1
 `)
 
-// getScript looks a session up, first ending the claims this replica released since its last
-// round trip for the session (ARGV[8] on: field, token, ... as releaseScript takes them), and,
-// when asked, renews it (KEYS[2], the index, only off a Cluster) and takes a claim in the record
-// (ARGV[5], the claim's field, "" for none: a request id in flight or the standalone stream, held
-// under the token ARGV[6]; a claim held under another token than ARGV[7] is a conflict): nil when
-// it is gone; {'!', token} when another request holds the claim; {rev} when the caller's revision
-// is current; {rev, origin, owner, state} otherwise.
-var getScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
-  return false
-end
-for i = 8, #ARGV, 2 do
-  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
-end
-local idle = tonumber(ARGV[2])
-if ARGV[3] == '1' and idle > 0 then
-  redis.call('PEXPIRE', KEYS[1], idle)
-  if KEYS[2] then
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    redis.call('ZADD', KEYS[2], 'XX', now + idle, ARGV[1])
-  end
-end
-if ARGV[5] ~= '' then
-  local cur = redis.call('HGET', KEYS[1], ARGV[5])
-  if cur and cur ~= ARGV[7] then return {'!', cur} end
-  redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
-end
-local rev = redis.call('HGET', KEYS[1], 'rev')
-if rev == ARGV[4] then return {rev} end
-local f = redis.call('HMGET', KEYS[1], 'o', 'ow', 'st')
-return {rev, f[1] or '', f[2] or '', f[3] or ''}
-`)
-
 // persistScript writes a new state and announces it on the session's channel (with ARGV[4],
 // PUBLISH; empty on a Cluster, where the store announces it after); it answers the new
 // revision, or nil when the session is gone.
@@ -394,15 +364,16 @@ func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow 
 	h := s.local[id]
 	var rev int64
 	var known *session.Entry
+	var renewed time.Time
 	if h != nil {
-		rev, known = h.rev, h.s.Entry()
+		rev, known, renewed = h.rev, h.s.Entry(), h.renewed
 	}
 	s.mu.Unlock()
 	if known != nil && allow != nil && !allow(known) {
 		return known, session.ErrRefused
 	}
 	renew := touch && (known != nil || allow == nil)
-	res, err := s.lookup(ctx, id, renew, rev)
+	res, err := s.lookup(ctx, id, renew, rev, renewed)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +386,7 @@ func (s *Sessions) GetChecked(ctx context.Context, id string, touch bool, allow 
 			return ss, session.ErrRefused
 		}
 		if touch {
-			if _, err := s.lookup(ctx, id, true, s.revision(id)); err != nil {
+			if _, err := s.lookup(ctx, id, true, s.revision(id), time.Time{}); err != nil {
 				return nil, err
 			}
 		}

@@ -1,0 +1,6 @@
+package redisstore
+
+import "time"
+
+// SetClock replaces the clock a store times its renewals by, for tests (before any request).
+func SetClock(s *Sessions, now func() time.Time) { s.now = now }
