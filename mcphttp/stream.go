@@ -73,10 +73,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Ex
 		defer claim.Release(context.WithoutCancel(r.Context()))
 	}
 	sse := ex.SSE(w)
-	// Closed before the stream's slot and claim are given back (the deferred calls above), so
-	// that the next GET stream of the session never overlaps a writer of this one; the SSE layer
-	// then bounds what net/http still writes.
-	defer sse.Close()
+	defer sse.Close() // before the slot and claim are given back: no two GET writers overlap
 	// The path is in place before the headers go out: a client that saw the 200 gets every
 	// message sent from then on (they wait in the queue until the stream starts).
 	q := newStreamQueue()
