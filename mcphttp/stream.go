@@ -62,12 +62,8 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Ex
 	}
 	defer st.get.Store(false)
 	if r.Header.Get("Last-Event-ID") != "" {
-		// A resume that found no stream to resume: the session layer claimed nothing for it, so
-		// this ordinary GET claims the session's one standalone stream here, across replicas
-		// too (a store that shares nothing ignores the claim).
-		claim := &session.Claim{Stream: true}
-		if _, err := e.Lookup(session.WithClaim(r.Context(), claim), l.rec.ID, true, nil); err != nil {
-			middleware.RefuseLookup(w, r, jsonrpc.ID{}, err)
+		claim, ok := e.claimStandalone(w, r, l)
+		if !ok {
 			return
 		}
 		defer claim.Release(context.WithoutCancel(r.Context()))
@@ -115,6 +111,19 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Ex
 			return // the token it was opened with expired: the client must authenticate again
 		}
 	}
+}
+
+// claimStandalone claims the session's one standalone stream for a GET whose Last-Event-ID
+// named no stream to resume: the session layer claimed nothing for it, so this ordinary GET
+// claims it here, across replicas too (a store that shares nothing ignores the claim). It
+// answers the refusal itself and reports false when the claim is refused.
+func (e *Endpoint) claimStandalone(w http.ResponseWriter, r *http.Request, l *live) (*session.Claim, bool) {
+	claim := &session.Claim{Stream: true}
+	if _, err := e.Lookup(session.WithClaim(r.Context(), claim), l.rec.ID, true, nil); err != nil {
+		middleware.RefuseLookup(w, r, jsonrpc.ID{}, err)
+		return nil, false
+	}
+	return claim, true
 }
 
 // untilExpiry returns ctx ended when the request's credentials expire (middleware.CredentialsExpiry),
