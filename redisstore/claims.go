@@ -120,7 +120,7 @@ if ttl > 0 then
     local t = redis.call('TIME')
     local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
     redis.call('PEXPIREAT', KEYS[1], at)
-    redis.call('ZADD', KEYS[2], 'XX', at, ARGV[1])
+    redis.call('ZADD', KEYS[2], at, ARGV[1])
   else
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
@@ -163,9 +163,7 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64,
 			return nil, session.ErrNotFound
 		}
 		if err != nil {
-			if released != nil {
-				s.requeue(id, released, true)
-			}
+			s.lookupFailed(id, released, field, token)
 			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
 		}
 		released = nil // ended by the script
@@ -192,5 +190,18 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64,
 			s.holdClaim(c, id, field, token)
 		}
 		return res, nil
+	}
+}
+
+// lookupFailed queues again what a failed lookup of a session carried: Redis may have run its
+// script all the same (the reply was lost, or the context ended after it went out), so the
+// releases it carried and the claim (field, token) it may have taken are sent again (a release
+// ends a claim only under its own token).
+func (s *Sessions) lookupFailed(id string, released []any, field, token string) {
+	if field != "" {
+		released = append(released, field, token)
+	}
+	if released != nil {
+		s.requeue(id, released, true)
 	}
 }

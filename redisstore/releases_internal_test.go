@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,15 +126,23 @@ func TestReleasesRideAndBatch(t *testing.T) {
 	}
 }
 
-// claimScripts signals the script calls a client made about request id 1's claim (q:1), after
-// their reply: on ok when Redis ran them, on failed when the call failed.
-type claimScripts struct{ ok, failed chan struct{} }
+// claimScripts signals the script calls a client made about one claim field (q:1 when field is
+// empty: request id 1's), after their reply: on ok when Redis ran them, on failed when the call
+// failed.
+type claimScripts struct {
+	ok, failed chan struct{}
+	field      string
+}
 
 func (h claimScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h claimScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if n := cmd.Name(); (n == "evalsha" || n == "eval") && slices.Contains(cmd.Args(), any("q:1")) {
+		field := h.field
+		if field == "" {
+			field = "q:1"
+		}
+		if n := cmd.Name(); (n == "evalsha" || n == "eval") && slices.Contains(cmd.Args(), any(field)) {
 			ch := h.ok
 			if err != nil && !errors.Is(err, redis.Nil) {
 				ch = h.failed
@@ -312,5 +321,83 @@ func TestRidingReleasesBounded(t *testing.T) {
 	s.sendQueued()
 	if c := claims(); c != 0 || s.nqueued != 0 {
 		t.Fatalf("after a flush: %d claims left, %d queued", c, s.nqueued)
+	}
+}
+
+// lostReply runs each script call, then, while armed, reports it failed as if its reply were
+// lost on the way back.
+type lostReply struct{ armed *atomic.Bool }
+
+func (h lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if n := cmd.Name(); (n == "evalsha" || n == "eval") && h.armed.Load() {
+			cmd.SetErr(context.Canceled)
+			return context.Canceled
+		}
+		return err
+	}
+}
+func (h lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestClaimOfALostLookupIsReleased: when Redis ran a lookup's script but its reply was lost,
+// the claim the script took (here the session's standalone GET stream) is released like the
+// claims of finished requests: another replica can take it afterwards.
+func TestClaimOfALostLookupIsReleased(t *testing.T) {
+	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
+	srv, err := testutil.StartRedis(bin)
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	defer srv.Close()
+	nop := zerolog.Nop()
+	replica := func() (*Sessions, redis.UniversalClient) {
+		rdb, err := NewClient(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rdb.Close() })
+		r := NewRouter(rdb, Options{Prefix: "lost:", Logger: &nop})
+		t.Cleanup(func() { _ = r.Close() })
+		s := NewSessions(r, SessionsOptions{})
+		t.Cleanup(func() { _ = s.Close() })
+		return s, rdb
+	}
+	a, rdbA := replica()
+	b, _ := replica()
+	var armed atomic.Bool
+	rdbA.AddHook(lostReply{armed: &armed})
+	calls := claimScripts{ok: make(chan struct{}, 1), failed: make(chan struct{}, 1), field: "g"}
+	rdbA.AddHook(calls)
+	ctx := context.Background()
+	if err := a.Add(ctx, &session.Entry{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.GetChecked(ctx, "s", true, nil); err != nil { // loads the script (a lost reply would hide NOSCRIPT)
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if _, err := a.GetChecked(session.WithClaim(ctx, &session.Claim{Stream: true}), "s", true, nil); err == nil {
+		t.Fatal("a lookup whose reply was lost succeeded")
+	}
+	armed.Store(false)
+	// The claim the lost lookup took is released by replica a's flusher: until then replica b
+	// is refused; each refusal waits for a's next script call about the claim.
+	for {
+		_, err := b.GetChecked(session.WithClaim(ctx, &session.Claim{Stream: true}), "s", true, nil)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, session.ErrClaimed) {
+			t.Fatal(err)
+		}
+		select {
+		case <-calls.ok:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the standalone stream a lookup whose reply was lost claimed is still refused on another replica after 10 s")
+		}
 	}
 }
