@@ -29,14 +29,15 @@
 // # What each backend costs
 //
 //   - Sessions (session.Store, session.Checker, session.Holder): a Redis hash per session
-//     with a TTL of the idle timeout, and a sorted set of live sessions that enforces the cap
+//     with a TTL a little over the idle timeout, and a sorted set of live sessions that enforces the cap
 //     across replicas in the same script that creates a record. A request for a session this
 //     replica holds costs one round trip on its path: one script checks the record, answers its
 //     revision and claims the request's id (a GET without Last-Event-ID: the standalone stream)
-//     in the record, in two or three Redis commands (Redis's CPU, not the network, is what the
-//     session workload spends most on Redis); it renews the record's TTL (and the session index
-//     with it) only when this replica's last renewal is older than a sixteenth of the idle
-//     timeout, to the idle timeout plus an eighth (SessionsOptions.IdleTimeout). The session layer releases the claim after the response
+//     in the record, in two or three Redis commands when the revision is current (one HMGET
+//     more when it is not); it renews the record's TTL (and, off a Cluster, the session index
+//     to the same instant) only when this replica's last renewal is older than a sixteenth of
+//     the idle timeout, to the idle timeout plus an eighth (SessionsOptions.IdleTimeout). The
+//     session layer releases the claim after the response
 //     (see session.Claim); the release is queued, and rides the next lookup of the session on
 //     this replica or goes with the other queued releases in one pipelined round trip of the
 //     store's flusher, whichever comes first (at most one round trip per request, off its

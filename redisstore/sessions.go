@@ -31,12 +31,12 @@ type SessionsOptions struct {
 	// IdleTimeout ends a session nobody used for this long (the TTL of its record, renewed by
 	// requests and GETs on any replica). The record is renewed in steps, to IdleTimeout plus an
 	// eighth, and a replica renews a session again only once a sixteenth of IdleTimeout passed
-	// since it last did, so that most requests write nothing: an idle session ends between
-	// IdleTimeout and 9/8 of it after its last use. Zero means session.DefaultIdleTimeout (30
+	// since it last did, so that most requests write nothing: an idle session ends between 17/16
+	// and 9/8 of IdleTimeout after its last use. Zero means session.DefaultIdleTimeout (30
 	// minutes); a negative value turns expiry off.
 	IdleTimeout time.Duration
 	// UnusedIdleTimeout is the TTL a record starts with at initialize, until its first renewal
-	// (a later request or GET on any replica renews it to IdleTimeout), so that sessions
+	// (a later request or GET on any replica renews it, as IdleTimeout says), so that sessions
 	// initialized and never used again are reclaimed sooner than sessions in use, as
 	// session.MemoryOptions.UnusedIdleTimeout does. Zero means session.DefaultUnusedIdleTimeout
 	// (2 minutes); negative (or a value above IdleTimeout) gives new sessions the IdleTimeout.
@@ -52,7 +52,7 @@ type SessionsOptions struct {
 
 // Sessions is the session.Store on Redis. The record of a session (protocol version, client
 // info and capabilities, log level, subscriptions, owner, Origin) is a Redis hash whose TTL is
-// the idle timeout; a sorted set of live sessions enforces the cap across replicas. Each replica
+// renewed in steps to a little over the idle timeout (SessionsOptions.IdleTimeout); a sorted set of live sessions enforces the cap across replicas. Each replica
 // keeps the in-process sessions it serves (built from the record the first time a request for a
 // session lands on it) and listens on their router channels: changes are written through and
 // announced, a DELETE ends the session on every replica, and answers and cancels that land on
