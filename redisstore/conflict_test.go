@@ -127,11 +127,7 @@ func TestReplicasOneGetStream(t *testing.T) {
 		t.Fatalf("first GET: %d", first.StatusCode)
 	}
 	for range 3 {
-		resp := c.Open(t, c.NewRequest(context.Background(), http.MethodGet))
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		testutil.Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}.
-			WantError(t, http.StatusConflict, -32600, msgOneStream, "null")
+		wantSecondStream(t, c, c.NewRequest(context.Background(), http.MethodGet))
 	}
 	cancel()
 	first.Body.Close()
@@ -240,11 +236,7 @@ func TestReplicasOneGetStreamStaleResume(t *testing.T) {
 		t.Fatalf("first GET: %d", first.StatusCode)
 	}
 	for range 3 {
-		resp := c.Open(t, stale(context.Background()))
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		testutil.Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}.
-			WantError(t, http.StatusConflict, -32600, msgOneStream, "null")
+		wantSecondStream(t, c, stale(context.Background()))
 	}
 	cancel()
 	first.Body.Close()
@@ -255,12 +247,19 @@ func TestReplicasOneGetStreamStaleResume(t *testing.T) {
 	if resumed.StatusCode != http.StatusOK {
 		t.Fatalf("a stale resume once the first stream closed: %d", resumed.StatusCode)
 	}
-	resp := c.Open(t, c.NewRequest(context.Background(), http.MethodGet)) // another replica
+	wantSecondStream(t, c, c.NewRequest(context.Background(), http.MethodGet)) // another replica
+	cancel()
+	resumed.Body.Close()
+	streamReleased(t, f.prefix, c.SessionID)
+}
+
+// wantSecondStream sends req, a GET of c's session while another GET stream of it is open, and
+// wants it refused as one process refuses a second stream: 409 -32600.
+func wantSecondStream(t *testing.T, c *testutil.Client, req *http.Request) {
+	t.Helper()
+	resp := c.Open(t, req)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	testutil.Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}.
 		WantError(t, http.StatusConflict, -32600, msgOneStream, "null")
-	cancel()
-	resumed.Body.Close()
-	streamReleased(t, f.prefix, c.SessionID)
 }

@@ -36,22 +36,8 @@ func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // trip of its own); the flusher sends the releases of several sessions in one pipeline; a
 // release Redis failed is queued again and sent with the next flush.
 func TestReleasesRideAndBatch(t *testing.T) {
-	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
-	srv, err := testutil.StartRedis(bin)
-	if err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	defer srv.Close()
-	rdb, err := NewClient(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	nop := zerolog.Nop()
-	r := NewRouter(rdb, Options{Prefix: "rel:", Logger: &nop})
-	defer r.Close()
-	s := NewSessions(r, SessionsOptions{})
-	defer s.Close()
+	srv := startTestRedis(t)
+	s, rdb := testReplica(t, srv, "rel:")
 	ctx := context.Background()
 
 	// claim takes request id 1 of a session and returns its token, read back from the record.
@@ -164,27 +150,9 @@ func (h claimScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // then take the request id. A release Redis itself failed is sent again after
 // releaseRetryDelay, with nothing else queued to wake the flusher.
 func TestReleasesAfterAFailedRide(t *testing.T) {
-	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
-	srv, err := testutil.StartRedis(bin)
-	if err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	defer srv.Close()
-	nop := zerolog.Nop()
-	replica := func() (*Sessions, redis.UniversalClient) {
-		rdb, err := NewClient(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = rdb.Close() })
-		r := NewRouter(rdb, Options{Prefix: "rel:", Logger: &nop})
-		t.Cleanup(func() { _ = r.Close() })
-		s := NewSessions(r, SessionsOptions{})
-		t.Cleanup(func() { _ = s.Close() })
-		return s, rdb
-	}
-	a, rdbA := replica()
-	b, _ := replica()
+	srv := startTestRedis(t)
+	a, rdbA := testReplica(t, srv, "rel:")
+	b, _ := testReplica(t, srv, "rel:")
 	calls := claimScripts{ok: make(chan struct{}, 1), failed: make(chan struct{}, 1)}
 	rdbA.AddHook(calls)
 	ctx := context.Background()
@@ -266,22 +234,8 @@ func TestReleasesAfterAFailedRide(t *testing.T) {
 // releases (its script reads their fields in one command); the rest stay queued for the flusher,
 // which ends them.
 func TestRidingReleasesBounded(t *testing.T) {
-	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
-	srv, err := testutil.StartRedis(bin)
-	if err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	defer srv.Close()
-	rdb, err := NewClient(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	nop := zerolog.Nop()
-	r := NewRouter(rdb, Options{Prefix: "ride:", Logger: &nop})
-	defer r.Close()
-	s := NewSessions(r, SessionsOptions{})
-	defer s.Close()
+	srv := startTestRedis(t)
+	s, rdb := testReplica(t, srv, "ride:")
 	ctx := context.Background()
 	if err := s.Add(ctx, &session.Entry{ID: "a"}); err != nil {
 		t.Fatal(err)
@@ -347,27 +301,9 @@ func (h lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // the claim the script took (here the session's standalone GET stream) is released like the
 // claims of finished requests: another replica can take it afterwards.
 func TestClaimOfALostLookupIsReleased(t *testing.T) {
-	bin := testutil.NeedBinary(t, "redis-server", "redis-server")
-	srv, err := testutil.StartRedis(bin)
-	if err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	defer srv.Close()
-	nop := zerolog.Nop()
-	replica := func() (*Sessions, redis.UniversalClient) {
-		rdb, err := NewClient(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = rdb.Close() })
-		r := NewRouter(rdb, Options{Prefix: "lost:", Logger: &nop})
-		t.Cleanup(func() { _ = r.Close() })
-		s := NewSessions(r, SessionsOptions{})
-		t.Cleanup(func() { _ = s.Close() })
-		return s, rdb
-	}
-	a, rdbA := replica()
-	b, _ := replica()
+	srv := startTestRedis(t)
+	a, rdbA := testReplica(t, srv, "lost:")
+	b, _ := testReplica(t, srv, "lost:")
 	var armed atomic.Bool
 	rdbA.AddHook(lostReply{armed: &armed})
 	calls := claimScripts{ok: make(chan struct{}, 1), failed: make(chan struct{}, 1), field: "g"}
@@ -400,4 +336,33 @@ func TestClaimOfALostLookupIsReleased(t *testing.T) {
 			t.Fatal("the standalone stream a lookup whose reply was lost claimed is still refused on another replica after 10 s")
 		}
 	}
+}
+
+// startTestRedis starts a redis-server of the test's own (stopped when the test ends), or skips
+// the test naming the package to install.
+func startTestRedis(t *testing.T) *testutil.RedisServer {
+	t.Helper()
+	srv, err := testutil.StartRedis(testutil.NeedBinary(t, "redis-server", "redis-server"))
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testReplica is one replica's session store on srv, with a client and a router of its own under
+// prefix (all closed when the test ends), and that client.
+func testReplica(t *testing.T, srv *testutil.RedisServer, prefix string) (*Sessions, redis.UniversalClient) {
+	t.Helper()
+	rdb, err := NewClient(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	nop := zerolog.Nop()
+	r := NewRouter(rdb, Options{Prefix: prefix, Logger: &nop})
+	t.Cleanup(func() { _ = r.Close() })
+	s := NewSessions(r, SessionsOptions{})
+	t.Cleanup(func() { _ = s.Close() })
+	return s, rdb
 }
