@@ -1,11 +1,9 @@
 package middleware
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -220,22 +218,6 @@ func (s *SSEWriter) WriteSSE(ev SSEEvent) error {
 	return s.finish(err)
 }
 
-// appendEvent appends the whole frame of ev (fields already validated).
-func appendEvent(b []byte, ev SSEEvent) []byte {
-	b = appendRetry(b, ev.Retry)
-	if ev.ID != "" {
-		b = append(b, "id: "...)
-		b = append(b, ev.ID...)
-		b = append(b, '\n')
-	}
-	if ev.Event != "" {
-		b = append(b, "event: "...)
-		b = append(b, ev.Event...)
-		b = append(b, '\n')
-	}
-	return appendData(b, ev.Data)
-}
-
 // WriteFinal sends the last event of the stream, framed as WriteMessage frames it, and closes
 // the writer in the same step, under the writer's lock: no write of any goroutine (a late
 // notification, a keepalive comment) can come between this frame and the close, so the frame is
@@ -300,17 +282,6 @@ func (s *SSEWriter) WriteRetry(d time.Duration) error {
 		s.buf = append(appendRetry(s.buf, d), '\n')
 	}
 	return s.finish(err)
-}
-
-// appendRetry appends "retry: <ms>\n" for a positive whole number of milliseconds.
-func appendRetry(b []byte, d time.Duration) []byte {
-	ms := d.Milliseconds()
-	if ms <= 0 {
-		return b
-	}
-	b = append(b, "retry: "...)
-	b = strconv.AppendInt(b, ms, 10)
-	return append(b, '\n')
 }
 
 // WriteComment sends a comment, ": <text>\n\n", which clients ignore; a multi-line text becomes
@@ -559,31 +530,4 @@ func (s *SSEWriter) tick() {
 		s.timer.Reset(s.keepAlive)
 	}
 	_ = s.release(err)
-}
-
-// appendData appends data as "data: " lines followed by the blank line that ends the event.
-func appendData(b, data []byte) []byte {
-	return appendLines(b, "data: ", data)
-}
-
-// appendLines appends text as lines each starting with prefix (splitting at CR, LF or CRLF, after
-// dropping trailing line breaks), then the blank line that ends the frame.
-func appendLines(b []byte, prefix string, text []byte) []byte {
-	text = bytes.TrimRight(text, "\r\n")
-	for {
-		i := bytes.IndexAny(text, "\r\n")
-		b = append(b, prefix...)
-		if i < 0 {
-			b = append(b, text...)
-			b = append(b, '\n')
-			break
-		}
-		b = append(b, text[:i]...)
-		b = append(b, '\n')
-		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-			i++
-		}
-		text = text[i+1:]
-	}
-	return append(b, '\n')
 }
