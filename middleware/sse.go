@@ -81,6 +81,12 @@ type SSEWriter struct {
 	pooled *[]byte
 	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
 	aborted bool
+	// hdr holds the values of the stream's headers when the stream is one request's answer
+	// (started deferred, or by its final frame): the response's header map then refers into the
+	// writer, which lives as long as the response anyway, instead of to a slice of its own. A
+	// stream started otherwise may outlive its writer (a listen stream's writer is closed once
+	// the headers are out), so its values get their own allocation and hdr stays empty.
+	hdr [4]string
 	// ended is set once the writer broke or closed; done, made by the first call of Done, is
 	// closed then (most streams never wait on it, and make none).
 	ended bool
@@ -148,7 +154,7 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	err := s.usableLocked()
 	if err == nil && !s.started {
 		s.started, s.held = true, true
-		s.writeHeadersLocked()
+		s.writeHeadersLocked(true)
 		s.heldTimer = getHeldTimer(s)
 		s.heldTimer.t.Reset(maxDelay)
 	}
@@ -245,7 +251,7 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 	case bad != nil:
 		err = bad
 	case !s.started:
-		err = s.startLocked()
+		err = s.startLocked(true)
 	}
 	if err == nil {
 		s.frame()
@@ -360,7 +366,7 @@ func (s *SSEWriter) begin() error {
 		return err
 	}
 	if !s.started {
-		return s.startLocked()
+		return s.startLocked(false)
 	}
 	return nil
 }
@@ -408,11 +414,16 @@ func (s *SSEWriter) release(err error) error {
 }
 
 // writeHeadersLocked sets the stream's headers and writes the status (net/http sends them with
-// the first flush).
-func (s *SSEWriter) writeHeadersLocked() {
+// the first flush). The values live in the writer (hdr) for a stream that is one request's
+// answer (inWriter), else in one allocation for the four of them.
+func (s *SSEWriter) writeHeadersLocked(inWriter bool) {
 	h := s.w.Header()
-	// One allocation for the four values instead of one per header.
-	v := make([]string, 4)
+	var v []string
+	if inWriter {
+		v = s.hdr[:]
+	} else {
+		v = make([]string, 4)
+	}
 	v[0], v[1], v[2], v[3] = "text/event-stream", "no-cache", "keep-alive", "no"
 	h["Content-Type"] = v[0:1:1]
 	h["Cache-Control"] = v[1:2:2]
@@ -422,10 +433,11 @@ func (s *SSEWriter) writeHeadersLocked() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-func (s *SSEWriter) startLocked() error {
+// startLocked sends the headers at once (see writeHeadersLocked for inWriter).
+func (s *SSEWriter) startLocked(inWriter bool) error {
 	s.started = true
 	s.setDeadlineLocked()
-	s.writeHeadersLocked()
+	s.writeHeadersLocked(inWriter)
 	if err := s.rc.Flush(); err != nil {
 		if errors.Is(err, http.ErrNotSupported) {
 			err = fmt.Errorf("middleware: SSE needs a flushable ResponseWriter: %w", err)
