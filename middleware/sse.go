@@ -81,6 +81,10 @@ type SSEWriter struct {
 	pooled *[]byte
 	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
 	aborted bool
+	// tailBound is set on a writer of the SSE layer that bounds what net/http writes once the
+	// handler returned (its end sets a write deadline): a final frame the response buffers
+	// whole is bounded by it.
+	tailBound bool
 	// hdr holds the values of the stream's headers when the stream is one request's answer
 	// (started deferred, or by its final frame): the response's header map then refers into the
 	// writer, which lives as long as the response anyway, instead of to a slice of its own. A
@@ -102,6 +106,12 @@ var framePool = sync.Pool{New: func() any {
 
 // maxPooledFrame is the largest frame buffer returned to framePool.
 const maxPooledFrame = 64 << 10
+
+// heldFrameBuffered is the largest final frame that, written while the headers are held (no byte
+// of the body written yet), net/http copies into the response's buffer without writing to the
+// connection: its HTTP/1 server buffers 2 KB of a response before it writes the headers and a
+// chunk (bufferBeforeChunkingSize), its HTTP/2 server 4 KB.
+const heldFrameBuffered = 2 << 10
 
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
@@ -259,8 +269,12 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 		if s.held {
 			// Headers still held: the frame joins them in net/http's buffer, and both go out
 			// (in one write) when the handler returns. The deadline bounds a write that does
-			// reach the connection (a frame larger than that buffer).
-			s.setDeadlineLocked()
+			// reach the connection (a frame larger than that buffer). A frame that fits it
+			// reaches the connection only after the handler returned, bounded then by the
+			// deadline the SSE layer sets (tailBound): it needs none of its own.
+			if !s.tailBound || len(s.buf) > heldFrameBuffered {
+				s.setDeadlineLocked()
+			}
 			_, err = s.w.Write(s.buf)
 			if err != nil {
 				err = s.fail(err)

@@ -117,6 +117,7 @@ func (s *SSEWriter) Abort() {
 func (e *Exchange) SSE(w http.ResponseWriter) *SSEWriter {
 	if e.stream == nil && e.sse != nil {
 		e.stream = NewSSEWriter(w, e.sse.writer)
+		e.stream.tailBound = e.sse.tail > 0
 	}
 	return e.stream
 }

@@ -163,6 +163,74 @@ func TestSSELayerBoundsTheTail(t *testing.T) {
 	}
 }
 
+// eventRecorder is a ResponseWriter that logs its writes, flushes and write deadlines in order
+// ("write", "flush", "deadline" or "clear").
+type eventRecorder struct {
+	*httptest.ResponseRecorder
+	events []string
+}
+
+func (e *eventRecorder) Write(p []byte) (int, error) {
+	e.events = append(e.events, "write")
+	return e.ResponseRecorder.Write(p)
+}
+
+func (e *eventRecorder) Flush() { e.events = append(e.events, "flush") }
+
+func (e *eventRecorder) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		e.events = append(e.events, "clear")
+	} else {
+		e.events = append(e.events, "deadline")
+	}
+	return nil
+}
+
+// The final frame of a stream whose headers are held (one quick request's answer) that fits the
+// response's buffer is written under no deadline of its own behind the SSE layer: nothing reaches
+// the connection before the handler returned, and the layer's deadline then bounds it. A larger
+// frame may reach the connection in the write, which its own deadline bounds; so does every
+// frame of a writer no layer ends.
+func TestSSEHeldFinalFrameDeadline(t *testing.T) {
+	small, large := []byte(`{"n":1}`), []byte(`"`+strings.Repeat("x", heldFrameBuffered)+`"`)
+	for _, tc := range []struct {
+		name  string
+		layer bool
+		opts  SSEOptions
+		frame []byte
+		want  string
+	}{
+		{"small", true, SSEOptions{}, small, "write deadline"},
+		{"large", true, SSEOptions{}, large, "deadline write deadline"},
+		{"bound off", true, SSEOptions{WriteTimeout: -1}, small, "write"},
+		{"no layer", false, SSEOptions{}, small, "deadline write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &eventRecorder{ResponseRecorder: httptest.NewRecorder()}
+			handler := func(w http.ResponseWriter, r *http.Request) {
+				var sse *SSEWriter
+				if tc.layer {
+					sse = ExchangeFrom(r.Context()).SSE(w)
+				} else {
+					sse = NewSSEWriter(w, SSEWriterOptions{WriteTimeout: tc.opts.WriteTimeout})
+					defer sse.Close()
+				}
+				_ = sse.StartDeferred(time.Hour)
+				if err := sse.WriteFinal(tc.frame); err != nil {
+					t.Error(err)
+				}
+			}
+			SSE(tc.opts)(http.HandlerFunc(handler)).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil))
+			if got := strings.Join(rec.events, " "); got != tc.want {
+				t.Fatalf("%s, want %s", got, tc.want)
+			}
+			if !strings.HasSuffix(rec.Body.String(), string(tc.frame)+"\n\n") {
+				t.Fatalf("body %q", rec.Body.String())
+			}
+		})
+	}
+}
+
 // Without an SSE layer in front the Exchange has no stream to give; the innermost of two nested
 // layers gives it, with its own options.
 func TestSSELayerPlacement(t *testing.T) {
