@@ -491,3 +491,26 @@ func TestMemoryGetCheckedRenewsOnlyAllowed(t *testing.T) {
 		t.Fatalf("allowed session was not renewed: %v", err)
 	}
 }
+
+// BenchmarkMemoryGetChecked measures the lookup of a request on the in-memory store: the check
+// and the renewal of a session among a thousand, on the store's real clock.
+func BenchmarkMemoryGetChecked(b *testing.B) {
+	ctx := context.Background()
+	m := NewMemory(MemoryOptions{})
+	defer m.Close()
+	var id string
+	for range 1000 {
+		s := &Entry{ID: NewID()}
+		if err := m.Add(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		id = s.ID
+	}
+	allow := func(*Entry) bool { return true }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.GetChecked(ctx, id, true, allow); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
