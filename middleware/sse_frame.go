@@ -43,9 +43,13 @@ func appendData(b, data []byte) []byte {
 // appendLines appends text as lines each starting with prefix (splitting at CR, LF or CRLF, after
 // dropping trailing line breaks), then the blank line that ends the frame.
 func appendLines(b []byte, prefix string, text []byte) []byte {
-	text = bytes.TrimRight(text, "\r\n")
+	n := len(text)
+	for n > 0 && (text[n-1] == '\n' || text[n-1] == '\r') {
+		n--
+	}
+	text = text[:n]
 	for {
-		i := bytes.IndexAny(text, "\r\n")
+		i := lineBreak(text)
 		b = append(b, prefix...)
 		if i < 0 {
 			b = append(b, text...)
@@ -60,4 +64,19 @@ func appendLines(b []byte, prefix string, text []byte) []byte {
 		text = text[i+1:]
 	}
 	return append(b, '\n')
+}
+
+// lineBreak returns the index of the first CR or LF in text, or -1: two byte scans, which a
+// message without line breaks (the kit's JSON never has one) passes at memory speed, where
+// bytes.IndexAny would build a set and test each byte against it.
+func lineBreak(text []byte) int {
+	i := bytes.IndexByte(text, '\n')
+	head := text
+	if i >= 0 {
+		head = text[:i]
+	}
+	if j := bytes.IndexByte(head, '\r'); j >= 0 {
+		return j
+	}
+	return i
 }

@@ -277,3 +277,24 @@ func TestSSELayerStreamOnTheWire(t *testing.T) {
 		t.Fatalf("frames %q", got)
 	}
 }
+
+// BenchmarkSSELayerAnswer: one quick request's stream behind the SSE layer, as the legacy
+// endpoint writes it (a deferred start, the answer as the final frame), and the layer's end.
+func BenchmarkSSELayerAnswer(b *testing.B) {
+	w := &memFlusher{h: http.Header{}}
+	data := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+	h := SSE(SSEOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := ExchangeFrom(r.Context()).SSE(w)
+		_ = s.StartDeferred(20 * time.Millisecond)
+		if err := s.WriteFinal(data); err != nil {
+			b.Fatal(err)
+		}
+	}))
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r, _ = ensureExchange(r)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.buf.Reset()
+		h.ServeHTTP(w, r)
+	}
+}

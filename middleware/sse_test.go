@@ -764,3 +764,27 @@ func TestSSEDeferredTimersReused(t *testing.T) {
 		t.Fatalf("%d flushes, want 2", fired.flushes)
 	}
 }
+
+// Text is split into lines at CR, LF and CRLF, after its trailing line breaks are dropped, as
+// the event stream format reads them back.
+func TestSSEAppendLines(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"", "data: \n\n"},
+		{"a", "data: a\n\n"},
+		{`{"id":1}`, "data: {\"id\":1}\n\n"},
+		{"a\n", "data: a\n\n"},
+		{"a\r\n\r\n\n\r", "data: a\n\n"},
+		{"\n\r", "data: \n\n"},
+		{"a\nb", "data: a\ndata: b\n\n"},
+		{"a\rb", "data: a\ndata: b\n\n"},
+		{"a\r\nb", "data: a\ndata: b\n\n"},
+		{"a\n\rb", "data: a\ndata: \ndata: b\n\n"},
+		{"a\r\rb", "data: a\ndata: \ndata: b\n\n"},
+		{"\na", "data: \ndata: a\n\n"},
+		{"a\rb\nc\r\nd", "data: a\ndata: b\ndata: c\ndata: d\n\n"},
+	} {
+		if got := string(appendLines(nil, "data: ", []byte(tc.text))); got != tc.want {
+			t.Errorf("appendLines(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
