@@ -105,11 +105,14 @@ type Extension struct {
 	opts   Options
 	server atomic.Pointer[core.Server]
 
-	mu      sync.RWMutex
-	paths   []string          // skill paths, in registration order
-	skills  map[string]*entry // by skill path
-	files   map[string]*File  // by URI
-	dirs    map[string]map[string]core.Resource
+	mu     sync.RWMutex
+	paths  []string          // skill paths, in registration order
+	skills map[string]*entry // by skill path
+	files  map[string]*File  // by URI
+	dirs   map[string]map[string]core.Resource
+	// listed is every file of every skill as resources/list lists it, skill by skill: built
+	// when a skill is installed, copied by Resources.
+	listed  []core.Resource
 	offered atomic.Bool
 }
 
@@ -231,6 +234,13 @@ func (x *Extension) install(skillPath string, e *entry, tree map[string]map[stri
 	for i := range e.skill.Files {
 		x.files[e.skill.Files[i].URI] = &e.skill.Files[i]
 	}
+	x.listed = x.listed[:0:0] // a fresh array: copies handed out keep theirs
+	for _, p := range x.paths {
+		e := x.skills[p]
+		for i := range e.skill.Files {
+			x.listed = append(x.listed, e.resource(i))
+		}
+	}
 	x.offered.Store(true)
 }
 
@@ -251,19 +261,13 @@ type source struct{ x *Extension }
 func (source) Scheme() string { return Scheme }
 
 // Resources lists every file of every skill, skill by skill; SKILL.md carries the skill's name
-// and description.
+// and description. The list is built when a skill is added; each call returns a copy of it (one
+// allocation), which the caller may filter in place, as core does.
 func (src source) Resources() []core.Resource {
 	x := src.x
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	var out []core.Resource
-	for _, p := range x.paths {
-		e := x.skills[p]
-		for i := range e.skill.Files {
-			out = append(out, e.resource(i))
-		}
-	}
-	return out
+	return slices.Clone(x.listed)
 }
 
 // resource is the skill's file i as resources/list lists it.

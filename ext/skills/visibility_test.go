@@ -45,6 +45,11 @@ func TestSkillsKeepToTheCallersView(t *testing.T) {
 			t.Errorf("bob lists %s", u)
 		}
 	}
+	// bob's list was filtered from the extension's list: alice's, after it, still has every file
+	// (the two skills' six).
+	if got := coretest.OK(t, c.srv, "alice", nil, "resources/list", nil)["resources"].([]any); len(got) != 6 {
+		t.Errorf("alice lists %d resources after bob's filtered list, want 6: %v", len(got), got)
+	}
 	entry := coretest.OK(t, c.srv, "bob", nil, "skills/get", map[string]any{"uri": "skill://acme/billing/refunds/SKILL.md"})["skill"].(map[string]any)
 	for _, f := range entry["resources"].([]any) {
 		if strings.HasSuffix(f.(map[string]any)["uri"].(string), "POLICY.md") {
