@@ -787,4 +787,11 @@ func TestSSEAppendLines(t *testing.T) {
 			t.Errorf("appendLines(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
+	// Many CR-separated lines before one LF: each line once, the LF's scan not repeated per line
+	// (a quadratic walk would take minutes here).
+	text := strings.Repeat("x\r", 1<<19) + "\ny"
+	want := strings.Repeat("data: x\n", 1<<19) + "data: y\n\n"
+	if got := string(appendLines(nil, "data: ", []byte(text))); got != want {
+		t.Errorf("appendLines of %d CR-separated lines: %d bytes, want %d", 1<<19, len(got), len(want))
+	}
 }
