@@ -10,8 +10,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/internal/testutil"
@@ -29,23 +32,8 @@ func BenchmarkStatefulToolsCall(b *testing.B) {
 	for _, store := range []string{"memory", "redis"} {
 		for _, mode := range []string{"json", "sse"} {
 			b.Run(store+"/"+mode, func(b *testing.B) {
-				s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
-				addTools(s, newProbe())
-				opts := mcphttp.Options{JSONResponse: mode == "json"}
-				if store == "redis" {
-					r := newRouter(b, rs, testPrefix())
-					opts.Store = redisstore.NewSessions(r, redisstore.SessionsOptions{})
-				} else {
-					opts.Store = session.NewMemory(session.MemoryOptions{})
-				}
-				h := mcphttp.New(s, opts)
-				defer h.Close()
+				h, sid := statefulHandler(b, rs, store, mode == "json")
 				w := testutil.NewRecorder()
-				h.ServeHTTP(w, testutil.PostRequest(testutil.Initialize(0, "2025-11-25"), ""))
-				sid := w.Head.Get("Mcp-Session-Id")
-				if w.Status != http.StatusOK || sid == "" {
-					b.Fatalf("initialize: %d %s", w.Status, w.Body.Bytes())
-				}
 				req := testutil.PostRequest(body, sid)
 				rd := strings.NewReader(body)
 				b.ReportAllocs()
@@ -62,6 +50,78 @@ func BenchmarkStatefulToolsCall(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkStatefulToolsCallParallel is BenchmarkStatefulToolsCall (SSE answers, as
+// bench-peers' session workload) with 32 requests in flight on the session at once, each
+// goroutine with a request id of its own: on Redis the lookups of concurrent requests share round
+// trips (round-trips/op says how many a request cost, releases included).
+func BenchmarkStatefulToolsCallParallel(b *testing.B) {
+	rs := needRedis(b)
+	for _, store := range []string{"memory", "redis"} {
+		b.Run(store, func(b *testing.B) {
+			h, sid := statefulHandler(b, rs, store, false)
+			trips := &roundTrips{}
+			if h.rdb != nil {
+				h.rdb.AddHook(trips)
+			}
+			var ids atomic.Int64
+			b.SetParallelism(16) // 32 goroutines on two cores
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				body := testutil.CallTool(int(ids.Add(1)), "echo", map[string]any{"text": "hi"}, nil)
+				w := testutil.NewRecorder()
+				req := testutil.PostRequest(body, sid)
+				rd := strings.NewReader(body)
+				for pb.Next() {
+					w.Reset()
+					rd.Reset(body)
+					req.Body = io.NopCloser(rd)
+					h.ServeHTTP(w, req)
+					if w.Status != http.StatusOK {
+						b.Errorf("status %d: %s", w.Status, w.Body.Bytes())
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(trips.total())/float64(b.N), "round-trips/op")
+		})
+	}
+}
+
+// benchHandler is the endpoint of a stateful benchmark, and its Redis client (nil on the memory
+// store).
+type benchHandler struct {
+	*mcphttp.Handler
+	rdb redis.UniversalClient
+}
+
+// statefulHandler returns the default stack over the test tools with its sessions in store
+// ("memory" or "redis", on rs), closed with the benchmark, and the id of a session initialized
+// on it.
+func statefulHandler(b *testing.B, rs *testutil.RedisServer, store string, json bool) (benchHandler, string) {
+	b.Helper()
+	s := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, core.Options{})
+	addTools(s, newProbe())
+	opts := mcphttp.Options{JSONResponse: json}
+	var rdb redis.UniversalClient
+	if store == "redis" {
+		r := newRouter(b, rs, testPrefix())
+		rdb = r.Client()
+		opts.Store = redisstore.NewSessions(r, redisstore.SessionsOptions{})
+	} else {
+		opts.Store = session.NewMemory(session.MemoryOptions{})
+	}
+	h := mcphttp.New(s, opts)
+	b.Cleanup(func() { _ = h.Close() })
+	w := testutil.NewRecorder()
+	h.ServeHTTP(w, testutil.PostRequest(testutil.Initialize(0, "2025-11-25"), ""))
+	sid := w.Head.Get("Mcp-Session-Id")
+	if w.Status != http.StatusOK || sid == "" {
+		b.Fatalf("initialize: %d %s", w.Status, w.Body.Bytes())
+	}
+	return benchHandler{Handler: h, rdb: rdb}, sid
 }
 
 // listenConn opens a subscriptions/listen stream on addr over a raw connection and reads up to

@@ -37,16 +37,27 @@ func (s *Sessions) newToken() string {
 	return s.r.id + " " + strconv.FormatUint(s.seq.Add(1), 36)
 }
 
-// holdClaim records a claim getScript took.
-func (s *Sessions) holdClaim(c *session.Claim, id, field, token string) {
+// claiming records the token of a claim a lookup is about to take: from then on (its script may
+// take it as soon as it is sent, and the lookups of other requests may come back first) the
+// claim is live on this replica, until the request releases it or its lookup ends without it
+// (unclaimed).
+func (s *Sessions) claiming(token string) {
 	s.mu.Lock()
 	s.claims[token] = struct{}{}
 	s.mu.Unlock()
-	c.Hold(s, id, field, token)
+}
+
+// unclaimed forgets the token of a claim its lookup did not take (refused, failed, or its caller
+// gone: a claim its script took all the same is released, see lookupFailed and lookups.go).
+func (s *Sessions) unclaimed(token string) {
+	s.mu.Lock()
+	delete(s.claims, token)
+	s.mu.Unlock()
 }
 
 // claimFree reports whether the claim held under token may be taken over: its request on this
-// replica is done, or the replica that holds it is gone (its lease lapsed).
+// replica is done (its lookup is not under way and it released it), or the replica that holds
+// it is gone (its lease lapsed).
 func (s *Sessions) claimFree(ctx context.Context, token string) (bool, error) {
 	replica, _, _ := strings.Cut(token, " ")
 	if replica == s.r.id {
@@ -60,8 +71,8 @@ func (s *Sessions) claimFree(ctx context.Context, token string) (bool, error) {
 }
 
 // ReleaseClaim implements session.ClaimReleaser: the release is queued, and reaches Redis with
-// the next lookup of the session on this replica or the flusher's next round trip, whichever
-// comes first (releases.go); after Close it is sent at once, bounded by the timeout. A release
+// the store's next round trip (riding a lookup of the session when one goes in it, see
+// releases.go); after Close it is sent at once, bounded by the timeout. A release
 // Redis fails is sent again with the next ones; a claim whose release is lost (Close, or too many
 // failed) is taken over by the next request that wants it (see claimFree), on this replica at
 // once, on another once this replica's lease lapsed.
@@ -134,16 +145,17 @@ local r = redis.call('HMGET', KEYS[1], 'o', 'ow', 'st')
 return {rev, r[1] or '', r[2] or '', r[3] or ''}
 `)
 
-// lookup runs getScript; a session that is gone is let go of here too. With touch it takes the
-// request's claim (see claims.go) and renews the record when a renewal is due (renewed: when this
-// replica last renewed it, see renewal.go).
+// lookup runs getScript (through the store's pipe, lookups.go, which adds the releases queued for
+// the session); a session that is gone is let go of here too. With touch it takes the request's
+// claim (see claims.go) and renews the record when a renewal is due (renewed: when this replica
+// last renewed it, see renewal.go). A failed lookup queued again what it carried (lookupFailed).
 func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64, renewed time.Time) ([]any, error) {
 	bctx, cancel := s.r.Bound(ctx)
 	defer cancel()
 	var ttl int64
 	var at time.Time
 	var c *session.Claim
-	var field, token, replace string
+	var field, token string
 	if touch {
 		if at = s.now(); s.renewDue(renewed, at) {
 			ttl = s.renewMillis()
@@ -152,21 +164,36 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64,
 			field, token = claimField(c), s.newToken()
 		}
 	}
-	released := s.takeReleases(id)
-	args := make([]any, 6, 6+len(released))
+	if field != "" {
+		s.claiming(token)
+	}
+	res, err := s.lookupLoop(bctx, id, field, token, ttl, rev, at)
+	if field != "" {
+		if err != nil {
+			s.unclaimed(token)
+		} else {
+			c.Hold(s, id, field, token)
+		}
+	}
+	return res, err
+}
+
+// lookupLoop runs getScript until it answers, taking over the claim (field, token) when the
+// request that holds it is done or its replica gone.
+func (s *Sessions) lookupLoop(ctx context.Context, id, field, token string, ttl, rev int64, at time.Time) ([]any, error) {
+	var args [6]any
+	var replace string
 	args[0], args[1], args[2], args[3], args[4] = id, ttl, rev, field, token
 	for {
 		args[5] = replace
-		res, err := getScript.Run(bctx, s.r.rdb, s.keys(id), append(args, released...)...).Slice()
+		res, err := s.runLookup(ctx, id, &args, field, token)
 		if errors.Is(err, redis.Nil) {
 			s.letGo(id)
 			return nil, session.ErrNotFound
 		}
 		if err != nil {
-			s.lookupFailed(id, released, field, token)
 			return nil, fmt.Errorf("redisstore: looking a session up: %w", err)
 		}
-		released = nil // ended by the script
 		if ttl > 0 {
 			s.renewed(id, at)
 			ttl, args[1] = 0, int64(0) // renewed by this run, whatever its claim's fate
@@ -176,7 +203,7 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64,
 			if holder == replace {
 				return nil, errors.New("redisstore: a session claim changed under its lookup")
 			}
-			free, err := s.claimFree(bctx, holder)
+			free, err := s.claimFree(ctx, holder)
 			if err != nil {
 				return nil, err
 			}
@@ -185,9 +212,6 @@ func (s *Sessions) lookup(ctx context.Context, id string, touch bool, rev int64,
 			}
 			replace = holder // its holder is done or gone: take it over
 			continue
-		}
-		if field != "" {
-			s.holdClaim(c, id, field, token)
 		}
 		return res, nil
 	}

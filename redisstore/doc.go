@@ -38,10 +38,12 @@
 //     to the same instant) only when this replica's last renewal is older than a sixteenth of
 //     the idle timeout, to the idle timeout plus an eighth (SessionsOptions.IdleTimeout). The
 //     session layer releases the claim after the response
-//     (see session.Claim); the release is queued, and rides the next lookup of the session on
-//     this replica or goes with the other queued releases in one pipelined round trip of the
-//     store's flusher, whichever comes first (at most one round trip per request, off its
-//     path). A duplicate id in flight, or a second GET stream, is refused with 409 on
+//     (see session.Claim); the release is queued, and goes in the store's next round trip,
+//     riding a lookup of the session when there is one (at most one round trip per request,
+//     off its path). The lookups of concurrent requests share round trips: one goroutine per
+//     store sends everything queued (lookups and releases) in one pipeline as soon as it is
+//     woken, never waiting for more, and hands each request its own reply; a request whose
+//     context ends stops waiting, and a claim its lookup took all the same is released. A duplicate id in flight, or a second GET stream, is refused with 409 on
 //     every replica alike; a claim whose replica's lease lapsed, or whose request on this
 //     replica is done, is taken over by the next request that wants it. The first request for a session on a replica fetches the record, the
 //     endpoint builds the in-process session from it (SessionState) and hands it to the store

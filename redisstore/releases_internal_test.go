@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,23 +19,42 @@ import (
 	"github.com/mcpkit/mcpkit/session"
 )
 
-// pipelines counts the pipelines of scripts a client sends.
-type pipelines struct{ n int }
+// pipelines records the pipelines of scripts a client sends: for each, the number of arguments
+// of each of its commands.
+type pipelines struct {
+	mu   sync.Mutex
+	sent [][]int
+}
 
 func (h *pipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
 func (h *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
-			h.n++
+			var args []int
+			for _, c := range cmds {
+				args = append(args, len(c.Args()))
+			}
+			h.mu.Lock()
+			h.sent = append(h.sent, args)
+			h.mu.Unlock()
 		}
 		return next(ctx, cmds)
 	}
 }
 
+// take returns the pipelines recorded since the last take.
+func (h *pipelines) take() [][]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sent := h.sent
+	h.sent = nil
+	return sent
+}
+
 // TestReleasesRideAndBatch: a queued release rides the next lookup of its session (no round
-// trip of its own); the flusher sends the releases of several sessions in one pipeline; a
-// release Redis failed is queued again and sent with the next flush.
+// trip of its own); the pipe sends the releases of several sessions in one pipeline; a
+// release Redis failed is queued again and sent with the next pipeline.
 func TestReleasesRideAndBatch(t *testing.T) {
 	srv := startTestRedis(t)
 	s, rdb := testReplica(t, srv, "rel:")
@@ -53,7 +73,7 @@ func TestReleasesRideAndBatch(t *testing.T) {
 		}
 		return tok
 	}
-	// queue queues a release as ReleaseClaim does, without waking the flusher.
+	// queue queues a release as ReleaseClaim does, without waking the pipe.
 	queue := func(id, token string) {
 		s.mu.Lock()
 		delete(s.claims, token)
@@ -89,11 +109,13 @@ func TestReleasesRideAndBatch(t *testing.T) {
 
 	h := &pipelines{}
 	rdb.AddHook(h)
-	queue("b", claim("b"))
-	queue("c", claim("c"))
+	tb, tc := claim("b"), claim("c")
+	queue("b", tb)
+	queue("c", tc)
+	h.take()
 	s.sendQueued()
-	if held("b") || held("c") || h.n != 1 {
-		t.Fatalf("after a flush: b held %v, c held %v, %d pipelines (want 1)", held("b"), held("c"), h.n)
+	if sent := h.take(); held("b") || held("c") || len(sent) != 1 || len(sent[0]) != 2 {
+		t.Fatalf("after a flush: b held %v, c held %v, pipelines %v (want one of two scripts)", held("b"), held("c"), sent)
 	}
 
 	tok := claim("a")
@@ -124,31 +146,46 @@ func (h claimScripts) DialHook(next redis.DialHook) redis.DialHook { return next
 func (h claimScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		field := h.field
-		if field == "" {
-			field = "q:1"
-		}
-		if n := cmd.Name(); (n == "evalsha" || n == "eval") && slices.Contains(cmd.Args(), any(field)) {
-			ch := h.ok
-			if err != nil && !errors.Is(err, redis.Nil) {
-				ch = h.failed
-			}
-			select {
-			case ch <- struct{}{}:
-			default:
+		h.seen(cmd, err)
+		return err
+	}
+}
+func (h claimScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Err() != nil {
+				h.seen(cmd, cmd.Err())
+			} else {
+				h.seen(cmd, err)
 			}
 		}
 		return err
 	}
 }
-func (h claimScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+
+// seen signals a script call about the field, once its reply (or error, err) is in.
+func (h claimScripts) seen(cmd redis.Cmder, err error) {
+	field := h.field
+	if field == "" {
+		field = "q:1"
+	}
+	if n := cmd.Name(); (n == "evalsha" || n == "eval") && slices.Contains(cmd.Args(), any(field)) {
+		ch := h.ok
+		if err != nil && !errors.Is(err, redis.Nil) {
+			ch = h.failed
+		}
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // TestReleasesAfterAFailedRide: a release that rode a lookup which failed (its client hung up)
-// is sent by the flusher at once, not left for the replica's next release: another replica can
+// is sent by the pipe at once, not left for the replica's next release: another replica can
 // then take the request id. A release Redis itself failed is sent again after
-// releaseRetryDelay, with nothing else queued to wake the flusher.
+// releaseRetryDelay, with nothing else queued to wake the pipe.
 func TestReleasesAfterAFailedRide(t *testing.T) {
 	srv := startTestRedis(t)
 	a, rdbA := testReplica(t, srv, "rel:")
@@ -170,7 +207,7 @@ func TestReleasesAfterAFailedRide(t *testing.T) {
 		}
 		return ok
 	}
-	// queue queues a release as ReleaseClaim does when the flusher is busy (it is not woken).
+	// queue queues a release as ReleaseClaim does when the pipe is busy (it is not woken).
 	queue := func(token string) {
 		a.mu.Lock()
 		delete(a.claims, token)
@@ -210,7 +247,7 @@ func TestReleasesAfterAFailedRide(t *testing.T) {
 		t.Fatal("a lookup with a cancelled context succeeded")
 	}
 	for held() {
-		await(calls.ok, "the release of the failed lookup sent by the flusher")
+		await(calls.ok, "the release of the failed lookup sent by the pipe")
 	}
 	if err := claimOn(b); err != nil {
 		t.Fatalf("request id 1, released, claimed on another replica: %v", err)
@@ -231,8 +268,8 @@ func TestReleasesAfterAFailedRide(t *testing.T) {
 }
 
 // TestRidingReleasesBounded: a lookup carries at most maxRidingReleases of its session's queued
-// releases (its script reads their fields in one command); the rest stay queued for the flusher,
-// which ends them.
+// releases (its script reads their fields in one command); the rest go in a releaseScript of the
+// same pipeline.
 func TestRidingReleasesBounded(t *testing.T) {
 	srv := startTestRedis(t)
 	s, rdb := testReplica(t, srv, "ride:")
@@ -248,10 +285,12 @@ func TestRidingReleasesBounded(t *testing.T) {
 			s.mu.Unlock()
 			t.Fatal(err)
 		}
-		s.queued["a"] = append(s.queued["a"], field, token) // as ReleaseClaim queues, without waking the flusher
+		s.queued["a"] = append(s.queued["a"], field, token) // as ReleaseClaim queues, without waking the pipe
 		s.nqueued++
 	}
 	s.mu.Unlock()
+	h := &pipelines{}
+	rdb.AddHook(h)
 	if _, err := s.GetChecked(ctx, "a", true, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -269,12 +308,17 @@ func TestRidingReleasesBounded(t *testing.T) {
 		}
 		return c
 	}
-	if c := claims(); c != n-maxRidingReleases || s.nqueued != n-maxRidingReleases {
-		t.Fatalf("after a lookup: %d claims left, %d queued, want %d each", c, s.nqueued, n-maxRidingReleases)
+	s.mu.Lock()
+	queued := s.nqueued
+	s.mu.Unlock()
+	if c := claims(); c != 0 || queued != 0 {
+		t.Fatalf("after a lookup: %d claims left, %d queued", c, queued)
 	}
-	s.sendQueued()
-	if c := claims(); c != 0 || s.nqueued != 0 {
-		t.Fatalf("after a flush: %d claims left, %d queued", c, s.nqueued)
+	// EVALSHA, sha, numkeys, the keys (two off a Cluster), then the arguments.
+	keys := len(s.keys("a"))
+	want := []int{3 + keys + 6 + 2*maxRidingReleases, 3 + 1 + 2*(n-maxRidingReleases)}
+	if sent := h.take(); len(sent) != 1 || !slices.Equal(sent[0], want) {
+		t.Fatalf("pipelines %v, want one of %v arguments", sent, want)
 	}
 }
 
@@ -286,15 +330,33 @@ func (h lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if n := cmd.Name(); (n == "evalsha" || n == "eval") && h.armed.Load() {
-			cmd.SetErr(context.Canceled)
+		if h.lose(cmd) {
 			return context.Canceled
 		}
 		return err
 	}
 }
 func (h lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		lost := false
+		for _, cmd := range cmds {
+			lost = h.lose(cmd) || lost
+		}
+		if lost {
+			return context.Canceled
+		}
+		return err
+	}
+}
+
+// lose fails a script call that ran, while armed, and reports whether it did.
+func (h lostReply) lose(cmd redis.Cmder) bool {
+	if n := cmd.Name(); (n == "evalsha" || n == "eval") && h.armed.Load() {
+		cmd.SetErr(context.Canceled)
+		return true
+	}
+	return false
 }
 
 // TestClaimOfALostLookupIsReleased: when Redis ran a lookup's script but its reply was lost,
@@ -320,7 +382,7 @@ func TestClaimOfALostLookupIsReleased(t *testing.T) {
 		t.Fatal("a lookup whose reply was lost succeeded")
 	}
 	armed.Store(false)
-	// The claim the lost lookup took is released by replica a's flusher: until then replica b
+	// The claim the lost lookup took is released by replica a's pipe: until then replica b
 	// is refused; each refusal waits for a's next script call about the claim.
 	for {
 		_, err := b.GetChecked(session.WithClaim(ctx, &session.Claim{Stream: true}), "s", true, nil)

@@ -64,12 +64,13 @@ type SessionsOptions struct {
 // (session.Holder), as it does with the session it created after Add. Close lets go of this
 // replica's sessions without deleting them: the other replicas keep serving them.
 type Sessions struct {
-	r      *Router
-	idle   time.Duration
-	unused time.Duration // TTL until the first renewal; 0: idle
-	max    int
-	every  time.Duration
-	now    func() time.Time // the clock renewals are timed by (renewal.go)
+	r        *Router
+	indexKey string // the session index (a sorted set of the live sessions)
+	idle     time.Duration
+	unused   time.Duration // TTL until the first renewal; 0: idle
+	max      int
+	every    time.Duration
+	now      func() time.Time // the clock renewals are timed by (renewal.go)
 
 	mu     sync.Mutex
 	local  map[string]*held
@@ -78,12 +79,16 @@ type Sessions struct {
 	closed bool
 	seq    atomic.Uint64 // the last claim token issued
 
-	// The releases of claims on their way to Redis (releases.go): session -> field, token, ...
-	queued  map[string][]any
-	spare   map[string][]any // an emptied batch, for the next swap
-	nqueued int              // claims in queued
-	wake    chan struct{}    // a release was queued (capacity 1)
-	flushed chan struct{}    // closed when the flusher returned
+	// The lookups and the releases of claims on their way to Redis (lookups.go, releases.go).
+	sending      sync.Mutex      // held by the pipe's round trip (tests send too)
+	pl           redis.Pipeliner // the pipe's, reused
+	lookups      []*lookupCall
+	spareLookups []*lookupCall    // an emptied batch, for the next swap
+	queued       map[string][]any // session -> field, token, ...
+	spare        map[string][]any // an emptied batch, for the next swap
+	nqueued      int              // claims in queued
+	wake         chan struct{}    // a lookup or a release was queued (capacity 1)
+	flushed      chan struct{}    // closed when the pipe returned
 
 	stop chan struct{}
 	done chan struct{}
@@ -96,7 +101,8 @@ type held struct {
 	renewed time.Time // when this replica sent the last lookup that renewed the record (renewal.go)
 }
 
-// NewSessions returns the shared store and starts its reaper (stopped by Close). It panics on
+// NewSessions returns the shared store and starts its reaper and its pipe (lookups.go), stopped
+// by Close. It panics on
 // invalid options.
 func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	if r == nil {
@@ -105,7 +111,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	if opts.ReapInterval < 0 {
 		panic("redisstore: SessionsOptions.ReapInterval must not be negative")
 	}
-	s := &Sessions{r: r, idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval, now: time.Now,
+	s := &Sessions{r: r, indexKey: r.prefix + "sessions", idle: opts.IdleTimeout, max: opts.MaxSessions, every: opts.ReapInterval, now: time.Now,
 		local: map[string]*held{}, seen: map[string]int64{}, claims: map[string]struct{}{},
 		queued: map[string][]any{}, wake: make(chan struct{}, 1), flushed: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -130,7 +136,7 @@ func NewSessions(r *Router, opts SessionsOptions) *Sessions {
 	r.Handle(kindState, s.onState)
 	r.Handle(kindEnd, s.onEnd)
 	go s.reap()
-	go s.flushReleases()
+	go s.pipe()
 	return s
 }
 
@@ -165,7 +171,7 @@ func (s *Sessions) Hold(ctx context.Context, l session.Live) (session.Live, erro
 }
 
 func (s *Sessions) key(id string) string { return s.r.sessionKey(id) }
-func (s *Sessions) index() string        { return s.r.prefix + "sessions" }
+func (s *Sessions) index() string        { return s.indexKey }
 
 // keys are the keys of the per-request scripts: the record, and the index beside it unless Redis
 // is a Cluster (where the index, in another slot, is kept outside these scripts).

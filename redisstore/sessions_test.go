@@ -292,7 +292,7 @@ func TestStreamMessagesOnAnotherReplica(t *testing.T) {
 // roundTrips counts the round trips a Redis client makes (a command, a script, a pipeline or a
 // transaction each count one; a new connection's handshake, HELLO and CLIENT SETINFO, does
 // not): path those made with the context of an HTTP request (the request waits for them),
-// off the others (the release flusher's, the lease's).
+// off the others (the pipe's release-only round trips, the lease's).
 type roundTrips struct{ path, off atomic.Int64 }
 
 func (h *roundTrips) count(ctx context.Context, first redis.Cmder) {
