@@ -203,6 +203,12 @@ func (s *Sessions) lookupLoop(ctx context.Context, id, field, token string, ttl,
 			if holder == replace {
 				return nil, errors.New("redisstore: a session claim changed under its lookup")
 			}
+			if holder == token {
+				// An earlier run of this lookup took it (go-redis sent the script again when
+				// the first reply was lost): it is this request's already.
+				replace = token
+				continue
+			}
 			free, err := s.claimFree(ctx, holder)
 			if err != nil {
 				return nil, err
