@@ -43,7 +43,9 @@
 //     off its path). The lookups of concurrent requests share round trips: one goroutine per
 //     store sends everything queued (lookups and releases) in one pipeline as soon as it is
 //     woken, never waiting for more, and hands each request its own reply; a request whose
-//     context ends stops waiting, and a claim its lookup took all the same is released. A duplicate id in flight, or a second GET stream, is refused with 409 on
+//     context ends stops waiting, and a claim its lookup took all the same is released. On a Redis
+//     Cluster each lookup goes alone to its node (a pipeline would answer only when its
+//     slowest node did, so one node down would hold up every session's lookups). A duplicate id in flight, or a second GET stream, is refused with 409 on
 //     every replica alike; a claim whose replica's lease lapsed, or whose request on this
 //     replica is done, is taken over by the next request that wants it. The first request for a session on a replica fetches the record, the
 //     endpoint builds the in-process session from it (SessionState) and hands it to the store

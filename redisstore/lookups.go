@@ -64,6 +64,12 @@ func recycle(c *lookupCall) {
 // runLookup runs getScript with args (its first six ARGV) for a lookup of session id, through the
 // pipe (at once, once the store is closed), and returns its reply.
 func (s *Sessions) runLookup(ctx context.Context, id string, args *[6]any, field, token string) ([]any, error) {
+	if s.r.cluster {
+		// A Cluster pipeline answers when its slowest node does: one node down or failing over
+		// would hold up the lookups of every session, and those queued behind them. Each lookup
+		// goes to its own node alone; the nodes share Redis's socket work between them.
+		return s.runAlone(ctx, id, s.keys(id), args[:], field, token)
+	}
 	c := lookupCalls.Get().(*lookupCall)
 	c.ctx, c.id, c.keys, c.field, c.token = ctx, id, s.keys(id), field, token
 	c.argv = append(c.argv, args[:]...)
@@ -71,10 +77,7 @@ func (s *Sessions) runLookup(ctx context.Context, id string, args *[6]any, field
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		res, err := getScript.Run(ctx, s.r.rdb, c.keys, c.argv...).Slice()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			s.lookupFailed(id, nil, field, token)
-		}
+		res, err := s.runAlone(ctx, id, c.keys, c.argv, field, token)
 		recycle(c)
 		return res, err
 	}
@@ -91,6 +94,16 @@ func (s *Sessions) runLookup(ctx context.Context, id string, args *[6]any, field
 	}
 	res, err := c.res, c.err
 	recycle(c)
+	return res, err
+}
+
+// runAlone runs getScript for a lookup of session id on its own, on its caller's context; a
+// failure queues the release of the claim it may have taken (lookupFailed).
+func (s *Sessions) runAlone(ctx context.Context, id string, keys []string, argv []any, field, token string) ([]any, error) {
+	res, err := getScript.Run(ctx, s.r.rdb, keys, argv...).Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		s.lookupFailed(id, nil, field, token)
+	}
 	return res, err
 }
 
