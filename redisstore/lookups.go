@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,7 @@ func (s *Sessions) ride(calls []*lookupCall, batch map[string][]any) []*lookupCa
 func (s *Sessions) send(calls []*lookupCall, batch map[string][]any) (failed bool) {
 	ctx, cancel := s.pipeContext(calls, batch)
 	defer cancel()
-	ids, rcmds := s.roundTrip(ctx, calls, batch)
+	ids, rcmds := s.guardedRoundTrip(ctx, calls, batch)
 	for _, c := range calls {
 		s.delivered(c)
 	}
@@ -268,6 +269,34 @@ func (s *Sessions) roundTrip(ctx context.Context, calls []*lookupCall, batch map
 		}
 	}
 	return ids, rcmds
+}
+
+// guardedRoundTrip is roundTrip, with a panic in it (in a Redis hook of the application's, say)
+// made the error of each of its commands: on the request's goroutine the panic would have been
+// that request's (a 500 from middleware.Recover); here it must not end the process or the pipe.
+func (s *Sessions) guardedRoundTrip(ctx context.Context, calls []*lookupCall, batch map[string][]any) (ids []string, rcmds []*redis.Cmd) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		err := fmt.Errorf("redisstore: a Redis round trip panicked: %v", p)
+		s.r.log.Error().Err(err).Msg("redisstore: session lookups failed")
+		s.pl = nil // it may hold commands of the round trip that panicked
+		failed := func() *redis.Cmd {
+			c := redis.NewCmd(ctx)
+			c.SetErr(err)
+			return c
+		}
+		for _, c := range calls {
+			c.cmd = failed()
+		}
+		ids, rcmds = ids[:0], rcmds[:0]
+		for id := range batch {
+			ids, rcmds = append(ids, id), append(rcmds, failed())
+		}
+	}()
+	return s.roundTrip(ctx, calls, batch)
 }
 
 // evalRefused sends again, with EVAL (which loads the scripts), the commands of a pipeline that

@@ -364,3 +364,57 @@ func released(t *testing.T, rdb redis.UniversalClient, key, field string) {
 		}
 	}
 }
+
+// panicky panics in the first pipeline that names arg, as a faulty Redis hook of the
+// application's would.
+type panicky struct {
+	arg  string
+	once *sync.Once
+}
+
+func (p panicky) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (p panicky) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (p panicky) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if slices.Contains(c.Args(), any(p.arg)) {
+				p.once.Do(func() { panic("hook failed") })
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestPanicInARoundTripFailsItsLookups: a panic while the pipe sends a pipeline fails the
+// lookups it carried with an error (not the process), and the pipe goes on serving the next.
+func TestPanicInARoundTripFailsItsLookups(t *testing.T) {
+	srv := startTestRedis(t)
+	s, rdb := testReplica(t, srv, "panics:")
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if err := s.Add(ctx, &session.Entry{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb.AddHook(panicky{arg: "a", once: &sync.Once{}})
+	g, blocked := holdPipe(t, s, rdb, "blocker")
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, id := range []string{"a", "b"} {
+		wg.Go(func() { _, errs[i] = s.GetChecked(ctx, id, true, nil) })
+	}
+	awaitQueued(t, s, 2)
+	close(g.open)
+	blocked()
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "panicked") {
+			t.Fatalf("lookup %d of the pipeline that panicked: %v, want the panic as its error", i, err)
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, err := s.GetChecked(ctx, id, true, nil); err != nil {
+			t.Fatalf("lookup of %s after the panic: %v", id, err)
+		}
+	}
+}
