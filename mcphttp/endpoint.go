@@ -74,10 +74,12 @@ type Endpoint struct {
 	base   context.Context
 	cancel context.CancelFunc
 	closed atomic.Bool
+	// active counts the requests in the endpoint (enter, leave): an atomic, so that a request
+	// takes no lock to be counted. The lock guards idle (the wait of Shutdown) and held.
+	active atomic.Int64
 
-	mu     sync.Mutex
-	active int
-	idle   chan struct{}
+	mu   sync.Mutex
+	idle chan struct{}
 	// held are the ephemeral sessions serving a request right now (see hold); Close ends them.
 	held map[*core.Session]struct{}
 	// sessions owns the legacy sessions of this process (nil when stateless).
@@ -403,21 +405,24 @@ var errJSONMode = fmt.Errorf("%w: JSON response mode does not support server-to-
 // it on the request's Sender).
 func (noPath) RefuseRequests() error { return errJSONMode }
 
-// enter counts a request in, unless the endpoint is closed.
+// enter counts a request in, unless the endpoint is closed. The count goes up before closed is
+// read: a Shutdown that saw it at zero after Close cannot miss a request that gets in.
 func (e *Endpoint) enter() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.active.Add(1)
 	if e.closed.Load() {
+		e.leave()
 		return false
 	}
-	e.active++
 	return true
 }
 
+// leave counts a request out; the last one out of a closed endpoint wakes Shutdown.
 func (e *Endpoint) leave() {
+	if e.active.Add(-1) != 0 || !e.closed.Load() {
+		return
+	}
 	e.mu.Lock()
-	e.active--
-	if e.active == 0 && e.idle != nil {
+	if e.idle != nil && e.active.Load() == 0 {
 		close(e.idle)
 		e.idle = nil
 	}
@@ -448,7 +453,7 @@ func (e *Endpoint) Close() error {
 func (e *Endpoint) Shutdown(ctx context.Context) error {
 	err := e.Close()
 	e.mu.Lock()
-	if e.active == 0 {
+	if e.active.Load() == 0 {
 		e.mu.Unlock()
 		return err
 	}
