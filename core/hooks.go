@@ -100,6 +100,14 @@ func (kit) DecodeMessage(data []byte) (*jsonrpc.Message, error) {
 	return m, nil
 }
 
+func (kit) DecodeOwned(data []byte) (*jsonrpc.Message, error) {
+	m, derr := codec.DecodeOwned(data)
+	if derr != nil {
+		return nil, derr
+	}
+	return m, nil
+}
+
 func (kit) DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error) {
 	items, derr := codec.DecodeBatch(data)
 	if derr != nil {

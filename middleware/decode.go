@@ -148,7 +148,8 @@ func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn
 		refuse(w, r, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgNotSingleObject)
 		return nil, nil, false
 	}
-	m, err := transport.Core.DecodeMessage(body)
+	// The body is the exchange's and nobody modifies it (BodyFrom): the message points into it.
+	m, err := transport.Core.DecodeOwned(body)
 	if err != nil {
 		refuseMessage(w, r, err)
 		return nil, nil, false

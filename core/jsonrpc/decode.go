@@ -15,7 +15,13 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
-func decodeMessage(data []byte) (*Message, *DecodeError) {
+func decodeMessage(data []byte) (*Message, *DecodeError) { return decodeWith(data, false) }
+
+// decodeOwned is decodeMessage for data the caller hands over and never modifies (an HTTP body
+// read for this message alone): the message's raw members point into data instead of copies.
+func decodeOwned(data []byte) (*Message, *DecodeError) { return decodeWith(data, true) }
+
+func decodeWith(data []byte, owned bool) (*Message, *DecodeError) {
 	if !jsonbody.NestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
 	}
@@ -25,7 +31,7 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 		}
 		return nil, &DecodeError{Err: errNotObject}
 	}
-	return decodeObject(data)
+	return decodeObject(data, owned)
 }
 
 // msgDecoder is a reusable token reader over one message.
@@ -35,6 +41,10 @@ type msgDecoder struct {
 	// meta is where the members of params._meta sit in the message while params is read (their
 	// values are pointed into the copy of params once it is made).
 	meta []metaSpan
+	// owned: the message's bytes, data, are the caller's to keep (decodeOwned), the raw members
+	// point into them; otherwise they are copies. data is set while a message is read only.
+	owned bool
+	data  []byte
 }
 
 // span is where a value sits in the message: data[off : off+n].
@@ -62,12 +72,13 @@ type envelope struct {
 	paramsKind                                       jsontext.Kind
 }
 
-func decodeObject(data []byte) (*Message, *DecodeError) {
+func decodeObject(data []byte, owned bool) (*Message, *DecodeError) {
 	md := msgDecoders.Get().(*msgDecoder)
+	md.owned, md.data = owned, data
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
 	m, derr := md.read(data)
-	md.buf = bytes.Buffer{} // do not keep the caller's bytes alive in the pool
+	md.data, md.buf = nil, bytes.Buffer{} // do not keep the caller's bytes alive in the pool
 	md.dec.Reset(&md.buf)
 	msgDecoders.Put(md)
 	return m, derr
@@ -142,20 +153,31 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 		env.params = true
 		env.paramsKind = val.Kind()
 		if env.paramsKind == '[' {
-			m.Params = bytes.Clone(val)
+			m.Params = md.keep(val)
 		}
 	case "result":
 		env.result = true
-		m.Result = bytes.Clone(val)
+		m.Result = md.keep(val)
 	case "error":
 		env.errorMember = true
-		*errRaw = bytes.Clone(val)
+		*errRaw = md.keep(val)
 	}
 	return true
 }
 
+// keep returns the bytes of the value the decoder just returned (v), as the message keeps them:
+// a copy, or (owned) where they sit in the message, capped so that an append to them cannot
+// write over what follows.
+func (md *msgDecoder) keep(v jsontext.Value) []byte {
+	if !md.owned {
+		return bytes.Clone(v)
+	}
+	sp := valueSpan(&md.dec, v)
+	return md.data[sp.off : sp.off+sp.n : sp.off+sp.n]
+}
+
 // readParams reads the params object the decoder is at (data is the whole message): it keeps a
-// copy of it in m.Params and picks _meta, name, uri, taskId and arguments out of it as it goes,
+// copy of it in m.Params (owned: the bytes where it sits) and picks _meta, name, uri, taskId and arguments out of it as it goes,
 // the kept values pointing into the copy. The error is the decoder's (or errParse for a _meta
 // key it cannot read).
 func (md *msgDecoder) readParams(m *Message, data []byte) error {
@@ -199,7 +221,11 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
-	m.Params = bytes.Clone(data[start:d.InputOffset()])
+	if end := int(d.InputOffset()); md.owned {
+		m.Params = data[start:end:end]
+	} else {
+		m.Params = bytes.Clone(data[start:end])
+	}
 	at := func(sp span) []byte { return m.Params[sp.off-start : sp.off-start+sp.n : sp.off-start+sp.n] }
 	if args.n > 0 {
 		m.arguments = at(args)
@@ -399,7 +425,7 @@ func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 	case jsonbody.Invalid:
 		return nil, &DecodeError{Err: invalidJSON(data)}
 	case jsonbody.Object:
-		msg, derr := decodeObject(data)
+		msg, derr := decodeObject(data, false)
 		return []BatchItem{{Msg: msg, Err: derr}}, nil
 	case jsonbody.Other:
 		return nil, &DecodeError{Err: errNotObject}
@@ -417,7 +443,7 @@ func decodeBatch(data []byte) ([]BatchItem, *DecodeError) {
 			items[i].Err = &DecodeError{Err: errBatchMember}
 			continue
 		}
-		items[i].Msg, items[i].Err = decodeObject(e)
+		items[i].Msg, items[i].Err = decodeObject(e, false)
 	}
 	return items, nil
 }

@@ -15,6 +15,7 @@ type kit struct{}
 func init() { corehook.JSONRPC = kit{} }
 
 func (kit) DecodeMessage(data []byte) (*Message, *DecodeError)  { return decodeMessage(data) }
+func (kit) DecodeOwned(data []byte) (*Message, *DecodeError)    { return decodeOwned(data) }
 func (kit) DecodeBatch(data []byte) ([]BatchItem, *DecodeError) { return decodeBatch(data) }
 func (kit) EncodeResponse(id ID, result []byte) []byte          { return encodeResponse(id, result) }
 func (kit) EncodeError(id ID, e *Error) []byte                  { return encodeError(id, e) }

@@ -1,6 +1,7 @@
 package jsonrpc_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
@@ -84,6 +85,49 @@ func TestConstructors(t *testing.T) {
 	} {
 		if tt.e.Code != tt.code || tt.e.Message != tt.msg || tt.e.Data != tt.data {
 			t.Errorf("%v: got %d %q %v, want %d %q %v", tt.e, tt.e.Code, tt.e.Message, tt.e.Data, tt.code, tt.msg, tt.data)
+		}
+	}
+}
+
+// TestDecodeOwned: DecodeOwned reads the same message as DecodeMessage, its raw members where they
+// sit in the bytes it was handed (capped: an append cannot write over what follows), while
+// DecodeMessage's are copies that outlive a reuse of the caller's buffer.
+func TestDecodeOwned(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1},"_meta":{"k":"v"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"m","params":[1,2]}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"ok":true}}`,
+	} {
+		data := []byte(body)
+		owned, derr := wire.Codec.DecodeOwned(data)
+		if derr != nil {
+			t.Fatalf("DecodeOwned(%s): %v", body, derr)
+		}
+		copied, derr := wire.Codec.DecodeMessage(data)
+		if derr != nil {
+			t.Fatalf("DecodeMessage(%s): %v", body, derr)
+		}
+		raw := owned.Params
+		if raw == nil {
+			raw = owned.Result
+		}
+		if string(raw) != string(copied.Params)+string(copied.Result) || owned.Method != copied.Method || owned.ID != copied.ID {
+			t.Fatalf("%s: owned %s %q, copied %s%s %q", body, raw, owned.Method, copied.Params, copied.Result, copied.Method)
+		}
+		if cap(raw) != len(raw) {
+			t.Errorf("%s: the kept member has room to append into the body (cap %d, len %d)", body, cap(raw), len(raw))
+		}
+		for i := range data {
+			data[i] = ' ' // the caller reuses its buffer
+		}
+		if string(copied.Params)+string(copied.Result) == "" || strings.TrimSpace(string(copied.Params)+string(copied.Result)) == "" {
+			t.Errorf("%s: DecodeMessage's members change with the caller's buffer", body)
+		}
+		if strings.TrimSpace(string(raw)) != "" {
+			t.Errorf("%s: DecodeOwned's members are not where they sit in the body: %s", body, raw)
+		}
+		if owned.Meta != nil && strings.TrimSpace(string(owned.Meta["k"])) != "" {
+			t.Errorf("%s: DecodeOwned's _meta member is not in the body: %s", body, owned.Meta["k"])
 		}
 	}
 }

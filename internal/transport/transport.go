@@ -132,6 +132,10 @@ type API interface {
 	// DecodeMessage parses one JSON-RPC message (an object) strictly; a non-nil error is a
 	// *jsonrpc.DecodeError.
 	DecodeMessage(data []byte) (*jsonrpc.Message, error)
+	// DecodeOwned is DecodeMessage for data the caller hands over and never modifies (an HTTP
+	// body read for this message alone): the message's raw members (params, result, error) point
+	// into data instead of copies of it.
+	DecodeOwned(data []byte) (*jsonrpc.Message, error)
 	// DecodeBatch parses a JSON array of messages; a non-nil error is a *jsonrpc.DecodeError for
 	// the whole array, and each item carries its own message or error.
 	DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error)

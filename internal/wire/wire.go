@@ -19,6 +19,9 @@ var Codec = corehook.JSONRPC.(API)
 type API interface {
 	// DecodeMessage parses one JSON-RPC message (an object) strictly.
 	DecodeMessage(data []byte) (*jsonrpc.Message, *jsonrpc.DecodeError)
+	// DecodeOwned is DecodeMessage for data the caller hands over and never modifies: the
+	// message's raw members (params, result, error) point into data instead of copies of it.
+	DecodeOwned(data []byte) (*jsonrpc.Message, *jsonrpc.DecodeError)
 	// DecodeBatch parses a JSON array of messages (or one object); the error is for the whole
 	// array, and each item carries its own message or error.
 	DecodeBatch(data []byte) ([]jsonrpc.BatchItem, *jsonrpc.DecodeError)
