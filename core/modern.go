@@ -80,11 +80,12 @@ func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 		bad = append(bad, metakey.ClientCapabilities)
 	}
 	if info := c.Meta(metakey.ClientInfo); len(info) > 0 {
-		var impl Implementation
-		if !rawObject(info) || unmarshal(info, &impl) != nil {
+		if !rawObject(info) {
+			bad = append(bad, metakey.ClientInfo)
+		} else if impl, err := clientInfoOf(info); err != nil {
 			bad = append(bad, metakey.ClientInfo)
 		} else {
-			env.ClientInfo = &impl
+			env.ClientInfo = impl
 		}
 	}
 	if lvl := c.Meta(metakey.LogLevel); len(lvl) > 0 {

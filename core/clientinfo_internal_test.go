@@ -1,0 +1,46 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// TestClientInfoOf: a clientInfo decodes as unmarshal decodes it, every request gets a value of
+// its own (a handler changing one changes no other request's), values with icons are never
+// shared, and the remembered set stays bounded.
+func TestClientInfoOf(t *testing.T) {
+	for _, raw := range []string{
+		`{"name":"a","version":"1"}`,
+		`{"name":"a","version":"1","title":"A","extra":true}`,
+		`{"name":"a","version":"1","icons":[{"src":"https://x/i.png"}]}`,
+	} {
+		var want Implementation
+		if err := unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		first, err := clientInfoOf([]byte(raw))
+		if err != nil || !reflect.DeepEqual(*first, want) {
+			t.Fatalf("clientInfoOf(%s) = %+v, %v; want %+v", raw, first, err, want)
+		}
+		first.Name = "changed by a handler"
+		if len(first.Icons) > 0 {
+			first.Icons[0].Src = "changed"
+		}
+		again, err := clientInfoOf([]byte(raw))
+		if err != nil || again == first || !reflect.DeepEqual(*again, want) {
+			t.Fatalf("clientInfoOf(%s) again = %+v (%p, first %p), %v; want %+v", raw, again, again, first, err, want)
+		}
+	}
+	if _, err := clientInfoOf([]byte(`{"name":1}`)); err == nil {
+		t.Fatal("a clientInfo whose name is a number was accepted")
+	}
+	for i := range 2 * maxClientInfos {
+		if _, err := clientInfoOf(fmt.Appendf(nil, `{"name":"n%d","version":"1"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(*clientInfos.Load()); n > maxClientInfos {
+		t.Fatalf("%d clientInfo values remembered, want at most %d", n, maxClientInfos)
+	}
+}
