@@ -33,8 +33,10 @@ type Exchange struct {
 	msg   *jsonrpc.Message
 	body  []byte
 	hooks []MessageHook
-	// spanContext is the span the tracing layer started for the message, for the request log.
-	spanContext trace.SpanContext
+	// spanContext is the span the tracing layer started for the message, for the request log
+	// (nil: none); it points into the tracing layer's own state, so that the record, made for
+	// every request, does not carry its room.
+	spanContext *trace.SpanContext
 
 	session session.Live
 	// sse is the SSE layer in front of the handler (nil: none), stream the writer Exchange.SSE

@@ -107,7 +107,10 @@ func (st *logState) log(logger *zerolog.Logger, r *http.Request, ex *Exchange, c
 	if !completed {
 		ev.Bool("panicked", true)
 	}
-	sc := ex.spanContext
+	var sc trace.SpanContext
+	if ex.spanContext != nil {
+		sc = *ex.spanContext
+	}
 	if !sc.IsValid() {
 		sc = trace.SpanContextFromContext(r.Context())
 	}

@@ -156,6 +156,8 @@ type traceState struct {
 	started time.Time
 	op      core.Operation
 	opCtx   context.Context // the context StartOperation returned; nil until then
+	// spanContext is the span started for the message, which the Exchange points to.
+	spanContext trace.SpanContext
 }
 
 // onMessage is the Exchange hook: it starts the operation as soon as the message is known.
@@ -180,7 +182,8 @@ func (t *traceState) onMessage(ctx context.Context, m *jsonrpc.Message) context.
 	ctx = t.obs.StartOperation(ctx, op)
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attribute.String(attrHTTPMethod, r.Method))
-		t.ex.spanContext = span.SpanContext()
+		t.spanContext = span.SpanContext()
+		t.ex.spanContext = &t.spanContext
 	}
 	t.opCtx = ctx
 	return transport.Core.WithOperation(ctx, op)
