@@ -62,6 +62,9 @@ func valueSpan(d *jsontext.Decoder, v jsontext.Value) span {
 	return span{end - len(v), len(v)}
 }
 
+// pinnedMax is the largest message a pooled decoder may keep a reference to once it is done.
+const pinnedMax = 4 << 10
+
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
 
 // envelope is what decodeObject learns while it reads the members of a message. Every member is
@@ -78,8 +81,13 @@ func decodeObject(data []byte, owned bool) (*Message, *DecodeError) {
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
 	m, derr := md.read(data)
-	md.data, md.buf = nil, bytes.Buffer{} // do not keep the caller's bytes alive in the pool
-	md.dec.Reset(&md.buf)
+	md.data = nil
+	if len(data) > pinnedMax {
+		// Do not keep a large message alive in the pool; a small one stays pinned until the
+		// decoder's next message (or the pool's drop), which saves resetting the decoder twice.
+		md.buf = bytes.Buffer{}
+		md.dec.Reset(&md.buf)
+	}
 	msgDecoders.Put(md)
 	return m, derr
 }
