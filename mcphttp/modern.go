@@ -110,7 +110,7 @@ func ModernStatus(e *jsonrpc.Error) int {
 
 func (m *Modern) serve(w http.ResponseWriter, r *http.Request, ex *middleware.Exchange) {
 	msg := ex.Message()
-	if r.Header.Get(middleware.HeaderSessionID) != "" {
+	if v := r.Header[middleware.HeaderSessionID]; len(v) > 0 && v[0] != "" { // the name is canonical: no Get
 		middleware.Refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id is not accepted in the modern lifecycle")
 		return
 	}

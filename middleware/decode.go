@@ -125,7 +125,7 @@ type decoder struct {
 // decode reads and decodes the body of a POST arriving on fc (nil when the connection is not
 // guarded). It answers the request itself and reports false when the body is refused.
 func (d *decoder) decode(w http.ResponseWriter, r *http.Request, fc *framingConn) (*jsonrpc.Message, []byte, bool) {
-	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+	if !isJSONMediaType(headerValue(r.Header, "Content-Type")) {
 		refuse(w, r, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msgUnsupportedMediaType)
 		return nil, nil, false
 	}

@@ -54,3 +54,18 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "SSEOptions.WriteTimeout", Given: so.WriteTimeout, Got: []time.Duration{lw.writeTimeout, layer.tail}, Doc: []time.Duration{30 * time.Second, 30 * time.Second}},
 	})
 }
+
+// TestHeaderKeysCanonical: the layers read request headers by these names straight from the
+// map (headerValue), which finds only canonical keys; a name spelled otherwise would never match.
+func TestHeaderKeysCanonical(t *testing.T) {
+	for _, k := range []string{protocolVersionKey, headerKey(HeaderProtocolVersion), HeaderSessionID, HeaderMethod, HeaderName, "Content-Type", "Accept", "Origin"} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header name %q is read from the map but its canonical form is %q", k, c)
+		}
+	}
+	h := http.Header{}
+	h.Set("mcp-method", "tools/call")
+	if got := headerValue(h, HeaderMethod); got != "tools/call" {
+		t.Errorf("headerValue(Mcp-Method) = %q, want what Header.Set stored", got)
+	}
+}

@@ -16,6 +16,16 @@ const HeaderProtocolVersion = "MCP-Protocol-Version"
 var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
 // headerKey returns the canonical form of one of the kit's header names without allocating.
+// headerValue is h.Get(key) for a key already in canonical form (this package's header names,
+// through headerKey for MCP-Protocol-Version): the request's headers are read several times per
+// request, and Get would canonicalize the key again each time.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func headerKey(name string) string {
 	if name == HeaderProtocolVersion {
 		return protocolVersionKey
@@ -120,17 +130,17 @@ const (
 
 // headerLifecycle reads the lifecycle of r from its headers, by the rules of EraRouter.
 func headerLifecycle(r *http.Request) lifecycle {
-	v := r.Header.Get(protocolVersionKey)
+	v := headerValue(r.Header, protocolVersionKey)
 	if v == "" || core.IsHandshakeVersion(v) {
 		return lcLegacy
 	}
-	if r.Header.Get(HeaderSessionID) != "" {
+	if headerValue(r.Header, HeaderSessionID) != "" {
 		return lcLegacy // an established legacy session, whatever the header says
 	}
 	if !core.IsModernVersion(v) || r.Method != http.MethodPost {
 		return lcModern
 	}
-	if m := r.Header.Get(HeaderMethod); m != "" && m != "initialize" {
+	if m := headerValue(r.Header, HeaderMethod); m != "" && m != "initialize" {
 		return lcModernHeaders
 	}
 	return lcBody
@@ -168,7 +178,7 @@ func refusedByGuard(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message
 	if r.Method != http.MethodPost || msg == nil || !transport.Core.ClaimsModern(msg) {
 		return false
 	}
-	if core.IsModernVersion(r.Header.Get(protocolVersionKey)) {
+	if core.IsModernVersion(headerValue(r.Header, protocolVersionKey)) {
 		refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, msgLegacyLocked)
 	} else {
 		refuse(w, r, http.StatusBadRequest, msg.ID, jsonrpc.CodeHeaderMismatch, msgEnvelopeHeader)

@@ -132,7 +132,7 @@ func (o MethodAcceptOptions) postAcceptable(w http.ResponseWriter, r *http.Reque
 // accepts nothing. It does not allocate.
 func acceptMask(r *http.Request) uint8 {
 	var found uint8
-	for _, h := range r.Header.Values("Accept") {
+	for _, h := range r.Header["Accept"] {
 		for h != "" {
 			var part string
 			part, h, _ = strings.Cut(h, ",")
@@ -181,7 +181,7 @@ func ProtocolVersion(opts ProtocolVersionOptions) func(http.Handler) http.Handle
 			switch r.Method {
 			case http.MethodPost:
 				msg, ok := MessageFrom(r.Context())
-				if ok && versionChecked(msg) && (opts.Stateless || r.Header.Get(HeaderSessionID) != "") && !checkVersion(w, r, msg.ID) {
+				if ok && versionChecked(msg) && (opts.Stateless || headerValue(r.Header, HeaderSessionID) != "") && !checkVersion(w, r, msg.ID) {
 					return
 				}
 			case http.MethodGet, http.MethodDelete:

@@ -90,7 +90,7 @@ func plainStringIs(raw []byte, s string) bool {
 }
 
 func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, *jsonrpc.Error) {
-	v := r.Header.Get(protocolVersionKey)
+	v := headerValue(r.Header, protocolVersionKey)
 	if v == "" {
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
 	}
@@ -110,7 +110,7 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 	if name, ok := repeated(r.Header, HeaderProtocolVersion, HeaderMethod, HeaderName); ok {
 		return http.StatusBadRequest, mismatch("%s header is sent more than once", name)
 	}
-	method := r.Header.Get(HeaderMethod)
+	method := headerValue(r.Header, HeaderMethod)
 	if method == "" {
 		return http.StatusBadRequest, mismatch("Mcp-Method header is required on the modern path")
 	}
@@ -129,7 +129,7 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 		return 0, nil
 	}
 	if target != "" {
-		raw := r.Header.Get(HeaderName)
+		raw := headerValue(r.Header, HeaderName)
 		if raw == "" {
 			return http.StatusBadRequest, mismatch("Mcp-Name header is required for `%s`", msg.Method)
 		}
@@ -153,7 +153,7 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 // could route on one value and the server check another, so a mirrored header must appear once.
 func repeated(h http.Header, names ...string) (string, bool) {
 	for _, n := range names {
-		if len(h.Values(headerKey(n))) > 1 {
+		if len(h[headerKey(n)]) > 1 {
 			return n, true
 		}
 	}
