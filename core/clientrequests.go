@@ -343,6 +343,7 @@ func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 	if c != nil {
 		parent = c.ctx.Done()
 	}
+	done := ss.Done()
 	timer := time.NewTimer(w.limit)
 	defer timer.Stop()
 	select {
@@ -352,7 +353,7 @@ func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 		return nil, w.timedOut()
 	case <-ctx.Done():
 	case <-parent:
-	case <-ss.done:
+	case <-done:
 	case <-ss.inputEnded:
 	}
 	// Several of the endings may be ready at once; the most specific one wins. An answer that
@@ -363,7 +364,7 @@ func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 	default:
 	}
 	switch {
-	case isDone(ss.done):
+	case isDone(done):
 		// Nobody is left to tell about the nested request.
 		return nil, fmt.Errorf("session closed while waiting for %s response: %w", w.method, ErrSessionClosed)
 	case isDone(ss.inputEnded):

@@ -79,7 +79,7 @@ type Session struct {
 	closed              bool
 	listen              listenServer
 	hooks               sessionHooks
-	done                chan struct{}
+	done                chan struct{} // made by Done when first asked for (nil until then)
 	inputEnded          chan struct{} // closed by EndInput; nil (never ready) on an ephemeral session
 	endInput            sync.Once
 	obs                 Observer
@@ -94,7 +94,6 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		id:        opts.ID,
 		out:       opts.Out,
 		ephemeral: opts.Ephemeral,
-		done:      make(chan struct{}),
 		obs:       opts.Observer,
 		transport: opts.Transport,
 
@@ -179,7 +178,26 @@ func (ss *Session) LogLevel() LoggingLevel {
 }
 
 // Done is closed when the session is closed.
-func (ss *Session) Done() <-chan struct{} { return ss.done }
+func (ss *Session) Done() <-chan struct{} {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.done == nil {
+		if ss.closed {
+			return closedDone
+		}
+		// Made when first asked for, as a context makes its Done channel: most sessions that
+		// serve one request and end are never waited on.
+		ss.done = make(chan struct{})
+	}
+	return ss.done
+}
+
+// closedDone is the Done channel of a session closed before anyone asked for it.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // closeInput tells the session that the client can send nothing more (a stdio client closed its
 // input) while the session goes on: requests in flight keep running and their responses are still
@@ -213,7 +231,9 @@ func (ss *Session) Close() {
 		calls = append(calls, c)
 	}
 	ss.out = nil
-	close(ss.done)
+	if ss.done != nil {
+		close(ss.done)
+	}
 	ss.mu.Unlock()
 	for _, c := range calls {
 		c.cancel(ErrSessionClosed)

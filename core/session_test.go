@@ -438,3 +438,20 @@ func TestInitializeOnClosedSession(t *testing.T) {
 		t.Error("a closed session was initialized")
 	}
 }
+
+// TestSessionDoneBeforeClose: the Done channel asked for while the session is open is one channel,
+// open until Close closes it.
+func TestSessionDoneBeforeClose(t *testing.T) {
+	c := newClient(t, newServer(nil))
+	done := c.ss.Done()
+	if c.ss.Done() != done {
+		t.Fatal("Done returned two channels for one session")
+	}
+	select {
+	case <-done:
+		t.Fatal("Done is closed while the session is open")
+	default:
+	}
+	c.ss.Close()
+	await(t, done, "Done after Close")
+}
