@@ -62,7 +62,8 @@ func valueSpan(d *jsontext.Decoder, v jsontext.Value) span {
 	return span{end - len(v), len(v)}
 }
 
-// pinnedMax is the largest message a pooled decoder may keep a reference to once it is done.
+// pinnedMax is the largest backing array of a body a pooled decoder may keep a reference to once
+// it is done with its message.
 const pinnedMax = 4 << 10
 
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
@@ -77,18 +78,27 @@ type envelope struct {
 
 func decodeObject(data []byte, owned bool) (*Message, *DecodeError) {
 	md := msgDecoders.Get().(*msgDecoder)
+	m, derr := md.decode(data, owned)
+	msgDecoders.Put(md)
+	return m, derr
+}
+
+// decode reads one message with md, which keeps a reference to data afterwards only when data is
+// a body of its own (owned) whose backing array is small: a slice of a larger buffer (a line of a
+// reader's buffer, a small message after a large one) must not keep that buffer alive in the pool,
+// and its length says nothing of the array behind it.
+func (md *msgDecoder) decode(data []byte, owned bool) (*Message, *DecodeError) {
 	md.owned, md.data = owned, data
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
 	m, derr := md.read(data)
 	md.data = nil
-	if len(data) > pinnedMax {
-		// Do not keep a large message alive in the pool; a small one stays pinned until the
-		// decoder's next message (or the pool's drop), which saves resetting the decoder twice.
+	if !owned || cap(data) > pinnedMax {
+		// Keeping a small body pinned until the decoder's next message (or the pool's drop)
+		// saves resetting the decoder twice; anything else is let go now.
 		md.buf = bytes.Buffer{}
 		md.dec.Reset(&md.buf)
 	}
-	msgDecoders.Put(md)
 	return m, derr
 }
 
