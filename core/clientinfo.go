@@ -25,17 +25,23 @@ var (
 // into a new Implementation, as unmarshal does; a value seen before is copied from the one it
 // decoded then, instead of decoded again. Only values without icons are remembered, so that the
 // copy shares nothing a handler could modify.
+//
+// The first maxClientInfos values win: a client sending endless distinct values fills the set
+// once and then only decodes its own, as every value was decoded before; a full set is seen on
+// the atomic load, so that such a client's requests take no lock either.
 func clientInfoOf(raw []byte) (*Implementation, error) {
+	full := false
 	if m := clientInfos.Load(); m != nil {
 		if impl, ok := (*m)[string(raw)]; ok {
 			return &impl, nil
 		}
+		full = len(*m) >= maxClientInfos
 	}
 	impl := new(Implementation)
 	if err := unmarshal(raw, impl); err != nil {
 		return nil, err
 	}
-	if impl.Icons == nil && len(raw) <= maxClientInfoBytes {
+	if !full && impl.Icons == nil && len(raw) <= maxClientInfoBytes {
 		rememberClientInfo(string(raw), *impl)
 	}
 	return impl, nil

@@ -43,4 +43,12 @@ func TestClientInfoOf(t *testing.T) {
 	if n := len(*clientInfos.Load()); n > maxClientInfos {
 		t.Fatalf("%d clientInfo values remembered, want at most %d", n, maxClientInfos)
 	}
+	// Once the set is full, a new value is decoded without the writers' lock (held here: a
+	// clientInfoOf that took it would never return).
+	clientInfosMu.Lock()
+	defer clientInfosMu.Unlock()
+	raw := `{"name":"one more","version":"1"}`
+	if impl, err := clientInfoOf([]byte(raw)); err != nil || impl.Name != "one more" {
+		t.Fatalf("clientInfoOf(%s) on a full set = %+v, %v", raw, impl, err)
+	}
 }
