@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,8 +74,9 @@ type SSEWriter struct {
 	noDeadline bool        // the writer does not support write deadlines
 	timer      *time.Timer // the keepalive
 	buf        []byte
-	// held is set while the headers were written but not yet flushed (StartDeferred): the first
-	// frame, or heldTimer, sends them.
+	// held is set while the headers are set but not yet sent (StartDeferred): the first frame,
+	// or heldTimer, sends them. Their status is not written yet either, so that a final frame
+	// can still give the response its length.
 	held      bool
 	heldTimer *heldTimer
 	// pooled is set while buf came from framePool and goes back there when the writer closes.
@@ -90,7 +92,7 @@ type SSEWriter struct {
 	// writer, which lives as long as the response anyway, instead of to a slice of its own. A
 	// stream started otherwise may outlive its writer (a listen stream's writer is closed once
 	// the headers are out), so its values get their own allocation and hdr stays empty.
-	hdr [4]string
+	hdr [5]string
 	// ended is set once the writer broke or closed; done, made by the first call of Done, is
 	// closed then (most streams never wait on it, and make none).
 	ended bool
@@ -151,10 +153,11 @@ func (s *SSEWriter) Start() error {
 }
 
 // StartDeferred is Start for a stream that may be short, such as one request's answer: the
-// headers are written but held back, and go out with the first frame, or after maxDelay at the
-// latest (so the client of a long call still sees them early). When the stream ends within
-// maxDelay with WriteFinal or WriteFinalSSE, nothing is flushed at all: the whole response goes
-// out in one write when the handler returns, as a plain handler's would. A maxDelay of zero or
+// headers are set but held back (the status too), and go out with the first frame, or after
+// maxDelay at the latest (so the client of a long call still sees them early). When the stream
+// ends within maxDelay with WriteFinal or WriteFinalSSE, nothing is flushed at all: the response
+// gets the final frame's length as its Content-Length and goes out in one write, when the
+// handler returns or a layer in front flushes it, as a plain handler's would. A maxDelay of zero or
 // less is Start. The keepalive comments start once the headers are out.
 func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	if maxDelay <= 0 {
@@ -164,7 +167,7 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	err := s.usableLocked()
 	if err == nil && !s.started {
 		s.started, s.held = true, true
-		s.writeHeadersLocked(true)
+		s.setHeadersLocked(true)
 		s.heldTimer = getHeldTimer(s)
 		s.heldTimer.t.Reset(maxDelay)
 	}
@@ -275,6 +278,12 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 			if !s.tailBound || len(s.buf) > heldFrameBuffered {
 				s.setDeadlineLocked()
 			}
+			// The frame is the whole body: with its length, the response is sent in one
+			// write even when a layer in front flushes it before the handler returned (see
+			// releaseClaim), where net/http would otherwise chunk it and end it in a write of
+			// its own.
+			s.hdr[4] = contentLength(len(s.buf))
+			s.w.Header()["Content-Length"] = s.hdr[4:5:5]
 			_, err = s.w.Write(s.buf)
 			if err != nil {
 				err = s.fail(err)
@@ -428,9 +437,15 @@ func (s *SSEWriter) release(err error) error {
 }
 
 // writeHeadersLocked sets the stream's headers and writes the status (net/http sends them with
-// the first flush). The values live in the writer (hdr) for a stream that is one request's
-// answer (inWriter), else in one allocation for the four of them.
+// the first flush).
 func (s *SSEWriter) writeHeadersLocked(inWriter bool) {
+	s.setHeadersLocked(inWriter)
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// setHeadersLocked sets the stream's headers. The values live in the writer (hdr) for a stream
+// that is one request's answer (inWriter), else in one allocation for the four of them.
+func (s *SSEWriter) setHeadersLocked(inWriter bool) {
 	h := s.w.Header()
 	var v []string
 	if inWriter {
@@ -444,7 +459,23 @@ func (s *SSEWriter) writeHeadersLocked(inWriter bool) {
 	h["Connection"] = v[2:3:3]
 	h["X-Accel-Buffering"] = v[3:4:4]
 	delete(h, "Content-Length")
-	s.w.WriteHeader(http.StatusOK)
+}
+
+// contentLengths holds the decimal text of the lengths of frames the response buffers whole, so
+// that giving a one-frame response its length allocates nothing.
+var contentLengths = func() (t [heldFrameBuffered + 1]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// contentLength returns the text of the Content-Length header of a body of n bytes.
+func contentLength(n int) string {
+	if n < len(contentLengths) {
+		return contentLengths[n]
+	}
+	return strconv.Itoa(n)
 }
 
 // startLocked sends the headers at once (see writeHeadersLocked for inWriter).

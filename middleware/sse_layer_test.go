@@ -298,3 +298,43 @@ func BenchmarkSSELayerAnswer(b *testing.B) {
 		h.ServeHTTP(w, r)
 	}
 }
+
+// TestSSEOneFrameAnswerHasItsLength: a stream started deferred whose only frame is its final
+// one is sent with its length, not chunked, also when a layer in front flushes it before the
+// handler returned (as the session layer does before it releases a request's claim): then
+// net/http sends it in one write instead of ending the chunked body in a second.
+func TestSSEOneFrameAnswerHasItsLength(t *testing.T) {
+	const frame = "data: {\"n\":1}\n\n"
+	flushFirst := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r)
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	url := newServer(t, flushFirst(SSE(SSEOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := ExchangeFrom(r.Context()).SSE(w)
+		if err := s.StartDeferred(time.Hour); err != nil {
+			t.Error(err)
+		}
+		if err := s.WriteFinal([]byte(`{"n":1}`)); err != nil {
+			t.Error(err)
+		}
+	})))).URL
+	resp, err := http.Post(url, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(body) != frame || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("body %q, headers %v", body, resp.Header)
+	}
+	if resp.ContentLength != int64(len(frame)) || len(resp.TransferEncoding) != 0 {
+		t.Fatalf("Content-Length %d, Transfer-Encoding %v: want the frame's length, not chunked", resp.ContentLength, resp.TransferEncoding)
+	}
+}
