@@ -312,7 +312,7 @@ func (f *sharedFollow) follow(ctx context.Context) {
 	}
 	defer stop()
 	checkOwner := true
-	broken := f.sse.Done()
+	broken, ended := f.sse.Done(), f.cs.Done()
 	for {
 		if f.replay(ctx) {
 			return
@@ -330,7 +330,7 @@ func (f *sharedFollow) follow(ctx context.Context) {
 			checkOwner = lapsed.Swap(false)
 		case <-ctx.Done():
 			return
-		case <-f.cs.Done():
+		case <-ended:
 			return
 		case <-broken:
 			return

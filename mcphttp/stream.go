@@ -85,7 +85,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Ex
 	defer stopExpiry()
 	// This handler is the stream's only writer: whoever sends on the session-level path (a
 	// broadcast, a session-level ping) only queues, and never waits on this client.
-	broken := sse.Done()
+	broken, ended := sse.Done(), l.cs.Done()
 	for {
 		select {
 		case <-q.behind:
@@ -103,7 +103,7 @@ func (e *Endpoint) get(w http.ResponseWriter, r *http.Request, ex *middleware.Ex
 			return
 		case <-r.Context().Done():
 			return
-		case <-l.cs.Done():
+		case <-ended:
 			return
 		case <-broken:
 			return

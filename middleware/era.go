@@ -15,7 +15,6 @@ const HeaderProtocolVersion = "MCP-Protocol-Version"
 // name spelled otherwise is canonicalized into a new string on every lookup.
 var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
-// headerKey returns the canonical form of one of the kit's header names without allocating.
 // headerValue is h.Get(key) for a key already in canonical form (this package's header names,
 // through headerKey for MCP-Protocol-Version): the request's headers are read several times per
 // request, and Get would canonicalize the key again each time.
@@ -26,6 +25,7 @@ func headerValue(h http.Header, key string) string {
 	return ""
 }
 
+// headerKey returns the canonical form of one of the kit's header names without allocating.
 func headerKey(name string) string {
 	if name == HeaderProtocolVersion {
 		return protocolVersionKey
