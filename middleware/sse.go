@@ -462,18 +462,19 @@ func (s *SSEWriter) setHeadersLocked(inWriter bool) {
 }
 
 // contentLengths holds the decimal text of the lengths of frames the response buffers whole, so
-// that giving a one-frame response its length allocates nothing.
-var contentLengths = func() (t [heldFrameBuffered + 1]string) {
+// that giving a one-frame response its length allocates nothing; made on first use.
+var contentLengths = sync.OnceValue(func() *[heldFrameBuffered + 1]string {
+	var t [heldFrameBuffered + 1]string
 	for i := range t {
 		t[i] = strconv.Itoa(i)
 	}
-	return t
-}()
+	return &t
+})
 
 // contentLength returns the text of the Content-Length header of a body of n bytes.
 func contentLength(n int) string {
-	if n < len(contentLengths) {
-		return contentLengths[n]
+	if n <= heldFrameBuffered {
+		return contentLengths()[n]
 	}
 	return strconv.Itoa(n)
 }

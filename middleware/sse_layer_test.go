@@ -338,3 +338,20 @@ func TestSSEOneFrameAnswerHasItsLength(t *testing.T) {
 		t.Fatalf("Content-Length %d, Transfer-Encoding %v: want the frame's length, not chunked", resp.ContentLength, resp.TransferEncoding)
 	}
 }
+
+// TestSSEPanicWhileHeadersHeld: a handler that panics after StartDeferred, before any frame, has
+// sent nothing yet (the status waits with the headers), so the recovering layer answers 500
+// with a JSON-RPC error instead of an empty stream.
+func TestSSEPanicWhileHeadersHeld(t *testing.T) {
+	quiet := zerolog.Nop()
+	h := Recover(RecoverOptions{Logger: &quiet})(SSE(SSEOptions{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = ExchangeFrom(r.Context()).SSE(w).StartDeferred(time.Hour)
+		panic("boom")
+	})))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != "application/json" ||
+		!strings.Contains(rec.Body.String(), "-32603") {
+		t.Fatalf("status %d, Content-Type %q, body %q: want 500 with a JSON-RPC internal error", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+}
