@@ -84,6 +84,34 @@ func awaitQueued(t *testing.T, s *Sessions, n int) {
 	}
 }
 
+// lookUpQueued starts a lookup of each session of ids (claiming request req, unless req < 0) and
+// waits until all of them are queued for the pipe; answers waits for their answers and returns
+// each one's owner and error.
+func lookUpQueued(t *testing.T, s *Sessions, ids []string, req int64) (answers func() ([]string, []error)) {
+	t.Helper()
+	owners := make([]string, len(ids))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			ctx := context.Background()
+			if req >= 0 {
+				ctx = session.WithClaim(ctx, &session.Claim{Request: jsonrpc.IntID(req)})
+			}
+			e, err := s.GetChecked(ctx, id, true, nil)
+			errs[i] = err
+			if e != nil {
+				owners[i] = e.Owner
+			}
+		})
+	}
+	awaitQueued(t, s, len(ids))
+	return func() ([]string, []error) {
+		wg.Wait()
+		return owners, errs
+	}
+}
+
 // holdPipe makes the pipe busy with a lookup of a session of its own (id), held at a gate, so
 // that the lookups that follow queue up; opening the gate lets them go in one round trip. It
 // returns the gate, and a func that waits for the held lookup's answer once the gate is open.
@@ -198,24 +226,10 @@ func TestLookupErrorsStayPerLookup(t *testing.T) {
 	}
 	g, blocked := holdPipe(t, s, rdb, "blocker")
 	ids := []string{"a", "bad", "b"}
-	errs := make([]error, len(ids))
-	owners := make([]string, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := s.GetChecked(session.WithClaim(ctx, &session.Claim{Request: jsonrpc.IntID(1)}), id, true, nil)
-			errs[i] = err
-			if e != nil {
-				owners[i] = e.Owner
-			}
-		}()
-	}
-	awaitQueued(t, s, len(ids))
+	answers := lookUpQueued(t, s, ids, 1)
 	close(g.open)
 	blocked()
-	wg.Wait()
+	owners, errs := answers()
 	if errs[1] == nil || !strings.Contains(errs[1].Error(), "WRONGTYPE") {
 		t.Fatalf("the lookup of a key that is not a session: %v, want Redis's WRONGTYPE", errs[1])
 	}
@@ -251,24 +265,10 @@ func TestLookupsAfterScriptFlush(t *testing.T) {
 	}
 	h := &pipelines{}
 	rdb.AddHook(h)
-	owners := make([]string, len(ids))
-	errs := make([]error, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := s.GetChecked(ctx, id, true, nil)
-			errs[i] = err
-			if e != nil {
-				owners[i] = e.Owner
-			}
-		}()
-	}
-	awaitQueued(t, s, len(ids))
+	answers := lookUpQueued(t, s, ids, -1)
 	close(g.open)
 	blocked()
-	wg.Wait()
+	owners, errs := answers()
 	for i, id := range ids {
 		if errs[i] != nil || owners[i] != id {
 			t.Fatalf("lookup of %s after SCRIPT FLUSH: owner %q, %v", id, owners[i], errs[i])

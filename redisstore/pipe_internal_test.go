@@ -30,21 +30,7 @@ func TestCloseFinishesQueuedLookups(t *testing.T) {
 		}
 	}
 	g, blocked := holdPipe(t, s, rdb, "blocker")
-	owners := make([]string, len(ids))
-	errs := make([]error, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := s.GetChecked(session.WithClaim(ctx, &session.Claim{Request: jsonrpc.IntID(3)}), id, true, nil)
-			errs[i] = err
-			if e != nil {
-				owners[i] = e.Owner
-			}
-		}()
-	}
-	awaitQueued(t, s, len(ids))
+	answers := lookUpQueued(t, s, ids, 3)
 	closed := make(chan struct{})
 	go func() {
 		_ = s.Close()
@@ -58,7 +44,7 @@ func TestCloseFinishesQueuedLookups(t *testing.T) {
 	}
 	close(g.open)
 	blocked()
-	wg.Wait()
+	owners, errs := answers()
 	await(t, closed, "Close")
 	await(t, s.flushed, "the pipe's end")
 	for i, id := range ids {
