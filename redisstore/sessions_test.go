@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -386,19 +385,7 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 // releases it after the response, so a client may see the response first).
 func released(t *testing.T, rdb redis.UniversalClient, prefix, sessionID string, id int) {
 	t.Helper()
-	key, field := prefix+"s:{"+sessionID+"}", "q:"+strconv.Itoa(id)
-	for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
-		held, err := rdb.HExists(context.Background(), key, field).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !held {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("request %d of session %s still claimed", id, sessionID)
-		}
-	}
+	redisstore.Released(t, rdb, prefix+"s:{"+sessionID+"}", "q:"+strconv.Itoa(id))
 }
 
 // A replica's store never builds sessions: for one it does not serve yet it returns the record
