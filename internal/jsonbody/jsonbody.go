@@ -3,7 +3,11 @@
 // HTTP layers share it.
 package jsonbody
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"bytes"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // MaxNesting is the deepest JSON nesting a message may have; deeper input is a parse error.
 const MaxNesting = 64
@@ -54,31 +58,56 @@ func FirstByte(data []byte) byte {
 
 // NestingOK reports whether data nests objects and arrays at most MaxNesting deep. It does not
 // check the syntax: invalid JSON is caught by the parse that follows.
+//
+// Outside strings it steps over the bytes that cannot change the depth through a 256-entry
+// table; inside a string it jumps to the next quote (bytes.IndexByte) and counts the backslashes
+// right before it, an odd run escaping it. That gives the verdict of a byte-by-byte scan that
+// skips the byte after each backslash, for any input, valid JSON or not.
 func NestingOK(data []byte) bool {
 	depth := 0
-	inString := false
 	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
+		for structural[data[i]] == 0 {
+			if i++; i == len(data) {
+				return true
 			}
-			continue
 		}
-		switch c {
+		switch data[i] {
 		case '"':
-			inString = true
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return true // an unterminated string: the parse that follows refuses it
+			}
+			i = end
 		case '{', '[':
-			depth++
-			if depth > MaxNesting {
+			if depth++; depth > MaxNesting {
 				return false
 			}
-		case '}', ']':
+		default: // '}', ']'
 			depth--
 		}
 	}
 	return true
+}
+
+// structural marks the bytes NestingOK acts on outside strings.
+var structural = [256]byte{'"': 1, '{': 1, '[': 1, '}': 1, ']': 1}
+
+// stringEnd returns the index of the quote that closes the string whose contents start at
+// data[from], and false when no quote closes it.
+func stringEnd(data []byte, from int) (int, bool) {
+	for {
+		q := bytes.IndexByte(data[from:], '"')
+		if q < 0 {
+			return 0, false
+		}
+		q += from
+		k := q
+		for k > from && data[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q, true
+		}
+		from = q + 1 // an escaped quote: the string goes on
+	}
 }
