@@ -362,15 +362,54 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 	writeBody(w, status, transport.Core.EncodeResponseMessage(resp))
 }
 
-// writeBody answers with a JSON body: its type and length (in one allocation for both header
-// values), the status, and the body in one write.
+// writeBody answers with a JSON body: its type and length, the status, and the body in one
+// write. The header values are slices built once and shared by every response (see
+// headerValues), so that setting them allocates nothing for a body of up to
+// maxSharedLength bytes.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	v := make([]string, 2)
-	v[0], v[1] = "application/json", strconv.Itoa(len(body))
-	h["Content-Type"], h["Content-Length"] = v[0:1:1], v[1:2:2]
+	hv := headerValues()
+	h["Content-Type"] = hv.jsonType
+	h["Content-Length"] = hv.length(len(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// maxSharedLength is the largest body length whose Content-Length value is built in advance.
+const maxSharedLength = 2 << 10
+
+// sharedHeaders are header values built once, each a slice of capacity one: nothing in net/http
+// or in the kit changes a header's value slice in place (Header.Set and Del replace or drop the
+// slice, Add appends, which copies a full slice), so one slice can serve every response.
+type sharedHeaders struct {
+	jsonType []string
+	lengths  []string // lengths[n] is the decimal text of n, for n <= maxSharedLength
+}
+
+// headerValues returns the shared header values, made on first use.
+var headerValues = sync.OnceValue(func() *sharedHeaders {
+	hv := &sharedHeaders{jsonType: []string{"application/json"}, lengths: make([]string, maxSharedLength+1)}
+	var digits []byte
+	for n := range hv.lengths {
+		digits = strconv.AppendInt(digits, int64(n), 10)
+	}
+	all := string(digits) // one allocation for every text
+	at := 0
+	for n := range hv.lengths {
+		k := len(strconv.Itoa(n))
+		hv.lengths[n] = all[at : at+k]
+		at += k
+	}
+	return hv
+})
+
+// length returns the Content-Length value of a body of n bytes, a shared slice when n is small
+// enough.
+func (hv *sharedHeaders) length(n int) []string {
+	if n <= maxSharedLength {
+		return hv.lengths[n : n+1 : n+1]
+	}
+	return []string{strconv.Itoa(n)}
 }
 
 // sessionOf returns the session a GET or DELETE names, resolved by the session layer; without
