@@ -218,6 +218,9 @@ func tooLargeMessage(limit int64) string {
 // isJSONMediaType reports whether a Content-Type value names application/json, ignoring
 // parameters, surrounding spaces and case.
 func isJSONMediaType(contentType string) bool {
+	if contentType == mediaJSON {
+		return true // as clients send it: nothing to cut or fold
+	}
 	mt, _, _ := strings.Cut(contentType, ";")
 	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }

@@ -58,7 +58,7 @@ func TestOptionsDefaults(t *testing.T) {
 // TestHeaderKeysCanonical: the layers read request headers by these names straight from the
 // map (headerValue), which finds only canonical keys; a name spelled otherwise would never match.
 func TestHeaderKeysCanonical(t *testing.T) {
-	for _, k := range []string{protocolVersionKey, headerKey(HeaderProtocolVersion), HeaderSessionID, HeaderMethod, HeaderName, "Content-Type", "Accept", "Origin"} {
+	for _, k := range []string{protocolVersionKey, HeaderSessionID, HeaderMethod, HeaderName, "Content-Type", "Accept", "Origin"} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("header name %q is read from the map but its canonical form is %q", k, c)
 		}

@@ -16,21 +16,13 @@ const HeaderProtocolVersion = "MCP-Protocol-Version"
 var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
 // headerValue is h.Get(key) for a key already in canonical form (this package's header names,
-// through headerKey for MCP-Protocol-Version): the request's headers are read several times per
+// protocolVersionKey for MCP-Protocol-Version): the request's headers are read several times per
 // request, and Get would canonicalize the key again each time.
 func headerValue(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
-}
-
-// headerKey returns the canonical form of one of the kit's header names without allocating.
-func headerKey(name string) string {
-	if name == HeaderProtocolVersion {
-		return protocolVersionKey
-	}
-	return name
 }
 
 // Wire messages of the era router's guard.

@@ -97,6 +97,13 @@ const (
 	mediaSSE  = "text/event-stream"
 )
 
+// The Accept values MCP clients send (the kit's client, the SDKs), which acceptMask recognises
+// whole before it splits anything.
+const (
+	acceptClients         = mediaJSON + ", " + mediaSSE
+	acceptClientsSSEFirst = mediaSSE + ", " + mediaJSON
+)
+
 // Bits of acceptMask.
 const (
 	acceptJSON uint8 = 1 << iota
@@ -131,8 +138,12 @@ func (o MethodAcceptOptions) postAcceptable(w http.ResponseWriter, r *http.Reque
 // media type taken before any ";", trimmed and compared without regard to case; no header
 // accepts nothing. It does not allocate.
 func acceptMask(r *http.Request) uint8 {
+	vals := r.Header["Accept"]
+	if len(vals) == 1 && (vals[0] == acceptClients || vals[0] == acceptClientsSSEFirst) {
+		return acceptBoth // the value clients send, spelled as they spell it: nothing to split
+	}
 	var found uint8
-	for _, h := range r.Header["Accept"] {
+	for _, h := range vals {
 		for h != "" {
 			var part string
 			part, h, _ = strings.Cut(h, ",")

@@ -90,7 +90,10 @@ func plainStringIs(raw []byte, s string) bool {
 }
 
 func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, *jsonrpc.Error) {
-	v := headerValue(r.Header, protocolVersionKey)
+	// Each mirrored header is looked up once: its values say both what it is and whether it
+	// was sent more than once.
+	versions := r.Header[protocolVersionKey]
+	v := firstValue(versions)
 	if v == "" {
 		return http.StatusBadRequest, mismatch("MCP-Protocol-Version header is required on the modern path")
 	}
@@ -107,10 +110,11 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 	if msg.Method == "" {
 		return 0, nil // a client response: nothing to mirror
 	}
-	if name, ok := repeated(r.Header, HeaderProtocolVersion, HeaderMethod, HeaderName); ok {
+	methods, names := r.Header[HeaderMethod], r.Header[HeaderName]
+	if name, ok := repeated(len(versions), len(methods), len(names)); ok {
 		return http.StatusBadRequest, mismatch("%s header is sent more than once", name)
 	}
-	method := headerValue(r.Header, HeaderMethod)
+	method := firstValue(methods)
 	if method == "" {
 		return http.StatusBadRequest, mismatch("Mcp-Method header is required on the modern path")
 	}
@@ -129,7 +133,7 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 		return 0, nil
 	}
 	if target != "" {
-		raw := headerValue(r.Header, HeaderName)
+		raw := firstValue(names)
 		if raw == "" {
 			return http.StatusBadRequest, mismatch("Mcp-Name header is required for `%s`", msg.Method)
 		}
@@ -149,15 +153,28 @@ func checkMirror(r *http.Request, msg *jsonrpc.Message, srv *core.Server) (int, 
 	return 0, nil
 }
 
-// repeated returns the first of the named headers that carries more than one value: a gateway
-// could route on one value and the server check another, so a mirrored header must appear once.
-func repeated(h http.Header, names ...string) (string, bool) {
-	for _, n := range names {
-		if len(h[headerKey(n)]) > 1 {
-			return n, true
-		}
+// repeated returns the first of the mirrored headers (MCP-Protocol-Version, Mcp-Method,
+// Mcp-Name, in that order, given their numbers of values) that carries more than one value: a
+// gateway could route on one value and the server check another, so a mirrored header must
+// appear once.
+func repeated(versions, methods, names int) (string, bool) {
+	switch {
+	case versions > 1:
+		return HeaderProtocolVersion, true
+	case methods > 1:
+		return HeaderMethod, true
+	case names > 1:
+		return HeaderName, true
 	}
 	return "", false
+}
+
+// firstValue is the first of a header's values, or "" when it has none.
+func firstValue(vals []string) string {
+	if len(vals) > 0 {
+		return vals[0]
+	}
+	return ""
 }
 
 // decodeHeaderValue returns a header's value: the =?base64?...?= form decoded (strict standard

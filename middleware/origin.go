@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
 )
@@ -60,6 +61,10 @@ type originPolicy struct {
 	anyPort   map[string]struct{}
 	exactPort map[hostPort]struct{}
 	origins   map[string]struct{}
+	// lastHost is the last Host value hostAllowed accepted (nil: none yet). The verdict depends
+	// on the value alone, and a server sees the same Host on nearly every request, so that one
+	// string comparison usually stands for the parse.
+	lastHost atomic.Pointer[string]
 }
 
 // validate panics, naming the entry (name is the options' path in the message), on allow-list
@@ -190,6 +195,19 @@ func (p *originPolicy) check(host, origin string, overTLS bool) error {
 }
 
 func (p *originPolicy) hostAllowed(host string) bool {
+	if last := p.lastHost.Load(); last != nil && *last == host {
+		return true
+	}
+	if !p.hostRuleAllows(host) {
+		return false
+	}
+	accepted := host
+	p.lastHost.Store(&accepted)
+	return true
+}
+
+// hostRuleAllows is hostAllowed without its memory of the last accepted value.
+func (p *originPolicy) hostRuleAllows(host string) bool {
 	hp := splitHostPort(strings.ToLower(host))
 	if hp.bad {
 		return false

@@ -257,3 +257,34 @@ func TestOriginGuardAllocations(t *testing.T) {
 		t.Fatalf("refused with %d", w.status)
 	}
 }
+
+// TestOriginGuardRemembersOnlyAcceptedHosts: one guard serves hosts that alternate between
+// accepted and refused, so its memory of the last accepted Host must never stand for another.
+func TestOriginGuardRemembersOnlyAcceptedHosts(t *testing.T) {
+	h := OriginGuard(OriginGuardOptions{AllowedHosts: []string{"mcp.example.com:8443"}})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	for i, tc := range []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:8080", http.StatusNoContent},
+		{"127.0.0.1:8080", http.StatusNoContent},
+		{"127.0.0.1.nip.io", http.StatusForbidden},
+		{"127.0.0.1:8080", http.StatusNoContent},
+		{"mcp.example.com:8443", http.StatusNoContent},
+		{"mcp.example.com:9443", http.StatusForbidden},
+		{"mcp.example.com:8443", http.StatusNoContent},
+		{"evil.example", http.StatusForbidden},
+		{"evil.example", http.StatusForbidden},
+		{"localhost", http.StatusNoContent},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host = tc.host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("request %d, Host %q: status %d, want %d", i, tc.host, w.Code, tc.want)
+		}
+	}
+}
