@@ -32,7 +32,9 @@ type Exchange struct {
 	start time.Time
 	msg   *jsonrpc.Message
 	body  []byte
-	hooks []MessageHook
+	// hook runs the hooks OnMessage registered, in registration order (nil: none). One
+	// function instead of a list keeps the record small; a second hook (rare) composes.
+	hook MessageHook
 	// spanContext is the span the tracing layer started for the message, for the request log
 	// (nil: none); it points into the tracing layer's own state, so that the record, made for
 	// every request, does not carry its room.
@@ -44,8 +46,10 @@ type Exchange struct {
 	sse    *sseLayer
 	stream *SSEWriter
 	// claim is what the session layer asks a shared store to hold for the request (see
-	// session.Claim); the context of the record answers session.ClaimKey with it.
-	claim session.Claim
+	// session.Claim); the context of the record answers session.ClaimKey with it. It points into
+	// the record's own allocation when the request names a session (the session layer claims
+	// for no other), and is nil otherwise until the session layer needs it (sessionClaim).
+	claim *session.Claim
 
 	mu        sync.Mutex
 	sessionID string
@@ -77,13 +81,20 @@ type exchangeContext struct {
 	ex Exchange
 }
 
+// sessionExchangeContext is an exchangeContext with room for the session layer's claim, made for
+// a request that names a session: the record of any other request is the smaller one.
+type sessionExchangeContext struct {
+	exchangeContext
+	claim session.Claim
+}
+
 // Value returns the Exchange for the package's key and defers to the parent for any other.
 func (c *exchangeContext) Value(key any) any {
 	switch key.(type) {
 	case exchangeKey:
 		return &c.ex
 	case session.ClaimKey:
-		return &c.ex.claim
+		return c.ex.claim // nil when there is none: the request claims nothing
 	}
 	return c.Context.Value(key)
 }
@@ -103,9 +114,26 @@ func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
 	if ex := ExchangeFrom(r.Context()); ex != nil {
 		return r, ex
 	}
-	c := &exchangeContext{Context: r.Context()}
+	var c *exchangeContext
+	if len(r.Header[HeaderSessionID]) > 0 {
+		sc := &sessionExchangeContext{}
+		sc.ex.claim = &sc.claim
+		c = &sc.exchangeContext
+	} else {
+		c = &exchangeContext{}
+	}
+	c.Context = r.Context()
 	c.ex.start = time.Now()
 	return r.WithContext(c), &c.ex
+}
+
+// sessionClaim returns the record's claim, making it when the record has none (it was made for
+// a request that named no session then).
+func (e *Exchange) sessionClaim() *session.Claim {
+	if e.claim == nil {
+		e.claim = new(session.Claim)
+	}
+	return e.claim
 }
 
 // MessageFrom returns the JSON-RPC message the decode layer read from the request body, and
@@ -136,14 +164,10 @@ func WithMessage(r *http.Request, m *jsonrpc.Message, body []byte) *http.Request
 	r, ex := ensureExchange(r)
 	first := ex.msg == nil
 	ex.msg, ex.body = m, body
-	if !first || len(ex.hooks) == 0 {
+	if !first || ex.hook == nil {
 		return r
 	}
-	ctx := r.Context()
-	for _, h := range ex.hooks {
-		ctx = h(ctx, m)
-	}
-	if ctx != r.Context() {
+	if ctx := ex.hook(r.Context(), m); ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}
 	return r
@@ -162,7 +186,14 @@ func (e *Exchange) Body() []byte { return e.body }
 // registration order, so an outer layer's hook sees the context as it entered and an inner
 // layer's hook sees what the outer hooks added. Register hooks before calling the next handler;
 // a hook added after the message was decoded never runs.
-func (e *Exchange) OnMessage(h MessageHook) { e.hooks = append(e.hooks, h) }
+func (e *Exchange) OnMessage(h MessageHook) {
+	prev := e.hook
+	if prev == nil {
+		e.hook = h
+		return
+	}
+	e.hook = func(ctx context.Context, m *jsonrpc.Message) context.Context { return h(prev(ctx, m), m) }
+}
 
 // SetSessionID records the MCP session id of the exchange (for example once a session validator
 // resolved it or initialize created it), for the request log and the tracing layer.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/session"
 )
 
 func TestExchangeAbsent(t *testing.T) {
@@ -35,6 +36,48 @@ func TestEnsureExchangeOncePerRequest(t *testing.T) {
 	}
 	if _, ok := MessageFrom(r1.Context()); ok {
 		t.Error("a message before decoding")
+	}
+}
+
+// TestExchangeClaim: the record of a request naming a session answers session.ClaimKey with the
+// claim the session layer fills in; the smaller record of any other request answers with no
+// claim (not the parent's), and makes one when the session layer asks for it all the same.
+func TestExchangeClaim(t *testing.T) {
+	outer := &session.Claim{Stream: true}
+	base := session.WithClaim(context.Background(), outer)
+
+	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(base)
+	r.Header.Set(HeaderSessionID, "s1")
+	r, ex := ensureExchange(r)
+	c := ex.sessionClaim()
+	if c == nil || session.ClaimFrom(r.Context()) != c || ex.sessionClaim() != c {
+		t.Fatal("the record of a request naming a session does not answer with its own claim")
+	}
+
+	r = httptest.NewRequest(http.MethodPost, "/", nil).WithContext(base)
+	r, ex = ensureExchange(r)
+	if got := session.ClaimFrom(r.Context()); got != nil {
+		t.Fatalf("a request naming no session claims %+v", got)
+	}
+	c = ex.sessionClaim()
+	if c == nil || c == outer || session.ClaimFrom(r.Context()) != c {
+		t.Fatal("the claim made on demand is not the one the record answers with")
+	}
+}
+
+func TestOnMessageHooksInOrder(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r, ex := ensureExchange(r)
+	var order []int
+	for i := range 3 {
+		ex.OnMessage(func(ctx context.Context, _ *jsonrpc.Message) context.Context {
+			order = append(order, i)
+			return ctx
+		})
+	}
+	WithMessage(r, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "ping"}, nil)
+	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {
+		t.Errorf("hooks ran in the order %v, want [0 1 2]", order)
 	}
 }
 

@@ -196,7 +196,7 @@ func wantClaim(r *http.Request, reqID jsonrpc.ID) *session.Claim {
 	if ex == nil {
 		return nil
 	}
-	c := &ex.claim
+	c := ex.sessionClaim()
 	c.Reset()
 	switch {
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
