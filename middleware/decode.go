@@ -200,15 +200,32 @@ func readBodyWithin(w http.ResponseWriter, r *http.Request, limit int64, timeout
 	if timeout < 0 || r.Body == nil || r.Body == http.NoBody {
 		return readBody(r.Body, r.ContentLength, limit)
 	}
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+	rd := readDeadliner(w)
+	if rd == nil || rd.SetReadDeadline(time.Now().Add(timeout)) != nil {
 		return readBody(r.Body, r.ContentLength, limit)
 	}
 	body, err := readBody(r.Body, r.ContentLength, limit)
 	if err == nil {
-		_ = rc.SetReadDeadline(time.Time{})
+		_ = rd.SetReadDeadline(time.Time{})
 	}
 	return body, err
+}
+
+// readDeadliner finds what http.ResponseController.SetReadDeadline would call, the same way
+// (w, or the writer its Unwrap chain leads to, that has SetReadDeadline), or nil when there is
+// none: a writer that cannot set deadlines then costs no clock reading and none of the error
+// value the controller makes for each refusal.
+func readDeadliner(w http.ResponseWriter) interface{ SetReadDeadline(time.Time) error } {
+	for {
+		switch t := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return t
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 func tooLargeMessage(limit int64) string {
