@@ -60,9 +60,11 @@ func FirstByte(data []byte) byte {
 // check the syntax: invalid JSON is caught by the parse that follows.
 //
 // Outside strings it steps over the bytes that cannot change the depth through a 256-entry
-// table; inside a string it jumps to the next quote (bytes.IndexByte) and counts the backslashes
-// right before it, an odd run escaping it. That gives the verdict of a byte-by-byte scan that
-// skips the byte after each backslash, for any input, valid JSON or not.
+// table. A string's first shortString bytes are read the same way, up to its quote; a string
+// that is longer or has a backslash there is searched from its start for quotes
+// (bytes.IndexByte), counting the backslashes right before each, an odd run escaping it. That
+// gives the verdict of a byte-by-byte scan that skips the byte after each backslash, for any
+// input, valid JSON or not.
 func NestingOK(data []byte) bool {
 	depth := 0
 	for i := 0; i < len(data); i++ {
@@ -73,11 +75,22 @@ func NestingOK(data []byte) bool {
 		}
 		switch data[i] {
 		case '"':
-			end, ok := stringEnd(data, i+1)
+			// The first bytes of a string byte by byte (most strings of a message are short),
+			// the rest of a long one through stringEnd.
+			j, end := i+1, min(i+1+shortString, len(data))
+			for j < end && inString[data[j]] == 0 {
+				j++
+			}
+			if j < end && data[j] == '"' {
+				i = j
+				continue
+			}
+			// A backslash, or a longer string: stringEnd from the string's start.
+			e, ok := stringEnd(data, i+1)
 			if !ok {
 				return true // an unterminated string: the parse that follows refuses it
 			}
-			i = end
+			i = e
 		case '{', '[':
 			if depth++; depth > MaxNesting {
 				return false
@@ -88,6 +101,12 @@ func NestingOK(data []byte) bool {
 	}
 	return true
 }
+
+// shortString is how many bytes of a string NestingOK reads one by one before it searches.
+const shortString = 16
+
+// inString marks the bytes that end or escape within a string.
+var inString = [256]byte{'"': 1, '\\': 1}
 
 // structural marks the bytes NestingOK acts on outside strings.
 var structural = [256]byte{'"': 1, '{': 1, '[': 1, '}': 1, ']': 1}

@@ -54,6 +54,11 @@ var nestingCases = []string{
 	strings.Repeat("[]", 200),
 	strings.Repeat("]", 100) + strings.Repeat("[", MaxNesting+50),
 	`{"a":"[[[[","b":"\"{{{{"}`,
+	`"` + strings.Repeat("x", 14) + `\"` + strings.Repeat("[", MaxNesting+1) + `"`,
+	`"` + strings.Repeat("x", 15) + `\"` + strings.Repeat("[", MaxNesting+1) + `"`,
+	`"` + strings.Repeat("x", 16) + `"` + strings.Repeat("[", MaxNesting+1),
+	`"` + strings.Repeat("x", 15) + `"` + strings.Repeat("{", MaxNesting+1),
+	`"` + strings.Repeat("x", 17) + `\\"` + strings.Repeat("[", MaxNesting+1),
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"he\"llo\\"}}}`,
 }
 
