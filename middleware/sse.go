@@ -61,7 +61,6 @@ type SSEWriterOptions struct {
 // response written outside such a stack. The zero SSEWriter is not usable.
 type SSEWriter struct {
 	w            http.ResponseWriter
-	rc           http.ResponseController
 	keepAlive    time.Duration
 	writeTimeout time.Duration
 	onBroken     func(error)
@@ -75,10 +74,18 @@ type SSEWriter struct {
 	timer      *time.Timer // the keepalive
 	buf        []byte
 	// held is set while the headers are set but not yet sent (StartDeferred): the first frame,
-	// or heldTimer, sends them. Their status is not written yet either, so that a final frame
-	// can still give the response its length.
-	held      bool
-	heldTimer *heldTimer
+	// or the sweep of held headers once heldDue is reached, sends them. Their status is not
+	// written yet either, so that a final frame can still give the response its length.
+	held bool
+	// heldListed is set while the writer is on a list of the sweep of held headers, the one
+	// heldList names (see holdHeaders); the rest is that list's, guarded by its lock: the
+	// links, whether the writer is still on it (the sweep takes it off once its delay is up)
+	// and the count of sweeps at which it is due.
+	heldListed         bool
+	heldList           uint8
+	heldIn             bool
+	heldDue            uint64
+	heldPrev, heldNext *SSEWriter
 	// pooled is set while buf came from framePool and goes back there when the writer closes.
 	pooled *[]byte
 	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
@@ -131,7 +138,6 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 	}
 	return &SSEWriter{
 		w:            w,
-		rc:           *http.NewResponseController(w),
 		keepAlive:    ka,
 		writeTimeout: wt,
 		onBroken:     opts.OnBroken,
@@ -157,10 +163,13 @@ func (s *SSEWriter) Start() error {
 // maxDelay at the latest (so the client of a long call still sees them early). When the stream
 // ends within maxDelay with WriteFinal or WriteFinalSSE, nothing is flushed at all: the response
 // gets the final frame's length as its Content-Length and goes out in one write, when the
-// handler returns or a layer in front flushes it, as a plain handler's would. A maxDelay of zero or
-// less is Start. The keepalive comments start once the headers are out.
+// handler returns or a layer in front flushes it, as a plain handler's would. The delay is kept
+// to within 5 ms (one sweep every 5 ms sends the headers of every writer whose delay is up, no
+// timer per stream): a stream whose first frame comes later gets its headers between
+// maxDelay - 5 ms and maxDelay after the call, and a maxDelay under 5 ms (zero or negative
+// included) is Start. The keepalive comments start once the headers are out.
 func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
-	if maxDelay <= 0 {
+	if maxDelay < heldTick {
 		return s.Start()
 	}
 	s.mu.Lock()
@@ -168,8 +177,7 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	if err == nil && !s.started {
 		s.started, s.held = true, true
 		s.setHeadersLocked(true)
-		s.heldTimer = getHeldTimer(s)
-		s.heldTimer.t.Reset(maxDelay)
+		s.holdHeaders(maxDelay)
 	}
 	return s.release(err)
 }
@@ -292,10 +300,7 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 			err = s.sendLocked()
 		}
 	}
-	s.closed = true
-	s.stopTimerLocked()
-	s.returnFrameLocked()
-	s.markDoneLocked()
+	s.closeLocked()
 	return s.release(err)
 }
 
@@ -329,11 +334,16 @@ func (s *SSEWriter) WriteComment(text string) error {
 // call OnBroken. Close is idempotent and waits for a write in progress.
 func (s *SSEWriter) Close() {
 	s.mu.Lock()
+	s.closeLocked()
+	s.mu.Unlock()
+}
+
+// closeLocked is Close with the lock held.
+func (s *SSEWriter) closeLocked() {
 	s.closed = true
 	s.stopTimerLocked()
 	s.returnFrameLocked()
 	s.markDoneLocked()
-	s.mu.Unlock()
 }
 
 // frame readies s.buf, empty, for the next frame, borrowing a pooled buffer when the writer
@@ -484,7 +494,7 @@ func (s *SSEWriter) startLocked(inWriter bool) error {
 	s.started = true
 	s.setDeadlineLocked()
 	s.writeHeadersLocked(inWriter)
-	if err := s.rc.Flush(); err != nil {
+	if err := s.rc().Flush(); err != nil {
 		if errors.Is(err, http.ErrNotSupported) {
 			err = fmt.Errorf("middleware: SSE needs a flushable ResponseWriter: %w", err)
 		}
@@ -499,6 +509,10 @@ func (s *SSEWriter) startLocked(inWriter bool) error {
 	return nil
 }
 
+// rc is the response controller of the stream's ResponseWriter (made on the stack where it is
+// used: the writer keeps no copy of its own).
+func (s *SSEWriter) rc() *http.ResponseController { return http.NewResponseController(s.w) }
+
 // sendLocked writes s.buf and flushes it, under a write deadline when configured.
 func (s *SSEWriter) sendLocked() error {
 	s.setDeadlineLocked()
@@ -507,7 +521,7 @@ func (s *SSEWriter) sendLocked() error {
 		_, err = s.w.Write(s.buf)
 	}
 	if err == nil {
-		err = s.rc.Flush()
+		err = s.rc().Flush()
 	}
 	if err != nil {
 		return s.fail(err)
@@ -528,7 +542,7 @@ func (s *SSEWriter) setDeadlineLocked() {
 	if s.writeTimeout < 0 || s.noDeadline {
 		return
 	}
-	if err := s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout)); errors.Is(err, http.ErrNotSupported) {
+	if err := s.rc().SetWriteDeadline(time.Now().Add(s.writeTimeout)); errors.Is(err, http.ErrNotSupported) {
 		s.noDeadline = true
 	}
 }
@@ -537,7 +551,7 @@ func (s *SSEWriter) clearDeadlineLocked() {
 	if s.noDeadline {
 		return
 	}
-	if err := s.rc.SetWriteDeadline(time.Time{}); errors.Is(err, http.ErrNotSupported) {
+	if err := s.rc().SetWriteDeadline(time.Time{}); errors.Is(err, http.ErrNotSupported) {
 		s.noDeadline = true
 	}
 }

@@ -84,16 +84,16 @@ func (l *sseLayer) end(ex *Exchange, outer *sseLayer) {
 		return
 	}
 	ex.stream = nil
-	s.Close()
 	s.mu.Lock()
+	s.closeLocked()
 	started, aborted := s.started, s.aborted
 	s.mu.Unlock()
 	switch {
 	case !started:
 	case aborted:
-		_ = s.rc.SetWriteDeadline(time.Now())
+		_ = s.rc().SetWriteDeadline(time.Now())
 	case l.tail > 0:
-		_ = s.rc.SetWriteDeadline(time.Now().Add(l.tail))
+		_ = s.rc().SetWriteDeadline(time.Now().Add(l.tail))
 	}
 }
 

@@ -581,7 +581,7 @@ func TestSSEStartDeferred(t *testing.T) {
 			url := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: ka})
 				defer s.Close()
-				if err := s.StartDeferred(time.Millisecond); err != nil {
+				if err := s.StartDeferred(heldTick); err != nil {
 					t.Error(err)
 				}
 				<-release
@@ -598,7 +598,7 @@ func TestSSEStartDeferred(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			// The handler is still blocked: the timer sent the headers.
+			// The handler is still blocked: the sweep sent the headers.
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.ContentLength != -1 {
 				t.Errorf("status %d, headers %v, length %d", resp.StatusCode, resp.Header, resp.ContentLength)
 			}
@@ -723,10 +723,11 @@ type countingFlusher struct {
 
 func (w *countingFlusher) Flush() { w.flushes++ }
 
-// The timers of deferred starts are reused from stream to stream: a reused one never sends the
-// headers of the stream that has it now early (a quick stream is never flushed), and one that
-// fired sends only its own stream's headers.
-func TestSSEDeferredTimersReused(t *testing.T) {
+// Deferred starts share one sweep instead of a timer each: a stream that ended or got its
+// headers out before its delay leaves the sweep's list and is never flushed by it, one that
+// outlives its delay gets its headers from the sweep, once, and the list is empty again
+// afterwards (nothing kept alive by it).
+func TestSSEDeferredSweep(t *testing.T) {
 	w := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
 	for i := range 200 {
 		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1})
@@ -739,22 +740,23 @@ func TestSSEDeferredTimersReused(t *testing.T) {
 		s.Close()
 	}
 	if w.flushes != 0 {
-		t.Fatalf("%d flushes: a reused timer sent held headers", w.flushes)
+		t.Fatalf("%d flushes: the sweep sent the held headers of a stream that had ended", w.flushes)
 	}
-	// A stream that outlives its delay gets its headers from the timer, once.
+	// A stream that outlives its delay gets its headers from the sweep, once; one held for an
+	// hour beside it stays held.
 	fired := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
 	s := NewSSEWriter(fired, SSEWriterOptions{KeepAlive: -1})
-	if err := s.StartDeferred(time.Millisecond); err != nil {
+	long := NewSSEWriter(&countingFlusher{memFlusher: memFlusher{h: http.Header{}}}, SSEWriterOptions{KeepAlive: -1})
+	if err := long.StartDeferred(time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		s.mu.Lock()
-		held := s.held
-		s.mu.Unlock()
-		if !held {
-			break
+	if err := s.StartDeferred(heldTick); err != nil {
+		t.Fatal(err)
+	}
+	for stop := time.Now().Add(5 * time.Second); held(s); runtime.Gosched() {
+		if time.Now().After(stop) {
+			t.Fatal("the sweep never sent the headers of a stream that outlived its delay")
 		}
-		runtime.Gosched()
 	}
 	if err := s.WriteFinal([]byte("x")); err != nil {
 		t.Fatal(err)
@@ -762,6 +764,39 @@ func TestSSEDeferredTimersReused(t *testing.T) {
 	s.Close()
 	if fired.flushes != 2 { // the headers, then the final frame
 		t.Fatalf("%d flushes, want 2", fired.flushes)
+	}
+	if !held(long) {
+		t.Fatal("a stream held for an hour lost its held headers to the sweep of another's")
+	}
+	long.Close()
+	for i := range heldSweep.lists {
+		l := &heldSweep.lists[i]
+		l.mu.Lock()
+		head := l.head
+		l.mu.Unlock()
+		if head != nil {
+			t.Fatalf("list %d still holds a writer after every stream ended", i)
+		}
+	}
+}
+
+// held reports whether s still holds its headers.
+func held(s *SSEWriter) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// A delay under the sweep's period is Start: the headers go out at once.
+func TestSSEDeferredShortDelayStarts(t *testing.T) {
+	w := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
+	s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1})
+	defer s.Close()
+	if err := s.StartDeferred(heldTick - 1); err != nil {
+		t.Fatal(err)
+	}
+	if held(s) || w.flushes != 1 {
+		t.Fatalf("held %v after %d flushes: want the headers sent at once", held(s), w.flushes)
 	}
 }
 
