@@ -205,7 +205,11 @@ func (e *Endpoint) post(w http.ResponseWriter, r *http.Request, ex *middleware.E
 		return
 	}
 	var l *live
-	if s := middleware.SessionFrom(r.Context()); s != nil {
+	s := ex.Session()
+	if s == nil {
+		s = middleware.SessionFrom(r.Context())
+	}
+	if s != nil {
 		l = liveOf(s)
 	}
 	var cs *core.Session

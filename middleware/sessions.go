@@ -53,6 +53,12 @@ func WithSession(r *http.Request, s session.Live) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
 }
 
+// Session returns the session the session layer recorded in the exchange (the validator, or
+// WithSession), or nil. A handler that has the Exchange asks it instead of SessionFrom, which
+// finds the Exchange in the context again; SessionFrom also finds a session WithSession put in
+// a context that had no Exchange yet.
+func (e *Exchange) Session() session.Live { return e.session }
+
 // SessionFrom returns the session the validator resolved for the request, or nil.
 func SessionFrom(ctx context.Context) session.Live {
 	if ex := ExchangeFrom(ctx); ex != nil && ex.session != nil {
@@ -126,8 +132,13 @@ const (
 )
 
 func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get(HeaderSessionID)
-	reqID, touch, st := v.classify(w, r, id)
+	ex := ExchangeFrom(r.Context())
+	ids := r.Header[HeaderSessionID] // the key is canonical: read as Get would, without its work
+	id := ""
+	if len(ids) > 0 {
+		id = ids[0]
+	}
+	reqID, touch, st := v.classify(w, r, ex, id)
 	switch st {
 	case stepPass:
 		next.ServeHTTP(w, r)
@@ -135,7 +146,7 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	case stepAnswered:
 		return
 	}
-	if len(r.Header[HeaderSessionID]) > 1 {
+	if len(ids) > 1 {
 		refuse(w, r, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest, msgRepeatedSessionID)
 		return
 	}
@@ -143,14 +154,8 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		RefuseMissingSession(w, r, reqID)
 		return
 	}
-	claim := wantClaim(r, reqID)
-	c := checks.Get().(*check)
-	c.v = v
-	c.principal, _ = core.PrincipalFrom(r.Context())
-	c.origin = r.Header.Get("Origin")
-	s, err := v.sessions.Lookup(r.Context(), id, touch, c.allow)
-	*c = check{allow: c.allow}
-	checks.Put(c)
+	claim := wantClaim(r, ex, reqID)
+	s, err := v.lookup(r, id, touch)
 	if err != nil && claim.Held() {
 		// The store took the claim before a later step of its lookup failed: nothing runs the
 		// request, so nothing else would let go of it.
@@ -168,14 +173,32 @@ func (v *validator) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	if claim.Held() {
 		defer func() { releaseClaim(w, r, claim, returned) }() // also when a handler below panics
 	}
-	if ex := ExchangeFrom(r.Context()); ex != nil {
+	if ex != nil {
 		ex.SetSessionID(id)
 		if ex.versionAfterSession && !checkVersion(w, r, reqID) {
 			return
 		}
+		ex.session = s // as WithSession records it
+	} else {
+		r = WithSession(r, s)
 	}
-	next.ServeHTTP(w, WithSession(r, s))
+	next.ServeHTTP(w, r)
 	returned = true
+}
+
+// lookup is the one lookup of the request's session, with the owner and Origin checks of a
+// pooled check.
+func (v *validator) lookup(r *http.Request, id string, touch bool) (session.Live, error) {
+	c := checks.Get().(*check)
+	c.v = v
+	c.principal, _ = core.PrincipalFrom(r.Context())
+	if o := r.Header["Origin"]; len(o) > 0 {
+		c.origin = o[0]
+	}
+	s, err := v.sessions.Lookup(r.Context(), id, touch, c.allow)
+	*c = check{allow: c.allow}
+	checks.Put(c)
+	return s, err
 }
 
 // releaseClaim lets go of the request's claim after the response, which is flushed to the client
@@ -187,12 +210,11 @@ func releaseClaim(w http.ResponseWriter, r *http.Request, claim *session.Claim, 
 	claim.Release(context.WithoutCancel(r.Context()))
 }
 
-// wantClaim fills in the request's session.Claim, in its Exchange, for a store that shares its
-// sessions with other processes: the id of a request POST, or the standalone stream of a GET
+// wantClaim fills in the request's session.Claim, in its Exchange ex, for a store that shares
+// its sessions with other processes: the id of a request POST, or the standalone stream of a GET
 // without Last-Event-ID (one that resumes a request's stream claims nothing). It returns nil when
 // the request has no Exchange or claims nothing.
-func wantClaim(r *http.Request, reqID jsonrpc.ID) *session.Claim {
-	ex := ExchangeFrom(r.Context())
+func wantClaim(r *http.Request, ex *Exchange, reqID jsonrpc.ID) *session.Claim {
 	if ex == nil {
 		return nil
 	}
@@ -209,11 +231,11 @@ func wantClaim(r *http.Request, reqID jsonrpc.ID) *session.Claim {
 	return c
 }
 
-// classify runs the checks that depend on the HTTP method and the message: it returns the
-// JSON-RPC id errors echo, whether a successful lookup renews the session, and what to do next.
-// initialize and server/discover without a session pass; initialize naming a session is
-// answered here.
-func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) (jsonrpc.ID, bool, step) {
+// classify runs the checks that depend on the HTTP method and the message (the one ex, the
+// request's Exchange, holds): it returns the JSON-RPC id errors echo, whether a successful
+// lookup renews the session, and what to do next. initialize and server/discover without a
+// session pass; initialize naming a session is answered here.
+func (v *validator) classify(w http.ResponseWriter, r *http.Request, ex *Exchange, id string) (jsonrpc.ID, bool, step) {
 	switch r.Method {
 	case http.MethodGet:
 		return jsonrpc.ID{}, true, stepCheck
@@ -223,10 +245,10 @@ func (v *validator) classify(w http.ResponseWriter, r *http.Request, id string) 
 	default:
 		return jsonrpc.ID{}, false, stepPass
 	}
-	msg, ok := MessageFrom(r.Context())
-	if !ok {
+	if ex == nil || ex.msg == nil {
 		return jsonrpc.ID{}, false, stepPass
 	}
+	msg := ex.msg
 	reqID, touch := msg.ID, msg.IsRequest()
 	if len(r.Header[HeaderSessionID]) > 1 {
 		refuse(w, r, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest, msgRepeatedSessionID)
