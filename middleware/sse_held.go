@@ -42,6 +42,19 @@ var heldSweep struct {
 	sweeps atomic.Uint64
 	// running is set while the sweep's goroutine runs (or is about to).
 	running atomic.Bool
+	// now is the clock (Unix nanoseconds) as the last sweep read it, or as the writer that
+	// started the sweep did: while running is set, about heldTick old at most (see sweptNow).
+	now atomic.Int64
+}
+
+// sweptNow returns the time as the sweep last read it while the sweep runs (one read of the
+// clock every heldTick, instead of one per request), else the clock's. It is for deadlines far
+// enough away that being a few milliseconds early does not matter.
+func sweptNow() time.Time {
+	if heldSweep.running.Load() {
+		return time.Unix(0, heldSweep.now.Load())
+	}
+	return time.Now()
 }
 
 // holdHeaders hands s, whose headers are held from now on, to the sweep: they are sent after
@@ -62,8 +75,12 @@ func (s *SSEWriter) holdHeaders(maxDelay time.Duration) {
 	}
 	l.head = s
 	l.mu.Unlock()
-	if !heldSweep.running.Load() && heldSweep.running.CompareAndSwap(false, true) {
-		go sweepHeld()
+	if !heldSweep.running.Load() {
+		// The clock first: whoever sees the sweep running sees the time too.
+		heldSweep.now.Store(time.Now().UnixNano())
+		if heldSweep.running.CompareAndSwap(false, true) {
+			go sweepHeld()
+		}
 	}
 }
 
@@ -124,6 +141,7 @@ func sweepHeld() {
 // sweepHeldOnce makes one sweep: the writers whose delay is up leave their list and get their
 // headers sent. It reports whether any writer is still held.
 func sweepHeldOnce() bool {
+	heldSweep.now.Store(time.Now().UnixNano())
 	now := heldSweep.sweeps.Add(1)
 	held := false
 	for i := range heldSweep.lists {

@@ -92,6 +92,11 @@ func (l *sseLayer) end(ex *Exchange, outer *sseLayer) {
 	case !started:
 	case aborted:
 		_ = s.rc().SetWriteDeadline(time.Now())
+	case l.tail >= time.Second:
+		// A bound this long takes the time the sweep of held headers read (a few milliseconds
+		// old at most while it runs, as it does after a request's stream was held): one read
+		// of the clock less per request.
+		_ = s.rc().SetWriteDeadline(sweptNow().Add(l.tail))
 	case l.tail > 0:
 		_ = s.rc().SetWriteDeadline(time.Now().Add(l.tail))
 	}

@@ -780,6 +780,22 @@ func TestSSEDeferredSweep(t *testing.T) {
 	}
 }
 
+// While a stream holds its headers the sweep runs, and the time it read is a few milliseconds old
+// at most (the test allows a second), never ahead of the clock.
+func TestSSESweptNow(t *testing.T) {
+	s := NewSSEWriter(&memFlusher{h: http.Header{}}, SSEWriterOptions{KeepAlive: -1})
+	defer s.Close()
+	if err := s.StartDeferred(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !heldSweep.running.Load() {
+		t.Fatal("no sweep runs while a stream holds its headers")
+	}
+	if d := time.Since(sweptNow()); d < 0 || d > time.Second {
+		t.Fatalf("the sweep's time is %v old", d)
+	}
+}
+
 // held reports whether s still holds its headers.
 func held(s *SSEWriter) bool {
 	s.mu.Lock()
