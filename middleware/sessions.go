@@ -219,7 +219,9 @@ func wantClaim(r *http.Request, ex *Exchange, reqID jsonrpc.ID) *session.Claim {
 		return nil
 	}
 	c := ex.sessionClaim()
-	c.Reset()
+	if c.Wants() || c.Held() { // a fresh record's claim is empty already
+		c.Reset()
+	}
 	switch {
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
 		c.Stream = true

@@ -164,10 +164,12 @@ func (s *SSEWriter) Start() error {
 // ends within maxDelay with WriteFinal or WriteFinalSSE, nothing is flushed at all: the response
 // gets the final frame's length as its Content-Length and goes out in one write, when the
 // handler returns or a layer in front flushes it, as a plain handler's would. The delay is kept
-// to within 5 ms (one sweep every 5 ms sends the headers of every writer whose delay is up, no
-// timer per stream): a stream whose first frame comes later gets its headers between
-// maxDelay - 5 ms and maxDelay after the call, and a maxDelay under 5 ms (zero or negative
-// included) is Start. The keepalive comments start once the headers are out.
+// to within 5 ms: one sweep every 5 ms sends the headers of every writer whose delay is up (no
+// timer per stream; the sweep is one goroutine of the process, which runs while any stream
+// holds its headers and stops 100 ms after the last), so a stream whose first frame comes later
+// gets its headers between maxDelay - 5 ms and maxDelay after the call, and a maxDelay under
+// 5 ms (zero or negative included) is Start. The keepalive comments start once the headers are
+// out.
 func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	if maxDelay < heldTick {
 		return s.Start()

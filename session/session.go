@@ -310,7 +310,9 @@ func (m *Memory) GetChecked(_ context.Context, id string, touch bool, allow func
 	if touch {
 		// Under the lock, so a sweep cannot end the session between the check and the renewal.
 		s.lastActive.Store(now)
-		s.used.Store(true)
+		if !s.used.Load() {
+			s.used.Store(true)
+		}
 	}
 	m.mu.Unlock()
 	return s, nil
