@@ -144,15 +144,19 @@ func sweepHeldOnce() bool {
 	heldSweep.now.Store(time.Now().UnixNano())
 	now := heldSweep.sweeps.Add(1)
 	held := false
+	var due []*SSEWriter
 	for i := range heldSweep.lists {
 		l := &heldSweep.lists[i]
 		l.mu.Lock()
 		for s := l.tail; s != nil && s.heldDue <= now; s = l.tail {
 			l.unlinkLocked(s)
-			go s.heldTimeUp()
+			due = append(due, s)
 		}
 		held = held || l.head != nil
 		l.mu.Unlock()
+	}
+	for _, s := range due {
+		go s.heldTimeUp() // not under a list's lock: writers joining it are not held up
 	}
 	return held
 }

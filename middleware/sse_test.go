@@ -780,6 +780,52 @@ func TestSSEDeferredSweep(t *testing.T) {
 	}
 }
 
+// Streams on many goroutines join and leave the sweep's lists at once: each gets its held headers
+// sent at most once (once exactly when it waits for them), and the lists are empty afterwards.
+func TestSSEDeferredSweepConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 20 {
+				w := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
+				s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1})
+				if err := s.StartDeferred(heldTick); err != nil {
+					errs <- err
+					return
+				}
+				wait := (g+i)%4 == 0
+				for stop := time.Now().Add(5 * time.Second); wait && held(s); runtime.Gosched() {
+					if time.Now().After(stop) {
+						errs <- errors.New("the sweep never sent the headers of a stream that outlived its delay")
+						return
+					}
+				}
+				_ = s.WriteFinal([]byte("x"))
+				s.Close()
+				if n := w.flushes; n != 0 && n != 2 || wait && n != 2 {
+					errs <- fmt.Errorf("%d flushes (waited for the sweep: %v)", n, wait)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i := range heldSweep.lists {
+		l := &heldSweep.lists[i]
+		l.mu.Lock()
+		head := l.head
+		l.mu.Unlock()
+		if head != nil {
+			t.Fatalf("list %d still holds a writer after every stream ended", i)
+		}
+	}
+}
+
 // While a stream holds its headers the sweep runs, and the time it read is a few milliseconds old
 // at most (the test allows a second), never ahead of the clock.
 func TestSSESweptNow(t *testing.T) {
