@@ -21,7 +21,10 @@ type SSEOptions struct {
 	// WriteTimeout bounds every write of a stream (frame plus flush), and what net/http still
 	// writes once the handler returned (the chunk that ends the response), so that a client that
 	// stops reading holds up its own stream for this long at most. Zero means
-	// DefaultSSEWriteTimeout (30 s); negative turns the bound off.
+	// DefaultSSEWriteTimeout (30 s); negative turns the bound off. The bound after the handler,
+	// when it is a second or more, may count from the time the sweep of held headers last read
+	// (see SSEWriter.StartDeferred), a few milliseconds earlier at most, instead of a read of
+	// the clock of its own.
 	WriteTimeout time.Duration
 }
 
