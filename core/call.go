@@ -39,12 +39,17 @@ type Call struct {
 	custom  MethodHandler
 	early   *jsonrpc.Error
 
-	ctx        context.Context
-	vctx       callContext // the storage of ctx
-	cancelFn   context.CancelCauseFunc
+	ctx      context.Context
+	vctx     callContext // the storage of ctx
+	cancelFn context.CancelCauseFunc
+
+	// The flags and metaOnce side by side, so that they share one word or two: the struct
+	// stays in its size class with resp in it.
 	registered bool
-	byClient   atomic.Bool
+	hasState   bool        // requestState below was sent
+	byClient   atomic.Bool // the client cancelled the call
 	over       atomic.Bool // Run has returned: the request's path takes nothing more
+	metaOnce   sync.Once
 
 	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle; it points to
 	// envelope, its storage.
@@ -55,7 +60,6 @@ type Call struct {
 	// (or, on the legacy lifecycle, what the shim collected).
 	inputResponses map[string]json.RawMessage
 	requestState   string
-	hasState       bool
 
 	// op is the operation an Observer sees for this call (nil when nobody observes); opObs is
 	// the observer core started it with (nil when a transport started it); ownOp is the storage
@@ -65,14 +69,18 @@ type Call struct {
 	opObs Observer
 	ownOp *Operation
 
-	metaOnce sync.Once
-	meta     map[string]json.RawMessage
+	meta map[string]json.RawMessage
 
 	// toolReq is what a tools/call handler gets (its storage: no allocation of its own).
 	toolReq ToolRequest
 
 	// asker, on a call Detach made, takes its server-to-client requests while it is asking.
 	asker InputAsker
+
+	// resp is the storage of the response respond makes: the call and its answer are one
+	// allocation. It is never reused (a Call is not pooled), so a transport may keep the
+	// response as long as it likes.
+	resp Response
 }
 
 // observedCall holds a call and the operation core starts for it in one allocation: a call on
@@ -88,7 +96,7 @@ func newCall(ss *Session, msg *jsonrpc.Message, out sender) *Call {
 		oc := new(observedCall)
 		c = &oc.call
 		c.ownOp = &oc.op
-	} else {
+	} else if c = ss.spare.Swap(nil); c == nil {
 		c = new(Call)
 	}
 	c.session, c.msg, c.id, c.method, c.params, c.out = ss, msg, msg.ID, msg.Method, msg.Params, out

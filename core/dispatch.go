@@ -236,7 +236,8 @@ func (c *Call) respond(result any) (*Response, error) {
 	}
 	b = append(b, '}')
 	end := len(b) - 1
-	return &Response{ID: c.id, Result: b[start:end:end], wire: b, wireID: c.id}, nil
+	c.resp = Response{ID: c.id, Result: b[start:end:end], wire: b, wireID: c.id}
+	return &c.resp, nil
 }
 
 // appendResult appends the encoded result; stamped reports whether the 2026-07-28 members are

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -85,22 +86,34 @@ type Session struct {
 	obs                 Observer
 	transport           Transport
 	started             time.Time // zero on an ephemeral session (see reportEnd)
+	// spare is the storage of the first call of an ephemeral session, allocated with it (see
+	// ephemeralSession); newCall takes it once.
+	spare atomic.Pointer[Call]
+}
+
+// ephemeralSession is an ephemeral session together with the storage of its call: a 2026-07-28
+// request makes one allocation for both. The storage is taken by one call at most and never
+// handed to another, so a handler or transport may keep the call (or its response) as long as
+// it likes.
+type ephemeralSession struct {
+	ss   Session
+	call Call
 }
 
 // newSession starts a session on the server. Close it when the connection ends.
 func (s *Server) newSession(opts sessionOptions) *Session {
-	ss := &Session{
-		server:    s,
-		id:        opts.ID,
-		out:       opts.Out,
-		ephemeral: opts.Ephemeral,
-		obs:       opts.Observer,
-		transport: opts.Transport,
-
-		changeNotifications: opts.ChangeNotifications || opts.Listen != nil,
-		listen:              opts.Listen,
-		principal:           opts.Principal,
+	var ss *Session
+	if opts.Ephemeral {
+		es := new(ephemeralSession)
+		ss = &es.ss
+		ss.spare.Store(&es.call)
+	} else {
+		ss = new(Session)
 	}
+	ss.server, ss.id, ss.out, ss.principal = s, opts.ID, opts.Out, opts.Principal
+	ss.ephemeral, ss.obs, ss.transport = opts.Ephemeral, opts.Observer, opts.Transport
+	ss.changeNotifications = opts.ChangeNotifications || opts.Listen != nil
+	ss.listen = opts.Listen
 	if opts.Modern {
 		ss.era = eraModern
 	}
