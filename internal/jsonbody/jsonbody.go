@@ -9,6 +9,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+var openBrace, openBracket = []byte{'{'}, []byte{'['}
+
 // MaxNesting is the deepest JSON nesting a message may have; deeper input is a parse error.
 const MaxNesting = 64
 
@@ -59,13 +61,25 @@ func FirstByte(data []byte) byte {
 // NestingOK reports whether data nests objects and arrays at most MaxNesting deep. It does not
 // check the syntax: invalid JSON is caught by the parse that follows.
 //
-// Outside strings it steps over the bytes that cannot change the depth through a 256-entry
+// Every level of nesting opens with a '{' or a '[': data with at most MaxNesting of them
+// (counted fast, strings included) cannot nest deeper, which settles the usual message without
+// walking it (nestingWalk).
+func NestingOK(data []byte) bool {
+	if openers := bytes.Count(data, openBrace); openers <= MaxNesting {
+		if openers+bytes.Count(data, openBracket) <= MaxNesting {
+			return true
+		}
+	}
+	return nestingWalk(data)
+}
+
+// nestingWalk is NestingOK's walk of the data. Outside strings it steps over the bytes that cannot change the depth through a 256-entry
 // table. A string's first shortString bytes are read the same way, up to its quote; a string
 // that is longer or has a backslash there is searched from its start for quotes
 // (bytes.IndexByte), counting the backslashes right before each, an odd run escaping it. That
 // gives the verdict of a byte-by-byte scan that skips the byte after each backslash, for any
 // input, valid JSON or not.
-func NestingOK(data []byte) bool {
+func nestingWalk(data []byte) bool {
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		for structural[data[i]] == 0 {

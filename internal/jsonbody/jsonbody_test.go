@@ -109,3 +109,38 @@ func BenchmarkNestingOK(b *testing.B) {
 		})
 	}
 }
+
+// nested returns a value nesting depth arrays or objects around 1.
+func nested(depth int, open, end string) string {
+	return strings.Repeat(open, depth) + "1" + strings.Repeat(end, depth)
+}
+
+// TestNestingOK: at most MaxNesting levels pass and one more fails, whichever way the levels
+// open, however many shallow openers come before them (past the count that settles a value at
+// once), and whatever brackets strings hold.
+func TestNestingOK(t *testing.T) {
+	// wide holds MaxNesting+10 openers at depth 2 at most: over the count, under the limit.
+	wide := "[" + strings.Repeat(`{"a":1},`, MaxNesting+10) + "1]"
+	deepObj := strings.Repeat(`{"a":`, MaxNesting+1) + "1" + strings.Repeat("}", MaxNesting+1)
+	cases := []struct {
+		name string
+		data string
+		ok   bool
+	}{
+		{"flat", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, true},
+		{"arrays at the limit", nested(MaxNesting, "[", "]"), true},
+		{"arrays past the limit", nested(MaxNesting+1, "[", "]"), false},
+		{"objects past the limit", deepObj, false},
+		{"mixed past the limit", strings.Repeat(`[{"a":`, (MaxNesting+2)/2) + "1" + strings.Repeat("}]", (MaxNesting+2)/2), false},
+		{"many shallow openers", wide, true},
+		{"many shallow openers then too deep", wide[:len(wide)-2] + "," + nested(MaxNesting, "[", "]") + "]", false},
+		{"brackets in strings", `{"s":"` + strings.Repeat("[{", MaxNesting+1) + `"}`, true},
+		{"escaped quote in a string", `{"s":"\"` + strings.Repeat("[", MaxNesting+1) + `"}`, true},
+		{"deep after a string with brackets", `["` + strings.Repeat("]", 70) + `",` + nested(MaxNesting, "[", "]") + `]`, false},
+	}
+	for _, c := range cases {
+		if got := NestingOK([]byte(c.data)); got != c.ok {
+			t.Errorf("%s: NestingOK = %v, want %v", c.name, got, c.ok)
+		}
+	}
+}

@@ -371,13 +371,25 @@ type quickChecker struct {
 
 var quickCheckers = sync.Pool{New: func() any { return new(quickChecker) }}
 
-// valid reports whether data (one valid JSON value without duplicate names) certainly satisfies
+// quickPinnedMax is the largest backing array of a checked value a pooled checker may keep a
+// reference to once it is done with it.
+const quickPinnedMax = 4 << 10
+
+// Valid reports whether data (one valid JSON value without duplicate names) certainly satisfies
 // the schema; false means the full validator must decide. A nil schema decides nothing.
 func (q *Quick) Valid(data []byte) bool {
 	if q == nil {
 		return false
 	}
 	qc := quickCheckers.Get().(*quickChecker)
+	ok := qc.valid(q, data)
+	quickCheckers.Put(qc)
+	return ok
+}
+
+// valid checks data against q with qc, which keeps a reference to data afterwards only when
+// its backing array is small (see quickPinnedMax).
+func (qc *quickChecker) valid(q *Quick, data []byte) bool {
 	qc.buf = *bytes.NewBuffer(data)
 	qc.dec.Reset(&qc.buf, validatedJSON...) // data is valid JSON: arguments or our own encoding
 	ok := q.check(qc)
@@ -385,12 +397,16 @@ func (q *Quick) Valid(data []byte) bool {
 		_, err := qc.dec.ReadToken()
 		ok = errors.Is(err, io.EOF) // nothing after the value
 	}
-	qc.buf = bytes.Buffer{} // do not keep the caller's bytes alive in the pool
-	qc.dec.Reset(&qc.buf)
+	if cap(data) > quickPinnedMax {
+		// A pooled checker keeps no reference to a large array: reset again now. A small one
+		// is left until the checker's next value (or the pool's drop), which spares a second
+		// reset on every check; the checker reads none of it before its next Reset.
+		qc.buf = bytes.Buffer{}
+		qc.dec.Reset(&qc.buf)
+	}
 	if cap(qc.scratch) > 4096 {
 		qc.scratch = nil
 	}
-	quickCheckers.Put(qc)
 	return ok
 }
 

@@ -220,3 +220,42 @@ func BenchmarkArgumentsCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestQuickDoesNotPinLargeArrays: once it is done with a value, a checker keeps a reference to
+// it only when its backing array is small; a small value cut from a large array is let go, and
+// the next value is checked as if the checker were new.
+func TestQuickDoesNotPinLargeArrays(t *testing.T) {
+	q := CompileQuick([]byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`), false)
+	if q == nil {
+		t.Fatal("no quick check for the schema")
+	}
+	small := `{"a":"x"}`
+	big := make([]byte, 0, 3<<20)
+	big = append(big, small...)
+	cases := []struct {
+		name string
+		data []byte
+		kept bool
+	}{
+		{"small value", []byte(small), true},
+		{"small slice of a 3 MB array", big[:len(small)], false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			qc := new(quickChecker)
+			if !qc.valid(q, c.data) {
+				t.Fatalf("%s: not valid", c.data)
+			}
+			if got := qc.buf.Cap(); got > quickPinnedMax {
+				t.Fatalf("the idle checker holds a %d-byte array, more than quickPinnedMax (%d)", got, quickPinnedMax)
+			}
+			if kept := qc.buf.Cap() > 0; kept != c.kept {
+				t.Fatalf("the idle checker keeps the value: %v, want %v", kept, c.kept)
+			}
+			// The same checker settles the next values on their own.
+			if qc.valid(q, []byte(`{"b":"x"}`)) || !qc.valid(q, []byte(`{"a":"y"}`)) {
+				t.Fatal("a checker that kept a value decided the next ones wrongly")
+			}
+		})
+	}
+}
