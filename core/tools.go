@@ -135,20 +135,22 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		}
 	}
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
-		var in In
-		if err := unmarshal(req.Arguments, &in); err != nil {
+		// One allocation holds the decoded input, the result and the output it points to.
+		tr := new(typedResult[In, Out])
+		if err := unmarshal(req.Arguments, &tr.in); err != nil {
 			return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
 		}
-		res, out, err := h(ctx, req, in)
+		res, out, err := h(ctx, req, tr.in)
+		var zero In
+		tr.in = zero // the result must not keep the input alive (a task may keep the result)
 		if err != nil {
 			return nil, err
 		}
 		if res != nil && (res.IsError || res.StructuredContent != nil) {
 			return res, nil // an error carries no output unless the handler set one
 		}
-		// One allocation holds the result and the output it points to; a handler may return one
-		// result to many calls, so its own is copied, never changed.
-		tr := &typedResult[Out]{out: out}
+		// A handler may return one result to many calls, so its own is copied, never changed.
+		tr.out = out
 		if res != nil {
 			tr.res = *res
 		}
@@ -163,10 +165,12 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	s.AddTool(&tool, raw)
 }
 
-// typedResult is a typed tool's result together with its structured output.
-type typedResult[Out any] struct {
+// typedResult is a typed tool's result together with its structured output, and the storage of
+// the input the handler is called with (a copy of it; cleared once the handler returns).
+type typedResult[In, Out any] struct {
 	res CallToolResult
 	out Out
+	in  In
 }
 
 // objectSchema reports whether a schema's top level says "type": "object".
