@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
@@ -29,9 +30,10 @@ func TestCallStorageIsNeverShared(t *testing.T) {
 		return nil, echoOut(in), nil
 	})
 	sessions := map[string]transport.SessionOptions{
-		"ephemeral modern": {Ephemeral: true, Modern: true},
-		"ephemeral legacy": {Ephemeral: true},
-		"legacy":           {},
+		"ephemeral modern":          {Ephemeral: true, Modern: true},
+		"ephemeral modern observed": {Ephemeral: true, Modern: true, Observer: &countingObserver{}},
+		"ephemeral legacy":          {Ephemeral: true},
+		"legacy":                    {},
 	}
 	for name, opts := range sessions {
 		t.Run(name, func(t *testing.T) {
@@ -75,6 +77,9 @@ func TestCallStorageIsNeverShared(t *testing.T) {
 			third := begin(3, "three")
 			r3 := transport.Core.Run(third)
 			ss.Close()
+			if obs, ok := opts.Observer.(*countingObserver); ok && obs.ended.Load() != 3 {
+				t.Fatalf("the observer saw %d operations end, want 3", obs.ended.Load())
+			}
 			if third == first || third == second || r1 == r2 || r3 == r1 || r3 == r2 {
 				t.Fatal("a later call or response reuses an earlier one's storage")
 			}
@@ -95,3 +100,14 @@ func TestCallStorageIsNeverShared(t *testing.T) {
 		})
 	}
 }
+
+// countingObserver counts the operations that end.
+type countingObserver struct{ ended atomic.Int32 }
+
+func (*countingObserver) StartOperation(ctx context.Context, _ *core.Operation) context.Context {
+	return ctx
+}
+
+func (o *countingObserver) EndOperation(context.Context, *core.Operation) { o.ended.Add(1) }
+
+func (*countingObserver) SessionEnded(*core.SessionReport) {}

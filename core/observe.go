@@ -324,7 +324,7 @@ func (ss *Session) observer() Observer {
 // activeObserver returns the observer of the session while it records something: nil when
 // there is none, or while it reports through Enabled that it records nothing.
 func (ss *Session) activeObserver() Observer {
-	if obs := ss.observer(); obs != nil && observerEnabled(obs) {
+	if obs := ss.observer(); observing(ss.server, obs) {
 		return obs
 	}
 	return nil

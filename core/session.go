@@ -100,15 +100,24 @@ type ephemeralSession struct {
 	call Call
 }
 
+// observing reports whether the calls of a session with observer obs (nil for the server's)
+// are observed now.
+func observing(s *Server, obs Observer) bool {
+	if obs == nil {
+		obs = s.opts.Observer
+	}
+	return obs != nil && observerEnabled(obs)
+}
+
 // newSession starts a session on the server. Close it when the connection ends.
 func (s *Server) newSession(opts sessionOptions) *Session {
 	var ss *Session
-	if opts.Ephemeral {
+	if opts.Ephemeral && !observing(s, opts.Observer) {
 		es := new(ephemeralSession)
 		ss = &es.ss
 		ss.spare.Store(&es.call)
 	} else {
-		ss = new(Session)
+		ss = new(Session) // a call observed is allocated with its operation (see newCall)
 	}
 	ss.server, ss.id, ss.out, ss.principal = s, opts.ID, opts.Out, opts.Principal
 	ss.ephemeral, ss.obs, ss.transport = opts.Ephemeral, opts.Observer, opts.Transport
