@@ -81,8 +81,12 @@ func FuzzNestingOK(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := NestingOK(data), nestingOKBytewise(data); got != want {
+		want := nestingOKBytewise(data)
+		if got := NestingOK(data); got != want {
 			t.Fatalf("NestingOK(%q) = %v, the byte-by-byte scan says %v", data, got, want)
+		}
+		if got := nestingWalk(data); got != want { // the walk alone, which the count mostly spares
+			t.Fatalf("nestingWalk(%q) = %v, the byte-by-byte scan says %v", data, got, want)
 		}
 	})
 }
