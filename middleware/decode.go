@@ -34,7 +34,8 @@ type DecodeOptions struct {
 	// last byte: a client that sends its headers and then trickles or withholds the body gets
 	// 408 and loses the connection. Zero means DefaultBodyReadTimeout (30 s); negative turns
 	// the bound off (the server's own ReadTimeout, if any, then applies). The deadline is set on
-	// the connection through http.ResponseController and cleared once the body is read, before
+	// the connection as http.ResponseController sets it (the ResponseWriter's SetReadDeadline,
+	// or that of the writer its Unwrap chain leads to) and cleared once the body is read, before
 	// any response streams; a ResponseWriter that cannot set read deadlines gets no bound. On a
 	// connection the framing guard watches (GuardFraming, as mcphttp.NewHTTPServer serves), a
 	// body the server already read from the connection with the headers, as a small request

@@ -39,7 +39,7 @@ func BenchmarkLayers(b *testing.B) {
 	})
 	modern := middleware.MirrorHeaders(middleware.MirrorHeadersOptions{Server: s})(middleware.SSE(middleware.SSEOptions{KeepAlive: -1})(final))
 	legacy := middleware.ProtocolVersion(middleware.ProtocolVersionOptions{Stateless: true})(middleware.SSE(middleware.SSEOptions{})(final))
-	var h http.Handler = middleware.EraRouter(middleware.EraRouterOptions{Modern: modern})(legacy)
+	h := middleware.EraRouter(middleware.EraRouterOptions{Modern: modern})(legacy)
 	h = middleware.Decode(middleware.DecodeOptions{})(h)
 	h = middleware.MethodAccept(middleware.MethodAcceptOptions{Stateless: true})(h)
 	h = middleware.OriginGuard(middleware.OriginGuardOptions{})(h)
