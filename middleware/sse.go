@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -471,24 +470,6 @@ func (s *SSEWriter) setHeadersLocked(inWriter bool) {
 	h["Connection"] = v[2:3:3]
 	h["X-Accel-Buffering"] = v[3:4:4]
 	delete(h, "Content-Length")
-}
-
-// contentLengths holds the decimal text of the lengths of frames the response buffers whole, so
-// that giving a one-frame response its length allocates nothing; made on first use.
-var contentLengths = sync.OnceValue(func() *[heldFrameBuffered + 1]string {
-	var t [heldFrameBuffered + 1]string
-	for i := range t {
-		t[i] = strconv.Itoa(i)
-	}
-	return &t
-})
-
-// contentLength returns the text of the Content-Length header of a body of n bytes.
-func contentLength(n int) string {
-	if n <= heldFrameBuffered {
-		return contentLengths()[n]
-	}
-	return strconv.Itoa(n)
 }
 
 // startLocked sends the headers at once (see writeHeadersLocked for inWriter).
