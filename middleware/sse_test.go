@@ -769,15 +769,7 @@ func TestSSEDeferredSweep(t *testing.T) {
 		t.Fatal("a stream held for an hour lost its held headers to the sweep of another's")
 	}
 	long.Close()
-	for i := range heldSweep.lists {
-		l := &heldSweep.lists[i]
-		l.mu.Lock()
-		head := l.head
-		l.mu.Unlock()
-		if head != nil {
-			t.Fatalf("list %d still holds a writer after every stream ended", i)
-		}
-	}
+	wantSweepListsEmpty(t)
 }
 
 // Streams on many goroutines join and leave the sweep's lists at once: each gets its held headers
@@ -815,15 +807,7 @@ func TestSSEDeferredSweepConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	for i := range heldSweep.lists {
-		l := &heldSweep.lists[i]
-		l.mu.Lock()
-		head := l.head
-		l.mu.Unlock()
-		if head != nil {
-			t.Fatalf("list %d still holds a writer after every stream ended", i)
-		}
-	}
+	wantSweepListsEmpty(t)
 }
 
 // While a stream holds its headers the sweep runs, and the time it read is a few milliseconds old
@@ -890,5 +874,19 @@ func TestSSEAppendLines(t *testing.T) {
 	want := strings.Repeat("data: x\n", 1<<19) + "data: y\n\n"
 	if got := string(appendLines(nil, "data: ", []byte(text))); got != want {
 		t.Errorf("appendLines of %d CR-separated lines: %d bytes, want %d", 1<<19, len(got), len(want))
+	}
+}
+
+// wantSweepListsEmpty fails the test unless every list of the held-headers sweep is empty.
+func wantSweepListsEmpty(t *testing.T) {
+	t.Helper()
+	for i := range heldSweep.lists {
+		l := &heldSweep.lists[i]
+		l.mu.Lock()
+		head := l.head
+		l.mu.Unlock()
+		if head != nil {
+			t.Fatalf("list %d still holds a writer after every stream ended", i)
+		}
 	}
 }
