@@ -14,8 +14,9 @@ import (
 // on many cores do not share one lock) and leaves it when its headers go out or it closes; the
 // sweep runs every heldTick while any writer holds its headers (and for heldIdleSweeps after
 // the last one), and sends the headers of those whose delay is up, each from a goroutine of its
-// own, so that a write to a slow client never holds up the others. Writers join a list at its
-// head, so the sweep finds the ones that are due at its tail and walks no further.
+// own, so that a write to a slow client never holds up the others. Each list is kept in the
+// order the writers are due (insertLocked), so the sweep finds the ones that are due at its
+// tail and walks no further.
 
 // heldTick is the period of the sweep, the resolution of StartDeferred's delay.
 const heldTick = 5 * time.Millisecond
@@ -28,7 +29,7 @@ const heldIdleSweeps = 20
 const heldShards = 8
 
 // heldList is one list of writers holding their headers, doubly linked through the writers
-// (heldPrev, heldNext), newest at head; its lock guards the links and each writer's heldIn.
+// (heldPrev, heldNext), latest due at head; its lock guards the links and each writer's heldIn.
 type heldList struct {
 	mu         sync.Mutex
 	head, tail *SSEWriter
@@ -67,13 +68,7 @@ func (s *SSEWriter) holdHeaders(maxDelay time.Duration) {
 	l.mu.Lock()
 	s.heldDue = heldSweep.sweeps.Load() + uint64(maxDelay/heldTick)
 	s.heldIn = true
-	s.heldNext = l.head
-	if l.head != nil {
-		l.head.heldPrev = s
-	} else {
-		l.tail = s
-	}
-	l.head = s
+	l.insertLocked(s)
 	l.mu.Unlock()
 	if !heldSweep.running.Load() {
 		// The clock first: whoever sees the sweep running sees the time too.
@@ -97,6 +92,29 @@ func (s *SSEWriter) stopHeldLocked() {
 		l.unlinkLocked(s)
 	}
 	l.mu.Unlock()
+}
+
+// insertLocked puts s on the list, which stays ordered by due count, latest at head: s goes
+// after the writers due later than it. Writers with one delay (the usual case: an endpoint
+// holds every answer for the same time) join at the head, since none joined before them is due
+// later; a shorter delay than the ones before it walks past those.
+func (l *heldList) insertLocked(s *SSEWriter) {
+	var prev *SSEWriter
+	next := l.head
+	for next != nil && next.heldDue > s.heldDue {
+		prev, next = next, next.heldNext
+	}
+	s.heldPrev, s.heldNext = prev, next
+	if prev != nil {
+		prev.heldNext = s
+	} else {
+		l.head = s
+	}
+	if next != nil {
+		next.heldPrev = s
+	} else {
+		l.tail = s
+	}
 }
 
 // unlinkLocked takes s off the list.

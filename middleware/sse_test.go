@@ -742,14 +742,18 @@ func TestSSEDeferredSweep(t *testing.T) {
 	if w.flushes != 0 {
 		t.Fatalf("%d flushes: the sweep sent the held headers of a stream that had ended", w.flushes)
 	}
-	// A stream that outlives its delay gets its headers from the sweep, once; one held for an
-	// hour beside it stays held.
+	// A stream that outlives its delay gets its headers from the sweep, once, even on a list
+	// where streams held for an hour joined before it; those stay held.
+	var long []*SSEWriter
+	for !everySweepListHolds() {
+		l := NewSSEWriter(&countingFlusher{memFlusher: memFlusher{h: http.Header{}}}, SSEWriterOptions{KeepAlive: -1})
+		if err := l.StartDeferred(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		long = append(long, l)
+	}
 	fired := &countingFlusher{memFlusher: memFlusher{h: http.Header{}}}
 	s := NewSSEWriter(fired, SSEWriterOptions{KeepAlive: -1})
-	long := NewSSEWriter(&countingFlusher{memFlusher: memFlusher{h: http.Header{}}}, SSEWriterOptions{KeepAlive: -1})
-	if err := long.StartDeferred(time.Hour); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.StartDeferred(heldTick); err != nil {
 		t.Fatal(err)
 	}
@@ -765,10 +769,12 @@ func TestSSEDeferredSweep(t *testing.T) {
 	if fired.flushes != 2 { // the headers, then the final frame
 		t.Fatalf("%d flushes, want 2", fired.flushes)
 	}
-	if !held(long) {
-		t.Fatal("a stream held for an hour lost its held headers to the sweep of another's")
+	for _, l := range long {
+		if !held(l) {
+			t.Fatal("a stream held for an hour lost its held headers to the sweep of another's")
+		}
+		l.Close()
 	}
-	long.Close()
 	wantSweepListsEmpty(t)
 }
 
@@ -875,6 +881,20 @@ func TestSSEAppendLines(t *testing.T) {
 	if got := string(appendLines(nil, "data: ", []byte(text))); got != want {
 		t.Errorf("appendLines of %d CR-separated lines: %d bytes, want %d", 1<<19, len(got), len(want))
 	}
+}
+
+// everySweepListHolds reports whether every list of the held-headers sweep holds a writer.
+func everySweepListHolds() bool {
+	for i := range heldSweep.lists {
+		l := &heldSweep.lists[i]
+		l.mu.Lock()
+		head := l.head
+		l.mu.Unlock()
+		if head == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // wantSweepListsEmpty fails the test unless every list of the held-headers sweep is empty.
