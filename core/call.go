@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,18 +42,20 @@ type Call struct {
 	vctx     callContext // the storage of ctx
 	cancelFn context.CancelCauseFunc
 
-	// The flags and metaOnce side by side, so that they share one word or two: the struct
-	// stays in its size class with resp in it.
+	// The flags side by side, so that they share a word or two: the struct stays in its size
+	// class with resp in it (and with a session, in an ephemeral one's).
 	registered bool
 	hasState   bool        // requestState below was sent
 	byClient   atomic.Bool // the client cancelled the call
 	over       atomic.Bool // Run has returned: the request's path takes nothing more
-	metaOnce   sync.Once
 
 	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle; it points to
 	// envelope, its storage.
 	modern   *Envelope
 	envelope Envelope
+	// infoStore, when set, is the storage for the envelope's ClientInfo (allocated with the
+	// ephemeral session the call is the one call of).
+	infoStore *Implementation
 
 	// inputResponses and requestState are what a retry of an input_required result brought
 	// (or, on the legacy lifecycle, what the shim collected).
@@ -69,7 +70,9 @@ type Call struct {
 	opObs Observer
 	ownOp *Operation
 
-	meta map[string]json.RawMessage
+	// meta is params._meta of a message DecodeMessage did not read, read on first use (the
+	// decoder's messages hold their own members).
+	meta atomic.Pointer[map[string]json.RawMessage]
 
 	// toolReq is what a tools/call handler gets (its storage: no allocation of its own).
 	toolReq ToolRequest
@@ -175,14 +178,16 @@ func (c *Call) ClientCapabilities() ClientCapabilities {
 
 // Meta returns the raw value of a key of the request's params._meta, or nil.
 func (c *Call) Meta(key string) json.RawMessage {
-	c.metaOnce.Do(func() {
-		if c.msg.Parsed {
-			c.meta = c.msg.Meta
-		} else {
-			c.meta = paramsMeta(c.params)
-		}
-	})
-	return c.meta[key]
+	if c.msg.Parsed {
+		return c.msg.Meta(key)
+	}
+	m := c.meta.Load()
+	if m == nil {
+		read := paramsMeta(c.params)
+		c.meta.CompareAndSwap(nil, &read) // a call read at once by two goroutines keeps one
+		m = c.meta.Load()
+	}
+	return (*m)[key]
 }
 
 // ProgressToken returns the request's progress token as sent (a JSON string or number), or nil.

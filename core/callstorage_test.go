@@ -2,11 +2,14 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/core"
+	"github.com/mcpkit/mcpkit/core/jsonrpc"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -51,7 +54,8 @@ func TestCallStorageIsNeverShared(t *testing.T) {
 			msg := func(id int, text string) []byte {
 				meta := ""
 				if opts.Modern {
-					meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+					meta = fmt.Sprintf(`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+						`"io.modelcontextprotocol/clientInfo":{"name":%q,"version":"1"}}`, text)
 				}
 				return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}%s}}`, id, text, meta)
 			}
@@ -96,6 +100,15 @@ func TestCallStorageIsNeverShared(t *testing.T) {
 				if want := string(msg(i+1, c.text)); fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, c.call.Params()) != want {
 					t.Fatalf("call %d kept params %s", i+1, c.call.Params())
 				}
+				if opts.Modern {
+					// Each envelope's clientInfo in storage of its own call's.
+					if info := c.call.ClientInfo(); info == nil || info.Name != c.text {
+						t.Fatalf("call %d kept clientInfo %+v, want the name %q", i+1, info, c.text)
+					}
+				}
+			}
+			if opts.Modern && (first.ClientInfo() == second.ClientInfo() || third.ClientInfo() == first.ClientInfo()) {
+				t.Fatal("two calls share the storage of their clientInfo")
 			}
 		})
 	}
@@ -111,3 +124,38 @@ func (*countingObserver) StartOperation(ctx context.Context, _ *core.Operation) 
 func (o *countingObserver) EndOperation(context.Context, *core.Operation) { o.ended.Add(1) }
 
 func (*countingObserver) SessionEnded(*core.SessionReport) {}
+
+// A message DecodeMessage did not read (built in code) has its _meta read on first use, once
+// however many goroutines ask at the same time; a decoded one answers from its own members.
+func TestCallMetaOfBuiltMessage(t *testing.T) {
+	s := core.NewServer(core.Implementation{Name: "t", Version: "1"}, core.Options{})
+	core.AddTool(s, &core.Tool{Name: "echo"}, func(_ context.Context, req *core.ToolRequest, in echoIn) (*core.CallToolResult, echoOut, error) {
+		return nil, echoOut(in), nil
+	})
+	params := `{"name":"echo","arguments":{"text":"x"},"_meta":{"k":"v","progressToken":7}}`
+	decoded, derr := transport.Core.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`))
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	built := &jsonrpc.Message{ID: decoded.ID, Method: "tools/call", Params: json.RawMessage(params)}
+	for name, m := range map[string]*jsonrpc.Message{"decoded": decoded, "built": built} {
+		ss := transport.NewSession(s, transport.SessionOptions{Ephemeral: true})
+		c, err := transport.Core.Begin(ss, t.Context(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		got := make([]string, 8)
+		for i := range got {
+			wg.Go(func() { got[i] = string(c.Meta("k")) + string(c.ProgressToken()) + string(c.Meta("none")) })
+		}
+		wg.Wait()
+		for i, g := range got {
+			if g != `"v"7` {
+				t.Fatalf("%s message: goroutine %d read _meta as %s, want \"v\"7", name, i, g)
+			}
+		}
+		transport.Core.Run(c)
+		ss.Close()
+	}
+}

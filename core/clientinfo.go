@@ -22,22 +22,26 @@ var (
 )
 
 // clientInfoOf decodes the _meta clientInfo of a request (a JSON object, as the decoder read it)
-// into a new Implementation, as unmarshal does; a value seen before is copied from the one it
-// decoded then, instead of decoded again. Only values without icons are remembered, so that the
+// into dst, or a new Implementation when dst is nil, as unmarshal does; a value seen before is
+// copied from the one it decoded then, instead of decoded again. Only values without icons are remembered, so that the
 // copy shares nothing a handler could modify.
 //
 // The first maxClientInfos values win: a client sending endless distinct values fills the set
 // once and then only decodes its own, as every value was decoded before; a full set is seen on
 // the atomic load, so that such a client's requests take no lock either.
-func clientInfoOf(raw []byte) (*Implementation, error) {
+func clientInfoOf(raw []byte, dst *Implementation) (*Implementation, error) {
+	impl := dst
+	if impl == nil {
+		impl = new(Implementation)
+	}
 	full := false
 	if m := clientInfos.Load(); m != nil {
-		if impl, ok := (*m)[string(raw)]; ok {
-			return &impl, nil
+		if known, ok := (*m)[string(raw)]; ok {
+			*impl = known
+			return impl, nil
 		}
 		full = len(*m) >= maxClientInfos
 	}
-	impl := new(Implementation)
 	if err := unmarshal(raw, impl); err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func TestClientInfoOf(t *testing.T) {
 		if err := unmarshal([]byte(raw), &want); err != nil {
 			t.Fatal(err)
 		}
-		first, err := clientInfoOf([]byte(raw))
+		first, err := clientInfoOf([]byte(raw), nil)
 		if err != nil || !reflect.DeepEqual(*first, want) {
 			t.Fatalf("clientInfoOf(%s) = %+v, %v; want %+v", raw, first, err, want)
 		}
@@ -27,16 +27,22 @@ func TestClientInfoOf(t *testing.T) {
 		if len(first.Icons) > 0 {
 			first.Icons[0].Src = "changed"
 		}
-		again, err := clientInfoOf([]byte(raw))
+		again, err := clientInfoOf([]byte(raw), nil)
 		if err != nil || again == first || !reflect.DeepEqual(*again, want) {
 			t.Fatalf("clientInfoOf(%s) again = %+v (%p, first %p), %v; want %+v", raw, again, again, first, err, want)
 		}
+		// Into storage of the caller's (a call's, allocated with its session).
+		var dst Implementation
+		into, err := clientInfoOf([]byte(raw), &dst)
+		if err != nil || into != &dst || !reflect.DeepEqual(dst, want) {
+			t.Fatalf("clientInfoOf(%s, dst) = %+v (%p, dst %p), %v; want %+v", raw, into, into, &dst, err, want)
+		}
 	}
-	if _, err := clientInfoOf([]byte(`{"name":1}`)); err == nil {
+	if _, err := clientInfoOf([]byte(`{"name":1}`), nil); err == nil {
 		t.Fatal("a clientInfo whose name is a number was accepted")
 	}
 	for i := range 2 * maxClientInfos {
-		if _, err := clientInfoOf(fmt.Appendf(nil, `{"name":"n%d","version":"1"}`, i)); err != nil {
+		if _, err := clientInfoOf(fmt.Appendf(nil, `{"name":"n%d","version":"1"}`, i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +54,7 @@ func TestClientInfoOf(t *testing.T) {
 	clientInfosMu.Lock()
 	defer clientInfosMu.Unlock()
 	raw := `{"name":"one more","version":"1"}`
-	if impl, err := clientInfoOf([]byte(raw)); err != nil || impl.Name != "one more" {
+	if impl, err := clientInfoOf([]byte(raw), nil); err != nil || impl.Name != "one more" {
 		t.Fatalf("clientInfoOf(%s) on a full set = %+v, %v", raw, impl, err)
 	}
 }

@@ -42,7 +42,7 @@ func encodeRequest(id jsonrpc.ID, method string, params any) ([]byte, error) {
 // did not produce, it reads params.
 func metaValue(m *jsonrpc.Message, key string) json.RawMessage {
 	if m.Parsed {
-		return m.Meta[key]
+		return m.Meta(key)
 	}
 	return paramsMeta(m.Params)[key]
 }

@@ -37,8 +37,8 @@ func (c *Call) Detach(ctx context.Context, asker InputAsker) (dc *Call, end cont
 	c.Meta("") // read _meta once, so the copy shares it
 	dc = &Call{session: c.session, msg: c.msg, id: c.id, method: c.method, params: c.params,
 		out: discardSender{}, handler: c.handler, modern: c.modern, inputResponses: c.inputResponses,
-		requestState: c.requestState, hasState: c.hasState, meta: c.meta, asker: asker}
-	dc.metaOnce.Do(func() {})
+		requestState: c.requestState, hasState: c.hasState, asker: asker}
+	dc.meta.Store(c.meta.Load())
 	var cancel context.CancelCauseFunc
 	dc.ctx, cancel = context.WithCancelCause(ctx)
 	dc.ctx = context.WithValue(dc.ctx, callKey{}, dc)

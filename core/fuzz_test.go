@@ -117,12 +117,16 @@ func wantParamsFields(t *testing.T, m *jsonrpc.Message) {
 	if p.Meta.Kind() == '{' {
 		_ = jsonv2.Unmarshal(p.Meta, &meta)
 	}
-	if len(meta) != len(m.Meta) {
-		t.Fatalf("params %s: _meta %v, want %v", m.Params, m.Meta, meta)
+	got := map[string]jsontext.Value{}
+	for k, v := range m.MetaMembers() {
+		got[k] = jsontext.Value(v)
+	}
+	if len(meta) != len(got) {
+		t.Fatalf("params %s: _meta %v, want %v", m.Params, got, meta)
 	}
 	for k, v := range meta {
-		if string(m.Meta[k]) != string(v) {
-			t.Fatalf("params %s: _meta[%q] = %s, want %s", m.Params, k, m.Meta[k], v)
+		if string(got[k]) != string(v) || string(m.Meta(k)) != string(v) {
+			t.Fatalf("params %s: _meta[%q] = %s (Meta %s), want %s", m.Params, k, got[k], m.Meta(k), v)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 	if info := c.Meta(metakey.ClientInfo); len(info) > 0 {
 		if !rawObject(info) {
 			bad = append(bad, metakey.ClientInfo)
-		} else if impl, err := clientInfoOf(info); err != nil {
+		} else if impl, err := clientInfoOf(info, c.infoStore); err != nil {
 			bad = append(bad, metakey.ClientInfo)
 		} else {
 			env.ClientInfo = impl

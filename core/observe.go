@@ -249,7 +249,14 @@ func (op *Operation) setMessage(msg *jsonrpc.Message) {
 	op.Method = msg.Method
 	op.RequestID = msg.ID
 	op.Params = json.RawMessage(msg.Params)
-	meta, name, uri := msg.Meta, msg.Name, msg.URI
+	var meta map[string]json.RawMessage
+	metaOf := func(key string) string {
+		if msg.Parsed {
+			return metaString(msg.Meta(key))
+		}
+		return metaString(meta[key])
+	}
+	name, uri := msg.Name, msg.URI
 	if !msg.Parsed {
 		// A message not produced by DecodeMessage: read params once.
 		var p struct {
@@ -264,10 +271,10 @@ func (op *Operation) setMessage(msg *jsonrpc.Message) {
 		}
 	}
 	op.Target = operationTarget(msg.Method, name, uri)
-	op.TraceParent = metaString(meta, "traceparent")
-	op.TraceState = metaString(meta, "tracestate")
-	op.Baggage = metaString(meta, "baggage")
-	if v := metaString(meta, metakey.ProtocolVersion); v != "" {
+	op.TraceParent = metaOf("traceparent")
+	op.TraceState = metaOf("tracestate")
+	op.Baggage = metaOf("baggage")
+	if v := metaOf(metakey.ProtocolVersion); v != "" {
 		op.Modern, op.ProtocolVersion = true, v
 	}
 }
@@ -301,8 +308,7 @@ func operationTarget(method, name, uri string) string {
 }
 
 // metaString returns the string value of a params._meta member, "" when absent or not a string.
-func metaString(meta map[string]json.RawMessage, key string) string {
-	v := meta[key]
+func metaString(v json.RawMessage) string {
 	if len(v) == 0 || v[0] != '"' {
 		return ""
 	}

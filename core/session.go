@@ -100,6 +100,13 @@ type ephemeralSession struct {
 	call Call
 }
 
+// modernSession is the ephemeral session of a 2026-07-28 request, with the storage of the
+// clientInfo of its call's envelope (Call.infoStore) too.
+type modernSession struct {
+	ephemeralSession
+	info Implementation
+}
+
 // observing reports whether the calls of a session with observer obs (nil for the server's)
 // are observed now.
 func observing(s *Server, obs Observer) bool {
@@ -113,7 +120,13 @@ func observing(s *Server, obs Observer) bool {
 func (s *Server) newSession(opts sessionOptions) *Session {
 	var ss *Session
 	if opts.Ephemeral && !observing(s, opts.Observer) {
-		es := new(ephemeralSession)
+		var es *ephemeralSession
+		if opts.Modern {
+			ms := new(modernSession)
+			es, ms.call.infoStore = &ms.ephemeralSession, &ms.info
+		} else {
+			es = new(ephemeralSession)
+		}
 		ss = &es.ss
 		ss.spare.Store(&es.call)
 	} else {

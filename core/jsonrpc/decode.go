@@ -39,22 +39,21 @@ type msgDecoder struct {
 	buf bytes.Buffer
 	dec jsontext.Decoder
 	// meta is where the members of params._meta sit in the message while params is read (their
-	// values are pointed into the copy of params once it is made).
+	// values are pointed into the copy of params by take, once the message is whole).
 	meta []metaSpan
 	// owned: the message's bytes, data, are the caller's to keep (decodeOwned), the raw members
 	// point into them; otherwise they are copies. data is set while a message is read only.
 	owned bool
 	data  []byte
+	// msg is the message while it is read; take moves it to the heap once it is whole, with
+	// room for its _meta members.
+	msg Message
+	// paramsAt is where params starts in the message, once readParams has read it.
+	paramsAt int
 }
 
 // span is where a value sits in the message: data[off : off+n].
 type span struct{ off, n int }
-
-// metaSpan is one member of params._meta: its key and where its value sits.
-type metaSpan struct {
-	key string
-	at  span
-}
 
 // valueSpan is where the value the decoder just returned (v) sits in the message.
 func valueSpan(d *jsontext.Decoder, v jsontext.Value) span {
@@ -107,7 +106,8 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, &DecodeError{Err: errParse}
 	}
-	m := &Message{}
+	m := &md.msg
+	defer md.forget()
 	var env envelope
 	var errRaw jsontext.Value
 	var nameBuf [16]byte
@@ -146,7 +146,14 @@ func (md *msgDecoder) read(data []byte) (*Message, *DecodeError) {
 		return nil, &DecodeError{Err: errParse} // trailing data after the object
 	}
 	m.Parsed = true
-	return env.check(m, errRaw)
+	return env.check(md.take(), errRaw)
+}
+
+// forget drops what md held of the message it read: the pooled decoder must keep nothing alive.
+func (md *msgDecoder) forget() {
+	md.msg = Message{}
+	clear(md.meta)
+	md.meta = md.meta[:0]
 }
 
 // member takes in one member of the message (params only when it is not an object: readParams
@@ -205,8 +212,6 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 	}
 	start := int(d.InputOffset()) - 1 // at the '{' just read
 	var args span
-	meta := false
-	md.meta = md.meta[:0]
 	for d.PeekKind() == '"' {
 		raw, err := d.ReadValue()
 		if err != nil {
@@ -218,7 +223,6 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 		switch name {
 		case "_meta":
 			done, err = md.readMeta(d)
-			meta = meta || done
 		case "name", "uri", "taskId":
 			done, err = readTarget(d, m, name)
 		case "arguments":
@@ -248,14 +252,7 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 	if args.n > 0 {
 		m.arguments = at(args)
 	}
-	if meta {
-		m.Meta = make(map[string]json.RawMessage, max(len(md.meta), 2))
-		for _, ms := range md.meta {
-			m.Meta[ms.key] = at(ms.at)
-		}
-		clear(md.meta) // drop the keys: the pooled decoder must not keep them alive
-		md.meta = md.meta[:0]
-	}
+	md.paramsAt = start // take points the _meta members into m.Params
 	return nil
 }
 
@@ -292,49 +289,6 @@ func paramName(raw jsontext.Value) (name string, retry bool) {
 		return name, false
 	}
 	return "", false
-}
-
-// readMeta reads the members of params._meta when it is an object into md.meta; done is false
-// when the value was left unread (it is not an object).
-func (md *msgDecoder) readMeta(d *jsontext.Decoder) (done bool, err error) {
-	if d.PeekKind() != '{' {
-		return false, nil
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return false, err
-	}
-	for d.PeekKind() == '"' {
-		k, err := d.ReadValue()
-		if err != nil {
-			return false, err
-		}
-		key, ok := metaKey(k)
-		if !ok {
-			return false, errParse
-		}
-		v, err := d.ReadValue()
-		if err != nil {
-			return false, err
-		}
-		md.meta = append(md.meta, metaSpan{key, valueSpan(d, v)})
-	}
-	_, err = d.ReadToken()
-	return true, err
-}
-
-// knownMetaKeys are the _meta keys requests usually carry (core names them when it is
-// initialized): they are not allocated again per request.
-var knownMetaKeys []string
-
-// metaKey returns the text of a quoted _meta key, shared for the well-known ones.
-func metaKey(raw jsontext.Value) (string, bool) {
-	inner := raw[1 : len(raw)-1]
-	for _, k := range knownMetaKeys {
-		if string(inner) == k {
-			return k, true
-		}
-	}
-	return unquoteString(raw)
 }
 
 // readTarget reads params.name, uri or taskId when it is a string; done is false when the value

@@ -301,11 +301,9 @@ type Message struct {
 	// Error is the error of an error response.
 	Error *Error
 
-	// Parsed is set by DecodeMessage: Meta, Name and URI below were read from params in the same
-	// pass, so nobody parses params again to find them.
+	// Parsed is set by DecodeMessage: the members of params._meta (see Meta), Name and URI
+	// below were read from params in the same pass, so nobody parses params again to find them.
 	Parsed bool
-	// Meta holds the members of params._meta (nil when absent), as sent.
-	Meta map[string]json.RawMessage
 	// Name is params.name when it is a string (the target of tools/call and prompts/get).
 	Name string
 	// URI is params.uri when it is a string (the target of resources/read).
@@ -321,6 +319,9 @@ type Message struct {
 	nameString bool
 	// arguments is params.arguments as sent (nil when absent), pointing into Params.
 	arguments jsontext.Value
+	// meta holds the members of params._meta in the order sent, their values pointing into
+	// Params.
+	meta []metaMember
 }
 
 // IsRequest reports whether m is a request (it has a method and an id).
