@@ -22,9 +22,10 @@ var (
 )
 
 // clientInfoOf decodes the _meta clientInfo of a request (a JSON object, as the decoder read it)
-// into dst, or a new Implementation when dst is nil, as unmarshal does; a value seen before is
-// copied from the one it decoded then, instead of decoded again. Only values without icons are remembered, so that the
-// copy shares nothing a handler could modify.
+// into dst (zero, as every call's storage is), or a new Implementation when dst is nil, as
+// unmarshal does; a value seen before is copied from the one it decoded then, instead of decoded
+// again. Only values without icons are remembered, so that the copy shares nothing a handler
+// could modify.
 //
 // The first maxClientInfos values win: a client sending endless distinct values fills the set
 // once and then only decodes its own, as every value was decoded before; a full set is seen on

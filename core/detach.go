@@ -34,7 +34,7 @@ const maxDetachedInputRounds = 64
 // its server-to-client requests going to asker while asker.Asking(). end ends the detached call:
 // its context is cancelled with the cause, and nothing it sends afterwards goes anywhere.
 func (c *Call) Detach(ctx context.Context, asker InputAsker) (dc *Call, end context.CancelCauseFunc) {
-	c.Meta("") // read _meta once, so the copy shares it
+	c.Meta("") // a message built by hand: read its _meta once, so the copy shares it
 	dc = &Call{session: c.session, msg: c.msg, id: c.id, method: c.method, params: c.params,
 		out: discardSender{}, handler: c.handler, modern: c.modern, inputResponses: c.inputResponses,
 		requestState: c.requestState, hasState: c.hasState, asker: asker}

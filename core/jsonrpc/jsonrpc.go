@@ -303,6 +303,7 @@ type Message struct {
 
 	// Parsed is set by DecodeMessage: the members of params._meta (see Meta), Name and URI
 	// below were read from params in the same pass, so nobody parses params again to find them.
+	// Leave it unset on a message built by hand: its _meta is then read from Params.
 	Parsed bool
 	// Name is params.name when it is a string (the target of tools/call and prompts/get).
 	Name string

@@ -18,9 +18,9 @@ type metaMember struct {
 
 // Meta returns the value of a member of params._meta as sent (a JSON value pointing into
 // Params), or nil when there is none, on a message DecodeMessage read (Parsed); a message made
-// otherwise has none. Of a key sent twice the last value counts.
+// otherwise has none. (The decoder refuses a key sent twice.)
 func (m *Message) Meta(key string) json.RawMessage {
-	for i := len(m.meta) - 1; i >= 0; i-- {
+	for i := range m.meta {
 		if m.meta[i].key == key {
 			return m.meta[i].value
 		}
