@@ -45,6 +45,9 @@ type Exchange struct {
 	// made with its options.
 	sse    *sseLayer
 	stream *SSEWriter
+	// recoverW is the storage of the writer the Recover layer wraps the response in (in use when
+	// its ResponseWriter is set): the record and the writer are one allocation.
+	recoverW statusWriter
 	// claim is what the session layer asks a shared store to hold for the request (see
 	// session.Claim); the context of the record answers session.ClaimKey with it. It points into
 	// the record's own allocation when the request names a session (the session layer claims

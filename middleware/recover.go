@@ -29,11 +29,20 @@ type RecoverOptions struct {
 // than a seemingly complete one). The panic value is logged and passed to OnPanic but never sent
 // to the client. A panic with http.ErrAbortHandler is passed on untouched, so deliberate aborts
 // keep their meaning. The server keeps serving other requests either way. Panics in goroutines a
-// handler started are out of its reach.
+// handler started are out of its reach. Recover starts the request's Exchange (see ExchangeFrom)
+// when no outer layer did, and keeps its writer in it: in an MCP stack, whose layers share the
+// record, that costs no allocation of its own.
 func Recover(opts RecoverOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			sw := &statusWriter{ResponseWriter: w}
+			// The layer starts the request's Exchange, which the layers after it share, and keeps
+			// its writer in the record's room for it (unless an outer Recover took it).
+			r, ex := ensureExchange(r)
+			sw := &ex.recoverW
+			if sw.ResponseWriter != nil {
+				sw = new(statusWriter)
+			}
+			sw.ResponseWriter = w
 			defer func() {
 				v := recover()
 				if v == nil {

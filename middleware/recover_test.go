@@ -143,3 +143,40 @@ func TestRecoverSurvivesPanickingReporter(t *testing.T) {
 		t.Fatalf("status %d, want 500", status)
 	}
 }
+
+// Recover starts the request's Exchange, with its writer in the record; a Recover inside another
+// finds the record's room taken and wraps the response in a writer of its own: a panic after the
+// inner one's handler started the response still aborts it, and one before answers 500 once.
+func TestRecoverNestedSharesTheExchange(t *testing.T) {
+	logger := zerolog.New(io.Discard)
+	var sawExchange atomic.Bool
+	inner := func(late bool) http.Handler {
+		return Recover(RecoverOptions{Logger: &logger})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ex := ExchangeFrom(r.Context())
+			sawExchange.Store(ex != nil && ex.recoverW.ResponseWriter != nil && w != http.ResponseWriter(&ex.recoverW))
+			if late {
+				_, _ = io.WriteString(w, "partial")
+				http.NewResponseController(w).Flush()
+			}
+			panic("boom")
+		}))
+	}
+	for _, late := range []bool{false, true} {
+		h := Recover(RecoverOptions{Logger: &logger})(inner(late))
+		resp, err := http.Get(newServer(t, h).URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !sawExchange.Load() {
+			t.Fatal("the handler inside two Recovers saw no Exchange holding the outer one's writer, or the outer writer twice")
+		}
+		switch {
+		case late && rerr == nil:
+			t.Errorf("a started response read cleanly as %q; want the connection aborted", b)
+		case !late && (resp.StatusCode != http.StatusInternalServerError || strings.Count(string(b), "Internal server error") != 1):
+			t.Errorf("status %d, body %q; want one 500 answer", resp.StatusCode, b)
+		}
+	}
+}
