@@ -58,26 +58,23 @@ type messageMeta struct {
 // (md.meta, a message whose params start at paramsAt) in the same allocation when there are
 // few of them.
 func (md *msgDecoder) take() *Message {
-	n := len(md.meta)
-	if n == 0 {
-		m := new(Message)
-		*m = md.msg
-		return m
-	}
 	var m *Message
-	if n <= len(messageMeta{}.meta) {
-		mm := new(messageMeta)
-		m, mm.msg = &mm.msg, md.msg
-		m.meta = mm.meta[:0:n]
-	} else {
+	var meta []metaMember
+	switch n := len(md.meta); {
+	case n == 0:
 		m = new(Message)
-		*m = md.msg
-		m.meta = make([]metaMember, 0, n)
+	case n <= len(messageMeta{}.meta):
+		mm := new(messageMeta)
+		m, meta = &mm.msg, mm.meta[:0:n]
+	default:
+		m, meta = new(Message), make([]metaMember, 0, n)
 	}
+	*m = md.msg
 	for _, ms := range md.meta {
 		off := ms.at.off - md.paramsAt
-		m.meta = append(m.meta, metaMember{ms.key, m.Params[off : off+ms.at.n : off+ms.at.n]})
+		meta = append(meta, metaMember{ms.key, m.Params[off : off+ms.at.n : off+ms.at.n]})
 	}
+	m.meta = meta
 	return m
 }
 

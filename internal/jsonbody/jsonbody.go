@@ -73,8 +73,8 @@ func NestingOK(data []byte) bool {
 	return nestingWalk(data)
 }
 
-// nestingWalk is NestingOK's walk of the data. Outside strings it steps over the bytes that cannot change the depth through a 256-entry
-// table. A string's first shortString bytes are read the same way, up to its quote; a string
+// nestingWalk is NestingOK's walk of the data. Outside strings it steps over the bytes that
+// cannot change the depth through a 256-entry table. A string's first shortString bytes are read the same way, up to its quote; a string
 // that is longer or has a backslash there is searched from its start for quotes
 // (bytes.IndexByte), counting the backslashes right before each, an odd run escaping it. That
 // gives the verdict of a byte-by-byte scan that skips the byte after each backslash, for any
