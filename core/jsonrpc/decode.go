@@ -50,6 +50,9 @@ type msgDecoder struct {
 	msg Message
 	// paramsAt is where params starts in the message, once readParams has read it.
 	paramsAt int
+	// sc reads the usual message in one pass (see scan); scanned is set while it does.
+	sc      jsonbody.Scanner
+	scanned bool
 }
 
 // span is where a value sits in the message: data[off : off+n].
@@ -82,11 +85,20 @@ func decodeObject(data []byte, owned bool) (*Message, *DecodeError) {
 	return m, derr
 }
 
-// decode reads one message with md, which keeps a reference to data afterwards only when data is
-// a body of its own (owned) whose backing array is small: a slice of a larger buffer (a line of a
-// reader's buffer, a small message after a large one) must not keep that buffer alive in the pool,
-// and its length says nothing of the array behind it.
+// decode reads one message with md: the scanner's single pass when it settles the message (see
+// scan), the token reader otherwise.
 func (md *msgDecoder) decode(data []byte, owned bool) (*Message, *DecodeError) {
+	if m, derr, ok := md.scan(data, owned); ok {
+		return m, derr
+	}
+	return md.decodeTokens(data, owned)
+}
+
+// decodeTokens is decode with the token reader alone, which keeps a reference to data afterwards
+// only when data is a body of its own (owned) whose backing array is small: a slice of a larger
+// buffer (a line of a reader's buffer, a small message after a large one) must not keep that
+// buffer alive in the pool, and its length says nothing of the array behind it.
+func (md *msgDecoder) decodeTokens(data []byte, owned bool) (*Message, *DecodeError) {
 	md.owned, md.data = owned, data
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
@@ -194,8 +206,11 @@ func (md *msgDecoder) member(m *Message, env *envelope, errRaw *jsontext.Value, 
 // a copy, or (owned) where they sit in the message, capped so that an append to them cannot
 // write over what follows.
 func (md *msgDecoder) keep(v jsontext.Value) []byte {
-	if !md.owned {
+	switch {
+	case !md.owned:
 		return bytes.Clone(v)
+	case md.scanned:
+		return v[:len(v):len(v)] // the scanner's values are where they sit in the message
 	}
 	sp := valueSpan(&md.dec, v)
 	return md.data[sp.off : sp.off+sp.n : sp.off+sp.n]
@@ -243,17 +258,23 @@ func (md *msgDecoder) readParams(m *Message, data []byte) error {
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
-	if end := int(d.InputOffset()); md.owned {
+	md.keepParams(m, data, start, int(d.InputOffset()), args)
+	return nil
+}
+
+// keepParams keeps the params object read at data[start:end] in m.Params (owned: the bytes
+// where it sits; otherwise a copy), with params.arguments (args) pointing into it.
+func (md *msgDecoder) keepParams(m *Message, data []byte, start, end int, args span) {
+	if md.owned {
 		m.Params = data[start:end:end]
 	} else {
 		m.Params = bytes.Clone(data[start:end])
 	}
-	at := func(sp span) []byte { return m.Params[sp.off-start : sp.off-start+sp.n : sp.off-start+sp.n] }
 	if args.n > 0 {
-		m.arguments = at(args)
+		off := args.off - start
+		m.arguments = jsontext.Value(m.Params[off : off+args.n : off+args.n])
 	}
 	md.paramsAt = start // take points the _meta members into m.Params
-	return nil
 }
 
 // paramName returns the name of a params member when it is one readParams keeps ("" for
@@ -301,9 +322,17 @@ func readTarget(d *jsontext.Decoder, m *Message, name string) (done bool, err er
 	if err != nil {
 		return false, err
 	}
+	if !setTarget(m, name, v) {
+		return false, errParse
+	}
+	return true, nil
+}
+
+// setTarget sets params.name, uri or taskId from its JSON string v; false when v cannot be read.
+func setTarget(m *Message, name string, v jsontext.Value) bool {
 	s, ok := unquoteString(v)
 	if !ok {
-		return false, errParse
+		return false
 	}
 	switch name {
 	case "name":
@@ -313,7 +342,7 @@ func readTarget(d *jsontext.Decoder, m *Message, name string) (done bool, err er
 	default:
 		m.TaskID = s
 	}
-	return true, nil
+	return true
 }
 
 // knownMethods holds the name of every method and notification the kit serves (core names them
