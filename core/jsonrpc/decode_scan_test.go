@@ -41,7 +41,8 @@ var scanCorpus = []struct {
 	{`{"jsonrpc":"2.0","id":1,"method":"m","extra":{"deep":[[[[{"x":[true,false,null]}]]]]}}`, true},
 	// What the scanner leaves to the token reader.
 	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"n\u0061me":"x"}}`, false},
-	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"t":"\ud83d\ude42"}}}`, false},
+	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"t":"\ud83d\ude42"}}}`, true},
+	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"t":"\ud83d"}}}`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"a":2}}}`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"k":1,"k":2}}}`, false},

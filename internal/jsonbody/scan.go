@@ -13,9 +13,9 @@ import (
 // Its answer is one-sided: ok means the text read so far is valid and is exactly what a strict
 // reader (jsontext with its defaults) accepts; false means only "not settled here", because the
 // text is invalid or uses something the scanner leaves to the full reader: a name with an
-// escape, an escaped surrogate (\uD800-\uDFFF), an object with more than maxScanNames members,
-// nesting past MaxNesting. The caller then reads the text again with the full reader, which
-// words the error. So what a sender sees never depends on this code.
+// escape, an object with more than maxScanNames members, nesting past MaxNesting. The caller
+// then reads the text again with the full reader, which words the error. So what a sender sees
+// never depends on this code.
 //
 // The zero value is ready for Reset. A Scanner is not safe for concurrent use.
 type Scanner struct {
@@ -25,6 +25,8 @@ type Scanner struct {
 	// names are the names of the objects open, outermost first (each as the offsets of its
 	// text, quotes left out); an object's names start at the mark Open returned for it.
 	names []nameAt
+	// unique: the caller vouches that no object repeats a name (ResetUnique).
+	unique bool
 }
 
 type nameAt struct{ from, to int }
@@ -35,8 +37,16 @@ const maxScanNames = 64
 
 // Reset starts reading data; the Scanner keeps it until the next Reset.
 func (s *Scanner) Reset(data []byte) {
-	s.data, s.pos, s.depth = data, 0, 0
+	s.data, s.pos, s.depth, s.unique = data, 0, 0, false
 	s.names = s.names[:0]
+}
+
+// ResetUnique is Reset for a text read strictly before (a value cut from a message the decoder
+// accepted, or the kit's own encoding): names are not checked for repeats, and an object may
+// have any number of members.
+func (s *Scanner) ResetUnique(data []byte) {
+	s.Reset(data)
+	s.unique = true
 }
 
 // Release drops the Scanner's reference to the text it read.
@@ -103,22 +113,36 @@ func (s *Scanner) NextName(mark int) (name []byte, done, ok bool) {
 	}
 	from := s.pos
 	end, escaped, ok := s.str(from)
-	if !ok || escaped || len(s.names)-mark == maxScanNames {
+	if !ok || escaped {
 		return nil, false, false
 	}
-	text := s.data[from+1 : end-1]
-	for _, n := range s.names[mark:] {
-		if bytes.Equal(s.data[n.from:n.to], text) {
-			return nil, false, false
-		}
+	if !s.newName(mark, from+1, end-1) {
+		return nil, false, false
 	}
-	s.names = append(s.names, nameAt{from + 1, end - 1})
 	s.pos = end
 	if s.Peek() != ':' {
 		return nil, false, false
 	}
 	s.pos++
 	return s.data[from:end], false, true
+}
+
+// newName records the name at data[from:to] among those of the object opened at mark; false when
+// the object has it already, or has maxScanNames members (neither is checked after ResetUnique).
+func (s *Scanner) newName(mark, from, to int) bool {
+	if !s.unique {
+		if len(s.names)-mark == maxScanNames {
+			return false
+		}
+		text := s.data[from:to]
+		for _, n := range s.names[mark:] {
+			if n.to-n.from == len(text) && string(s.data[n.from:n.to]) == string(text) {
+				return false
+			}
+		}
+	}
+	s.names = append(s.names, nameAt{from, to})
+	return true
 }
 
 // Value reads one value and returns where it sits: data[from:to].
@@ -152,7 +176,15 @@ func (s *Scanner) value() bool {
 		}
 		return ok
 	case '[':
-		return s.array()
+		ok := s.OpenArray()
+		for first := true; ok; first = false {
+			var done bool
+			if done, ok = s.NextItem(first); done || !ok {
+				break
+			}
+			ok = s.value()
+		}
+		return ok
 	case 't':
 		return s.literal("true")
 	case 'f':
@@ -164,33 +196,33 @@ func (s *Scanner) value() bool {
 	}
 }
 
-func (s *Scanner) array() bool {
-	if s.depth == MaxNesting {
+// OpenArray reads the '[' of an array, whose items NextItem steps to.
+func (s *Scanner) OpenArray() bool {
+	if s.Peek() != '[' || s.depth == MaxNesting {
 		return false
 	}
 	s.pos++
 	s.depth++
-	if s.Peek() == ']' {
+	return true
+}
+
+// NextItem reads what follows in an array (first: right after its '['): the ',' before its
+// next item, which is then for the caller to read, or its ']' (done).
+func (s *Scanner) NextItem(first bool) (done, ok bool) {
+	switch s.Peek() {
+	case ']':
 		s.pos++
 		s.depth--
-		return true
-	}
-	for {
+		return true, true
+	case ',':
+		if first {
+			return false, false
+		}
+		s.pos++
 		s.skipSpace()
-		if !s.value() {
-			return false
-		}
-		switch s.Peek() {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			s.depth--
-			return true
-		default:
-			return false
-		}
+		return false, true
 	}
+	return false, first
 }
 
 func (s *Scanner) literal(lit string) bool {
@@ -280,7 +312,8 @@ func (s *Scanner) str(from int) (end int, escaped, ok bool) {
 }
 
 // escapeLen returns the length of the escape that rest starts with (after its backslash), 0 for
-// an invalid one or an escaped surrogate (left to the full reader, which pairs them).
+// an invalid one; an escaped surrogate is valid only as the first half of a pair followed by the
+// second.
 func escapeLen(rest []byte) int {
 	if len(rest) == 0 {
 		return 0
@@ -292,20 +325,38 @@ func escapeLen(rest []byte) int {
 		if len(rest) < 5 {
 			return 0
 		}
-		r := 0
-		for _, c := range rest[1:5] {
-			v := hexValue(c)
-			if v < 0 {
+		r := hex4(rest[1:5])
+		if r < 0 {
+			return 0
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF: // the first half of a pair: the second must follow
+			if len(rest) < 11 || rest[5] != '\\' || rest[6] != 'u' {
 				return 0
 			}
-			r = r<<4 | v
-		}
-		if r >= 0xD800 && r <= 0xDFFF {
+			if lo := hex4(rest[7:11]); lo < 0xDC00 || lo > 0xDFFF {
+				return 0
+			}
+			return 11
+		case r >= 0xDC00 && r <= 0xDFFF: // a second half alone
 			return 0
 		}
 		return 5
 	}
 	return 0
+}
+
+// hex4 returns the value of four hex digits, -1 when one is not.
+func hex4(h []byte) int {
+	r := 0
+	for _, c := range h {
+		v := hexValue(c)
+		if v < 0 {
+			return -1
+		}
+		r = r<<4 | v
+	}
+	return r
 }
 
 func hexValue(c byte) int {

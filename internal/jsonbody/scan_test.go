@@ -18,7 +18,7 @@ func scanWhole(data []byte) bool {
 var scanValues = []string{
 	`{"a":1,"b":[true,false,null],"c":{"d":"e\n\"\\\/\b\f\r\t\u0041\u00e9"},"é漢🙂":-0.5e+10}`,
 	` [ 0 , -0 , 1.25 , 2E-3 , 3e7 , "" , { } , [ ] ] `,
-	`"plain"`, `0`, `-12`, `true`, `null`,
+	`"plain"`, `"\ud83d\ude42\uDBFF\uDFFF"`, `0`, `-12`, `true`, `null`,
 	`{"a":{"a":{"a":1}},"b":{"a":2}}`,
 }
 
@@ -68,7 +68,7 @@ func TestScannerRefuses(t *testing.T) {
 	for _, w := range []string{
 		``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a":1 "b":2}`, `{"a" 1}`,
 		`{"a":1,"a":2}`, `{"a":{"b":1,"b":2}}`, `[1,]`, `[,1]`, `[1 2]`, `01`, `1.`, `.5`, `-`, `1e`, `1e+`,
-		`+1`, `tru`, `nul`, `falsey`, `"\x"`, `"\u12"`, `"\uD800"`, `"\ud83d\ude42"`, "\"\x01\"", "\"\xff\"",
+		`+1`, `tru`, `nul`, `falsey`, `"\x"`, `"\u12"`, `"\uD800"`, `"\uDC00\uD800"`, `"\uD800\u0041"`, `"\uD800x"`, "\"\x01\"", "\"\xff\"",
 		"\"\xed\xa0\x80\"", `"unterminated`, `{"a":1}}`, `[1]]`, `1 2`, `{"\u0061":1}`,
 		strings.Repeat("[", MaxNesting+1) + strings.Repeat("]", MaxNesting+1),
 	} {

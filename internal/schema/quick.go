@@ -6,19 +6,15 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// validatedJSON are the options of a decoder that reads again what a decoder has validated
-// already: the checks for duplicate names are not made twice.
-var validatedJSON = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
+)
 
 // Quick is a JSON Schema (2020-12) compiled for the hot path: it checks a JSON text in one
 // pass over its tokens, without building a tree of Go values, and allocates nothing. It covers
@@ -37,8 +33,9 @@ type Quick struct {
 
 	// objects
 	members    map[string]quickMember
-	required   int    // how many required names (each has a bit in quickMember.bit)
-	additional *Quick // schema of members outside properties; nil accepts any
+	few        []namedMember // the members again when there are few: searched in order (see member)
+	required   int           // how many required names (each has a bit in quickMember.bit)
+	additional *Quick        // schema of members outside properties; nil accepts any
 	minProps   int
 	maxProps   int // -1 unbounded
 
@@ -62,6 +59,29 @@ type Quick struct {
 	enumLit   []string // true, false, null
 	enumInt   []int64
 	hasChecks bool // some keyword beyond type constrains values: the value must be read
+}
+
+// namedMember is a member of a schema with few.
+type namedMember struct {
+	name string
+	quickMember
+}
+
+// maxFewMembers is the most members a schema searches in order rather than by hash.
+const maxFewMembers = 8
+
+// member returns the declared property name, if there is one.
+func (q *Quick) member(name []byte) (quickMember, bool) {
+	if q.few == nil {
+		m, ok := q.members[string(name)]
+		return m, ok
+	}
+	for i := range q.few {
+		if len(q.few[i].name) == len(name) && q.few[i].name == string(name) {
+			return q.few[i].quickMember, true
+		}
+	}
+	return quickMember{}, false
 }
 
 type quickMember struct {
@@ -156,6 +176,12 @@ func quickCompile(v jsontext.Value, assertFormat, root bool) (*Quick, bool) {
 	}
 	if !q.linkRequired(kw["required"]) {
 		return nil, false
+	}
+	if n := len(q.members); n > 0 && n <= maxFewMembers {
+		q.few = make([]namedMember, 0, n)
+		for name, m := range q.members {
+			q.few = append(q.few, namedMember{name, m})
+		}
 	}
 	q.hasChecks = q.hasChecks || q.enum || q.members != nil || q.additional != nil || q.items != nil
 	return q, true
@@ -364,19 +390,17 @@ func plainInt(v []byte) (int64, bool) {
 
 // quickChecker is the reusable state of one check.
 type quickChecker struct {
-	buf     bytes.Buffer
-	dec     jsontext.Decoder
+	sc      jsonbody.Scanner
+	data    []byte // the value checked, while it is
 	scratch []byte // unescaped strings
 }
 
 var quickCheckers = sync.Pool{New: func() any { return new(quickChecker) }}
 
-// quickPinnedMax is the largest backing array of a checked value a pooled checker may keep a
-// reference to once it is done with it.
-const quickPinnedMax = 4 << 10
-
-// Valid reports whether data (one valid JSON value without duplicate names) certainly satisfies
-// the schema; false means the full validator must decide. A nil schema decides nothing.
+// Valid reports whether data (one JSON value, without repeated names) certainly satisfies the
+// schema; false means the full validator must decide. A nil schema decides nothing. The value is
+// read in one pass (jsonbody.Scanner): what the scanner does not settle (an escaped member
+// name) is left to the full validator too.
 func (q *Quick) Valid(data []byte) bool {
 	if q == nil {
 		return false
@@ -387,64 +411,55 @@ func (q *Quick) Valid(data []byte) bool {
 	return ok
 }
 
-// valid checks data against q with qc, which keeps a reference to data afterwards only when
-// its backing array is small (see quickPinnedMax).
+// valid checks data against q with qc, which keeps no reference to data afterwards.
 func (qc *quickChecker) valid(q *Quick, data []byte) bool {
-	qc.buf = *bytes.NewBuffer(data)
-	qc.dec.Reset(&qc.buf, validatedJSON...) // data is valid JSON: arguments or our own encoding
-	ok := q.check(qc)
-	if ok {
-		_, err := qc.dec.ReadToken()
-		ok = errors.Is(err, io.EOF) // nothing after the value
-	}
-	if cap(data) > quickPinnedMax {
-		// A pooled checker keeps no reference to a large array: reset again now. A small one
-		// is left until the checker's next value (or the pool's drop), which spares a second
-		// reset on every check; the checker reads none of it before its next Reset.
-		qc.buf = bytes.Buffer{}
-		qc.dec.Reset(&qc.buf)
-	}
+	qc.data = data
+	qc.sc.ResetUnique(data)          // arguments the decoder read strictly, or the kit's own encoding
+	ok := q.check(qc) && qc.sc.End() // nothing after the value
+	qc.sc.Release()
+	qc.data = nil
 	if cap(qc.scratch) > 4096 {
 		qc.scratch = nil
 	}
 	return ok
 }
 
-// check reads one value from the decoder and reports whether it certainly satisfies q.
+// value reads the next value and returns its text.
+func (qc *quickChecker) value() ([]byte, bool) {
+	from, to, ok := qc.sc.Value()
+	return qc.data[from:to], ok
+}
+
+// check reads one value and reports whether it certainly satisfies q.
 func (q *Quick) check(qc *quickChecker) bool {
-	d := &qc.dec
 	if q.never {
 		return false
 	}
 	if q.types == 0 && !q.hasChecks {
-		return d.SkipValue() == nil
+		_, ok := qc.value()
+		return ok
 	}
-	switch kind := d.PeekKind(); kind {
+	switch qc.sc.Peek() {
 	case '{':
 		return q.allows(typeObject) && q.checkObject(qc)
 	case '[':
 		return q.allows(typeArray) && q.checkArray(qc)
 	case '"':
 		return q.allows(typeString) && q.checkString(qc)
-	case '0':
-		return q.checkNumber(qc)
 	case 't', 'f':
 		return q.allows(typeBoolean) && q.checkLiteral(qc)
 	case 'n':
 		return q.allows(typeNull) && q.checkLiteral(qc)
 	}
-	return false
+	return q.checkNumber(qc) // or not a value, which the scanner refuses
 }
 
 // allows reports whether the schema's type admits the JSON type bit (numbers are checked apart).
 func (q *Quick) allows(bit uint8) bool { return q.types == 0 || q.types&bit != 0 }
 
 func (q *Quick) checkLiteral(qc *quickChecker) bool {
-	v, err := qc.dec.ReadValue()
-	if err != nil {
-		return false
-	}
-	return !q.enum || oneOf(q.enumLit, v)
+	v, ok := qc.value()
+	return ok && (!q.enum || oneOf(q.enumLit, v))
 }
 
 // oneOf reports whether b spells one of the strings in list (compared without allocating).

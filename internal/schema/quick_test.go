@@ -20,7 +20,7 @@ var quickCases = []struct {
 	{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false}`, map[string]bool{
 		`{"a":1}`: true, `{"a":-7,"b":"x"}`: true, `{"a":1.0}`: false, `{"a":1e2}`: false, `{"a":"1"}`: false,
 		`{"b":"x"}`: false, `{"a":1,"c":2}`: false, `{"a":null}`: false, `{"a":1,"b":5}`: false,
-		`{"\u0061":1}`: true, `{"A":1}`: false, `{"a":123456789012345678901234567890}`: false,
+		`{"\u0061":1}`: false /* an escaped name: left to the full validator */, `{"A":1}`: false, `{"a":123456789012345678901234567890}`: false,
 	}},
 	{`{"type":"object","properties":{"n":{"type":"number","minimum":0,"exclusiveMaximum":10}}}`, map[string]bool{
 		`{"n":0}`: true, `{"n":9}`: true, `{"n":9.5}`: true, `{"n":10}`: false, `{"n":-1}`: false,
@@ -221,41 +221,22 @@ func BenchmarkArgumentsCheck(b *testing.B) {
 	})
 }
 
-// TestQuickDoesNotPinLargeArrays: once it is done with a value, a checker keeps a reference to
-// it only when its backing array is small; a small value cut from a large array is let go, and
-// the next value is checked as if the checker were new.
-func TestQuickDoesNotPinLargeArrays(t *testing.T) {
+// TestQuickKeepsNoValue: once it is done with a value, a checker keeps no reference to it (a
+// pooled checker must not keep a large body alive), and the next value is checked as if the
+// checker were new.
+func TestQuickKeepsNoValue(t *testing.T) {
 	q := CompileQuick([]byte(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`), false)
 	if q == nil {
 		t.Fatal("no quick check for the schema")
 	}
-	small := `{"a":"x"}`
-	big := make([]byte, 0, 3<<20)
-	big = append(big, small...)
-	cases := []struct {
-		name string
-		data []byte
-		kept bool
-	}{
-		{"small value", []byte(small), true},
-		{"small slice of a 3 MB array", big[:len(small)], false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			qc := new(quickChecker)
-			if !qc.valid(q, c.data) {
-				t.Fatalf("%s: not valid", c.data)
-			}
-			if got := qc.buf.Cap(); got > quickPinnedMax {
-				t.Fatalf("the idle checker holds a %d-byte array, more than quickPinnedMax (%d)", got, quickPinnedMax)
-			}
-			if kept := qc.buf.Cap() > 0; kept != c.kept {
-				t.Fatalf("the idle checker keeps the value: %v, want %v", kept, c.kept)
-			}
-			// The same checker settles the next values on their own.
-			if qc.valid(q, []byte(`{"b":"x"}`)) || !qc.valid(q, []byte(`{"a":"y"}`)) {
-				t.Fatal("a checker that kept a value decided the next ones wrongly")
-			}
-		})
+	qc := new(quickChecker)
+	for _, v := range []string{`{"a":"x"}`, `{"a":"x"`, `[1,`} {
+		qc.valid(q, []byte(v))
+		if qc.data != nil {
+			t.Fatalf("%s: the idle checker keeps the value", v)
+		}
+		if qc.valid(q, []byte(`{"b":"x"}`)) || !qc.valid(q, []byte(`{"a":"y"}`)) {
+			t.Fatalf("%s: a checker decided the next values wrongly", v)
+		}
 	}
 }

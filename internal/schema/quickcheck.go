@@ -11,22 +11,21 @@ import (
 )
 
 func (q *Quick) checkObject(qc *quickChecker) bool {
-	d := &qc.dec
-	if _, err := d.ReadToken(); err != nil || q.enum {
+	mark, ok := qc.sc.Open()
+	if !ok || q.enum {
 		return false // an object never equals an allowed enum value here
 	}
 	var seen uint64
 	count := 0
-	for d.PeekKind() == '"' {
-		raw, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		name, ok := qc.unquote(raw)
+	for {
+		raw, done, ok := qc.sc.NextName(mark)
 		if !ok {
 			return false
 		}
-		m, declared := q.members[string(name)]
+		if done {
+			break
+		}
+		m, declared := q.member(raw[1 : len(raw)-1]) // the scanner reads no escaped name
 		if declared && m.bit >= 0 {
 			seen |= 1 << m.bit
 		}
@@ -39,9 +38,6 @@ func (q *Quick) checkObject(qc *quickChecker) bool {
 		}
 		count++
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return false
-	}
 	if seen != (uint64(1)<<q.required)-1 { // 1<<64 is 0 in Go: all 64 bits then
 		return false
 	}
@@ -51,32 +47,36 @@ func (q *Quick) checkObject(qc *quickChecker) bool {
 // checkMember checks a member's value against its schema; nil accepts any value.
 func (q *Quick) checkMember(qc *quickChecker) bool {
 	if q == nil {
-		return qc.dec.SkipValue() == nil
+		_, ok := qc.value()
+		return ok
 	}
 	return q.check(qc)
 }
 
 func (q *Quick) checkArray(qc *quickChecker) bool {
-	d := &qc.dec
-	if _, err := d.ReadToken(); err != nil || q.enum {
+	if !qc.sc.OpenArray() || q.enum {
 		return false
 	}
 	count := 0
-	for k := d.PeekKind(); k != ']' && k != 0; k = d.PeekKind() {
+	for first := true; ; first = false {
+		done, ok := qc.sc.NextItem(first)
+		if !ok {
+			return false
+		}
+		if done {
+			break
+		}
 		if !q.items.checkMember(qc) {
 			return false
 		}
 		count++
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return false
-	}
 	return count >= q.minItems && (q.maxItems < 0 || count <= q.maxItems)
 }
 
 func (q *Quick) checkString(qc *quickChecker) bool {
-	raw, err := qc.dec.ReadValue()
-	if err != nil {
+	raw, ok := qc.value()
+	if !ok {
 		return false
 	}
 	if !q.hasChecks {
@@ -99,8 +99,8 @@ func (q *Quick) checkString(qc *quickChecker) bool {
 }
 
 func (q *Quick) checkNumber(qc *quickChecker) bool {
-	raw, err := qc.dec.ReadValue()
-	if err != nil {
+	raw, ok := qc.value()
+	if !ok {
 		return false
 	}
 	n, isInt := plainInt(raw)
