@@ -78,10 +78,11 @@ type Exchange struct {
 type exchangeKey struct{}
 
 // exchangeContext is a context carrying an Exchange. The record lives inside the context value,
-// so creating both costs one allocation instead of two.
+// and so does the request that carries the context: creating the three costs one allocation.
 type exchangeContext struct {
 	context.Context
-	ex Exchange
+	ex  Exchange
+	req http.Request
 }
 
 // sessionExchangeContext is an exchangeContext with room for the session layer's claim, made for
@@ -127,7 +128,8 @@ func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
 	}
 	c.Context = r.Context()
 	c.ex.start = time.Now()
-	return r.WithContext(c), &c.ex
+	c.req = *r.WithContext(c) // inlined, the copy WithContext makes does not leave the stack
+	return &c.req, &c.ex
 }
 
 // sessionClaim returns the record's claim, making it when the record has none (it was made for
