@@ -168,6 +168,10 @@ const (
 	idNone idKind = iota
 	idInt
 	idString
+	// idSpelled is a string id whose JSON text as it arrived differs from the canonical encoding
+	// of the string (escapes a client chose): s holds that text, so that answers echo it byte
+	// for byte, and the string is decoded from it when asked for.
+	idSpelled
 )
 
 // ID is a JSON-RPC request id: an integer or any string (the empty string included). The zero ID
@@ -175,19 +179,16 @@ const (
 // exactly as it was sent, escapes and all; two ids are the same id when they carry the same
 // integer or the same string, however it was escaped (see Equal).
 type ID struct {
-	kind idKind
+	s    string // the string of a string id; the JSON text of a spelled one
 	num  int64
-	str  string
-	// raw is the id's JSON text as it arrived, kept only when it differs from the canonical
-	// encoding of str (escapes a client chose), so that answers echo it byte for byte.
-	raw string
+	kind idKind
 }
 
 // IntID returns an integer id.
 func IntID(n int64) ID { return ID{kind: idInt, num: n} }
 
 // StringID returns a string id. Any string is a valid id.
-func StringID(s string) ID { return ID{kind: idString, str: s} }
+func StringID(s string) ID { return ID{kind: idString, s: s} }
 
 // IsValid reports whether the id is present.
 func (id ID) IsValid() bool { return id.kind != idNone }
@@ -199,8 +200,20 @@ func (id ID) Equal(o ID) bool { return id.key() == o.key() }
 // key returns the id without its wire spelling, for use as a map key: ids that are Equal have
 // the same key.
 func (id ID) key() ID {
-	id.raw = ""
+	if id.kind == idSpelled {
+		return StringID(id.text())
+	}
 	return id
+}
+
+// text returns the string of a string id (spelled or not).
+func (id ID) text() string {
+	if id.kind != idSpelled {
+		return id.s
+	}
+	var s string
+	_ = jsonv2.Unmarshal([]byte(id.s), &s) // parseID made it from a valid JSON string
+	return s
 }
 
 // Raw returns the id as a Go value: int64, string, or nil when absent.
@@ -208,8 +221,8 @@ func (id ID) Raw() any {
 	switch id.kind {
 	case idInt:
 		return id.num
-	case idString:
-		return id.str
+	case idString, idSpelled:
+		return id.text()
 	}
 	return nil
 }
@@ -223,10 +236,9 @@ func (id ID) appendJSON(b []byte) []byte {
 	case idInt:
 		return strconv.AppendInt(b, id.num, 10)
 	case idString:
-		if id.raw != "" {
-			return append(b, id.raw...)
-		}
-		return appendString(b, id.str)
+		return appendString(b, id.s)
+	case idSpelled:
+		return append(b, id.s...)
 	}
 	return append(b, "null"...)
 }
@@ -263,11 +275,10 @@ func parseID(raw []byte) (ID, bool) {
 		if err := jsonv2.Unmarshal(raw, &s); err != nil {
 			return ID{}, false
 		}
-		id := StringID(s)
 		if string(appendString(nil, s)) != string(raw) {
-			id.raw = string(raw)
+			return ID{kind: idSpelled, s: string(raw)}, true
 		}
-		return id, true
+		return StringID(s), true
 	case c == '-' || (c >= '0' && c <= '9'):
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
