@@ -14,7 +14,8 @@ import (
 // finishToolResult prepares a tool's result for the wire: structured content encoded once and
 // checked against the output schema, with a text copy for clients that do not read it. The
 // handler's result is never changed: a handler may hand out the same result to concurrent calls.
-func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult) (any, error) {
+// req is the request the handler was given, which may hold storage for the wire form.
+func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult, req *ToolRequest) (any, error) {
 	// A tool that declares an output schema must send structured content that conforms on every
 	// successful result (an isError result is exempt).
 	noOutput := func() (*CallToolResult, error) {
@@ -33,7 +34,8 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult)
 		}
 		return res, nil
 	}
-	w := &toolWire{res: res, scratch: getScratch()}
+	w := req.takeWire()
+	*w = toolWire{res: res, scratch: getScratch()}
 	sc, merr := appendJSON((*w.scratch)[:0], res.StructuredContent)
 	*w.scratch = sc[:0] // the buffer as it grew, handed back by release
 	if merr != nil {

@@ -41,6 +41,21 @@ type ToolRequest struct {
 	// Arguments is the arguments object as sent ({} when absent), already validated against the
 	// input schema.
 	Arguments json.RawMessage
+
+	// wire, set by a typed tool's handler, is storage for the result's wire form allocated with
+	// the result (see typedResult); finishToolResult takes it once.
+	wire *toolWire
+}
+
+// takeWire returns the storage a typed handler left for the wire form of its result, or a new
+// one; the storage is handed out once.
+func (r *ToolRequest) takeWire() *toolWire {
+	w := r.wire
+	if w == nil {
+		return new(toolWire)
+	}
+	r.wire = nil
+	return w
 }
 
 type toolEntry struct {
@@ -137,6 +152,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		// One allocation holds the decoded input, the result and the output it points to.
 		tr := new(typedResult[In, Out])
+		req.wire = &tr.wire
 		if err := unmarshal(req.Arguments, &tr.in); err != nil {
 			return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
 		}
@@ -165,12 +181,14 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	s.AddTool(&tool, raw)
 }
 
-// typedResult is a typed tool's result together with its structured output, and the storage of
-// the input the handler is called with (a copy of it; cleared once the handler returns).
+// typedResult is a typed tool's result together with its structured output and the storage of
+// its wire form (ToolRequest.wire), and the storage of the input the handler is called with (a
+// copy of it; cleared once the handler returns).
 type typedResult[In, Out any] struct {
-	res CallToolResult
-	out Out
-	in  In
+	res  CallToolResult
+	wire toolWire
+	out  Out
+	in   In
 }
 
 // objectSchema reports whether a schema's top level says "type": "object".
@@ -287,7 +305,7 @@ func handleCallTool(c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishToolResult(s, e, name, res)
+	return finishToolResult(s, e, name, res, &c.toolReq)
 }
 
 // checkCall checks the arguments of a call: an object, then as checkArguments does.
@@ -365,7 +383,7 @@ func (tc *ToolCall) Run(call *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishToolResult(call.session.server, tc.entry, tc.Tool.Name, res)
+	return finishToolResult(call.session.server, tc.entry, tc.Tool.Name, res, &call.toolReq)
 }
 
 // callToolParams returns the tool name and the raw arguments of a tools/call: from what the
