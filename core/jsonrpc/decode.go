@@ -22,16 +22,16 @@ func decodeMessage(data []byte) (*Message, *DecodeError) { return decodeWith(dat
 func decodeOwned(data []byte) (*Message, *DecodeError) { return decodeWith(data, true) }
 
 func decodeWith(data []byte, owned bool) (*Message, *DecodeError) {
+	if jsonbody.FirstByte(data) == '{' {
+		return decodeObject(data, owned) // nesting checked as it is read
+	}
 	if !jsonbody.NestingOK(data) {
 		return nil, &DecodeError{Err: errParse}
 	}
-	if jsonbody.FirstByte(data) != '{' {
-		if !jsontext.Value(data).IsValid() {
-			return nil, &DecodeError{Err: invalidJSON(data)}
-		}
-		return nil, &DecodeError{Err: errNotObject}
+	if !jsontext.Value(data).IsValid() {
+		return nil, &DecodeError{Err: invalidJSON(data)}
 	}
-	return decodeObject(data, owned)
+	return nil, &DecodeError{Err: errNotObject}
 }
 
 // msgDecoder is a reusable token reader over one message.
@@ -86,10 +86,14 @@ func decodeObject(data []byte, owned bool) (*Message, *DecodeError) {
 }
 
 // decode reads one message with md: the scanner's single pass when it settles the message (see
-// scan), the token reader otherwise.
+// scan; it reads MaxNesting levels at most), the token reader otherwise, once the nesting is
+// known to be within MaxNesting (a parse error otherwise).
 func (md *msgDecoder) decode(data []byte, owned bool) (*Message, *DecodeError) {
 	if m, derr, ok := md.scan(data, owned); ok {
 		return m, derr
+	}
+	if !jsonbody.NestingOK(data) {
+		return nil, &DecodeError{Err: errParse}
 	}
 	return md.decodeTokens(data, owned)
 }
