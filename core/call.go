@@ -25,10 +25,7 @@ type callKey struct{}
 // concurrent use by the handler's goroutines.
 type Call struct {
 	session *Session
-	msg     *jsonrpc.Message
-	id      jsonrpc.ID
-	method  string
-	params  json.RawMessage
+	msg     *jsonrpc.Message // the request: its id, method and params are the call's
 	out     sender
 
 	// handler serves the method; early, when set, is the error that answers the call instead.
@@ -102,7 +99,7 @@ func newCall(ss *Session, msg *jsonrpc.Message, out sender) *Call {
 	} else if c = ss.spare.Swap(nil); c == nil {
 		c = new(Call)
 	}
-	c.session, c.msg, c.id, c.method, c.params, c.out = ss, msg, msg.ID, msg.Method, msg.Params, out
+	c.session, c.msg, c.out = ss, msg, out
 	return c
 }
 
@@ -141,13 +138,13 @@ func (c *Call) Context() context.Context { return c.ctx }
 func (c *Call) Session() *Session { return c.session }
 
 // ID returns the request id.
-func (c *Call) ID() jsonrpc.ID { return c.id }
+func (c *Call) ID() jsonrpc.ID { return c.msg.ID }
 
 // Method returns the request's method.
-func (c *Call) Method() string { return c.method }
+func (c *Call) Method() string { return c.msg.Method }
 
 // Params returns the request's raw params (nil when absent).
-func (c *Call) Params() json.RawMessage { return c.params }
+func (c *Call) Params() json.RawMessage { return c.msg.Params }
 
 // ProtocolVersion returns the protocol version of the request: the envelope's on a 2026-07-28
 // request, the one initialize negotiated otherwise.
@@ -183,7 +180,7 @@ func (c *Call) Meta(key string) json.RawMessage {
 	}
 	m := c.meta.Load()
 	if m == nil {
-		read := paramsMeta(c.params)
+		read := paramsMeta(c.msg.Params)
 		c.meta.CompareAndSwap(nil, &read) // a call read at once by two goroutines keeps one
 		m = c.meta.Load()
 	}

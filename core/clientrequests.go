@@ -94,8 +94,11 @@ type pendingRequest struct {
 // session's) is dropped, or forwarded by the caller (sessionHooks.Forward).
 func (ss *Session) answer(msg *jsonrpc.Message) bool {
 	ss.mu.Lock()
-	p := ss.pending[idKey(msg.ID)]
-	delete(ss.pending, idKey(msg.ID))
+	var p *pendingRequest
+	if l := ss.lasting; l != nil {
+		p = l.pending[idKey(msg.ID)]
+		delete(l.pending, idKey(msg.ID))
+	}
 	ss.mu.Unlock()
 	if p != nil {
 		p.answer <- msg // buffered: never blocks
@@ -242,7 +245,7 @@ func (ss *Session) request(ctx context.Context, c *Call, method string, params, 
 	}
 	defer func() {
 		ss.mu.Lock()
-		delete(ss.pending, id)
+		delete(ss.lasting.pending, id) // addPending made the lasting part
 		ss.mu.Unlock()
 	}()
 	out := outgoing{ss: ss, c: c, ctx: ctx}
@@ -289,10 +292,11 @@ func (ss *Session) addPending(id jsonrpc.ID) (*pendingRequest, error) {
 	if ss.closed {
 		return nil, fmt.Errorf("%w: session closed", ErrRequestsRefused)
 	}
-	if ss.pending == nil {
-		ss.pending = map[jsonrpc.ID]*pendingRequest{}
+	l := ss.lastingLocked()
+	if l.pending == nil {
+		l.pending = map[jsonrpc.ID]*pendingRequest{}
 	}
-	ss.pending[id] = p
+	l.pending[id] = p
 	return p, nil
 }
 

@@ -51,7 +51,7 @@ func handleComplete(c *Call) (any, error) {
 			Arguments map[string]string `json:"arguments"`
 		} `json:"context"`
 	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, &p) != nil {
 		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var ref CompleteRef

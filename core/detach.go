@@ -35,7 +35,7 @@ const maxDetachedInputRounds = 64
 // its context is cancelled with the cause, and nothing it sends afterwards goes anywhere.
 func (c *Call) Detach(ctx context.Context, asker InputAsker) (dc *Call, end context.CancelCauseFunc) {
 	c.Meta("") // a message built by hand: read its _meta once, so the copy shares it
-	dc = &Call{session: c.session, msg: c.msg, id: c.id, method: c.method, params: c.params,
+	dc = &Call{session: c.session, msg: c.msg,
 		out: discardSender{}, handler: c.handler, modern: c.modern, inputResponses: c.inputResponses,
 		requestState: c.requestState, hasState: c.hasState, asker: asker}
 	dc.meta.Store(c.meta.Load())
@@ -72,8 +72,8 @@ func (c *Call) Resolve(res any, err error, run func() (any, error)) (any, error)
 			return nil, jsonrpc.InternalError(fmt.Sprintf("Handler still returned input_required after %d rounds", round))
 		}
 		if verr := ir.validate(); verr != nil {
-			c.session.server.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, verr))
-			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
+			c.session.server.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.msg.Method, verr))
+			return nil, jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")
 		}
 		responses, aerr := c.askInput(c.ctx, ir.Requests)
 		if aerr != nil {

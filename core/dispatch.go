@@ -103,31 +103,31 @@ func (s *Server) supports(name string) bool {
 // does not offer the capability the method needs.
 func (c *Call) resolve() {
 	s := c.session.server
-	if spec, ok := builtinMethods[c.method]; ok {
+	if spec, ok := builtinMethods[c.msg.Method]; ok {
 		// The lifecycle decides first whether the method exists at all for this request.
 		if c.early = c.classify(); c.early != nil {
 			return
 		}
 		if !s.supports(spec.capability) {
-			c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.method))
+			c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", spec.capability, c.msg.Method))
 			return
 		}
 		c.handler = spec.handle
 		return
 	}
-	if strings.HasPrefix(c.method, "notifications/") {
-		c.early = typedError(jsonrpc.CodeMethodNotFound, c.method)
+	if strings.HasPrefix(c.msg.Method, "notifications/") {
+		c.early = typedError(jsonrpc.CodeMethodNotFound, c.msg.Method)
 		return
 	}
-	if m := s.extMethods[c.method]; m != nil {
+	if m := s.extMethods[c.msg.Method]; m != nil {
 		c.resolveExtension(m)
 		return
 	}
 	s.mu.RLock()
-	custom := s.methods[c.method]
+	custom := s.methods[c.msg.Method]
 	s.mu.RUnlock()
 	if custom == nil {
-		c.early = typedError(jsonrpc.CodeMethodNotFound, c.method)
+		c.early = typedError(jsonrpc.CodeMethodNotFound, c.msg.Method)
 		return
 	}
 	if c.early = c.classify(); c.early != nil {
@@ -155,7 +155,7 @@ func (c *Call) resolveExtension(m *extMethod) {
 		need = m.spec.Capability
 	}
 	if need != "" {
-		c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.method))
+		c.early = jsonrpc.InternalError(fmt.Sprintf("Server does not support %s (required for %s)", need, c.msg.Method))
 		return
 	}
 	c.custom, c.handler = m.spec.Handle, runCustom
@@ -189,21 +189,21 @@ func (c *Call) serve() (any, *Response) {
 		var typed *jsonrpc.Error
 		if !errors.As(err, &typed) {
 			// Only the code and a generic message reach the client: the text goes to the log.
-			c.session.server.logError(fmt.Errorf("mcpkit: %s: %w", c.method, err))
+			c.session.server.logError(fmt.Errorf("mcpkit: %s: %w", c.msg.Method, err))
 		}
-		werr := asWireError(err, "Internal error handling "+c.method+" request")
+		werr := asWireError(err, "Internal error handling "+c.msg.Method+" request")
 		if c.modern != nil && werr.Code == jsonrpc.CodeURLElicitationRequired {
 			// The 2026-07-28 lifecycle has no -32042: URL elicitation goes through input_required.
 			werr = jsonrpc.InternalError("URL elicitation required: the 2026-07-28 lifecycle needs an input_required result instead")
 		}
-		return result, &Response{ID: c.id, Error: werr}
+		return result, &Response{ID: c.msg.ID, Error: werr}
 	}
 	resp, merr := c.respond(result)
 	if merr != nil {
-		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.method, merr))
-		return result, &Response{ID: c.id, Error: jsonrpc.InternalError("Internal error handling " + c.method + " request")}
+		c.session.server.logError(fmt.Errorf("mcpkit: encoding the result of %s: %w", c.msg.Method, merr))
+		return result, &Response{ID: c.msg.ID, Error: jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")}
 	}
-	if c.modern != nil || c.method == "server/discover" {
+	if c.modern != nil || c.msg.Method == "server/discover" {
 		c.lockModern()
 	}
 	return result, resp
@@ -212,7 +212,7 @@ func (c *Call) serve() (any, *Response) {
 // respond writes the response to a successful call in one buffer: the JSON-RPC envelope, the
 // result and, on the 2026-07-28 lifecycle, the members it requires (see stampModern).
 func (c *Call) respond(result any) (*Response, error) {
-	stamp := c.modern != nil || c.method == "server/discover"
+	stamp := c.modern != nil || c.msg.Method == "server/discover"
 	sb := getScratch()
 	defer putScratch(sb)
 	body, stamped, err := c.appendResult((*sb)[:0], result, stamp)
@@ -226,7 +226,7 @@ func (c *Call) respond(result any) (*Response, error) {
 	}
 	b := make([]byte, 0, room)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = codec.AppendID(b, c.id)
+	b = codec.AppendID(b, c.msg.ID)
 	b = append(b, `,"result":`...)
 	start := len(b)
 	if stamp && !stamped {
@@ -236,7 +236,7 @@ func (c *Call) respond(result any) (*Response, error) {
 	}
 	b = append(b, '}')
 	end := len(b) - 1
-	c.resp = Response{ID: c.id, Result: b[start:end:end], wire: b, wireID: c.id}
+	c.resp = Response{ID: c.msg.ID, Result: b[start:end:end], wire: b, wireID: c.msg.ID}
 	return &c.resp, nil
 }
 
@@ -248,7 +248,7 @@ func (c *Call) appendResult(dst []byte, result any, stamp bool) (out []byte, sta
 	}
 	var info []byte
 	if stamp {
-		if c.session.server.cacheable(c.method) {
+		if c.session.server.cacheable(c.msg.Method) {
 			out, err = appendJSON(dst, result)
 			return out, false, err
 		}
@@ -276,8 +276,8 @@ func (c *Call) dispatch() (result any, err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.method, v, debug.Stack()))
-			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
+			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v\n%s", c.msg.Method, v, debug.Stack()))
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.msg.Method+" request")
 		}
 	}()
 	// Before the handler: an input_required retry's requestState is verified (the principal
@@ -298,10 +298,10 @@ func handlePing(*Call) (any, error) { return emptyResult{}, nil }
 // objectParams decodes params into v; absent params leave v as is. Params that are not an
 // object are -32602.
 func objectParams(c *Call, v any) error {
-	if c.params == nil {
+	if c.msg.Params == nil {
 		return nil
 	}
-	if !rawObject(c.params) || unmarshal(c.params, v) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, v) != nil {
 		return jsonrpc.InvalidParams("Invalid params")
 	}
 	return nil

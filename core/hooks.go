@@ -117,7 +117,7 @@ func (kit) DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error) {
 }
 
 func (kit) ParseEnvelope(m *jsonrpc.Message) (*Envelope, error) {
-	c := &Call{msg: m, params: m.Params, method: m.Method}
+	c := &Call{msg: m}
 	env, e := c.parseEnvelope()
 	if e != nil {
 		return nil, e

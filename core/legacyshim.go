@@ -33,16 +33,16 @@ func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err erro
 	defer func() {
 		// A handler the shim reruns is the server's own code.
 		if v := recover(); v != nil {
-			s.logError(fmt.Errorf("mcpkit: panic answering input_required of %s: %v", c.method, v))
-			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
+			s.logError(fmt.Errorf("mcpkit: panic answering input_required of %s: %v", c.msg.Method, v))
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.msg.Method+" request")
 		}
 	}()
-	if !mrtrMethods[c.method] {
+	if !mrtrMethods[c.msg.Method] {
 		return nil, jsonrpc.InternalError("input_required results are only supported for tools/call, prompts/get, resources/read")
 	}
 	if err := ir.validate(); err != nil {
-		s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, err))
-		return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
+		s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.msg.Method, err))
+		return nil, jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")
 	}
 	if c.modern == nil {
 		return c.legacyShim(ir)
@@ -55,7 +55,7 @@ func (c *Call) answerInputRequired(ir *InputRequiredError) (result any, err erro
 		token, err := s.sealer.seal(c, ir.State)
 		if err != nil {
 			s.logError(fmt.Errorf("mcpkit: sealing requestState: %w", err))
-			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")
 		}
 		res.RequestState = token
 	}
@@ -94,8 +94,8 @@ func (c *Call) legacyShim(ir *InputRequiredError) (any, error) {
 			return result, err
 		}
 		if verr := next.validate(); verr != nil {
-			s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.method, verr))
-			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
+			s.logError(fmt.Errorf("mcpkit: %s: invalid input_required result: %w", c.msg.Method, verr))
+			return nil, jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")
 		}
 		ir = next
 	}
@@ -120,7 +120,7 @@ func (c *Call) fulfilInputRequests(reqs map[string]InputRequest) (map[string]jso
 				return nil, err // timed out, or cancelled: then the response is suppressed anyway
 			}
 			c.session.server.logError(fmt.Errorf("mcpkit: legacy input shim: %s: %w", r.Method, err))
-			return nil, jsonrpc.InternalError("Internal error handling " + c.method + " request")
+			return nil, jsonrpc.InternalError("Internal error handling " + c.msg.Method + " request")
 		}
 		responses[k] = raw
 	}
@@ -163,8 +163,8 @@ func legacyElicitParams(params any) any {
 func (c *Call) rerun() (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v", c.method, v))
-			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.method+" request")
+			c.session.server.logError(fmt.Errorf("mcpkit: panic serving %s: %v", c.msg.Method, v))
+			result, err = nil, jsonrpc.InternalError("Internal error handling "+c.msg.Method+" request")
 		}
 	}()
 	return c.handler(c)

@@ -23,7 +23,7 @@ func handleInitialize(c *Call) (any, error) {
 		// under the lock, for two racing initializes).
 		return nil, jsonrpc.InvalidRequest("Invalid Request: Server already initialized")
 	}
-	if !rawObject(c.params) {
+	if !rawObject(c.msg.Params) {
 		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var p struct {
@@ -31,7 +31,7 @@ func handleInitialize(c *Call) (any, error) {
 		Capabilities    jsontext.Value `json:"capabilities"`
 		ClientInfo      jsontext.Value `json:"clientInfo"`
 	}
-	if unmarshal(c.params, &p) != nil {
+	if unmarshal(c.msg.Params, &p) != nil {
 		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	if limit := c.session.server.opts.MaxClientInfoBytes; limit > 0 && len(p.Capabilities)+len(p.ClientInfo) > limit {

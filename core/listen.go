@@ -241,8 +241,9 @@ type listenServer = interface {
 // handleListen serves subscriptions/listen through the session's listenServer; without one the
 // method does not exist on the session (an HTTP endpoint serves it itself).
 func handleListen(c *Call) (any, error) {
-	if c.session.listen == nil {
-		return nil, typedError(jsonrpc.CodeMethodNotFound, c.method)
+	l := c.session.lasting // set with the session when it has a listenServer, never changed then
+	if l == nil || l.listen == nil {
+		return nil, typedError(jsonrpc.CodeMethodNotFound, c.msg.Method)
 	}
-	return c.session.listen.ServeListen(c)
+	return l.listen.ServeListen(c)
 }

@@ -142,10 +142,10 @@ func (c *Call) classify() *jsonrpc.Error {
 	if !claim && era != eraModern {
 		return nil // a legacy request on a connection that has not chosen yet
 	}
-	if removedMethods[c.method] {
-		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %s is not part of the modern lifecycle (SEP-2575)", c.method))
+	if removedMethods[c.msg.Method] {
+		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %s is not part of the modern lifecycle (SEP-2575)", c.msg.Method))
 	}
-	if !claim && c.method == "server/discover" && era != eraModern {
+	if !claim && c.msg.Method == "server/discover" && era != eraModern {
 		return nil
 	}
 	env, err := c.parseEnvelope()
@@ -260,7 +260,7 @@ func (c *Call) appendStamped(dst, result []byte) []byte {
 	if !st.hasType {
 		dst = append(dst, `"resultType":"complete",`...)
 	}
-	if s.cacheable(c.method) && !st.inputRequired {
+	if s.cacheable(c.msg.Method) && !st.inputRequired {
 		if !st.hasTTL {
 			dst = append(dst, `"ttlMs":`...)
 			dst = strconv.AppendInt(dst, s.opts.CacheTTLMs, 10)

@@ -126,14 +126,14 @@ var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "reso
 // prepareRetry reads inputResponses and requestState of an MRTR method before the handler runs:
 // the state is unsealed (or the request refused with -32602) and the responses checked for shape.
 func (c *Call) prepareRetry() *jsonrpc.Error {
-	if !mrtrMethods[c.method] || !rawObject(c.params) || (c.msg.Parsed && !codec.Retry(c.msg)) {
+	if !mrtrMethods[c.msg.Method] || !rawObject(c.msg.Params) || (c.msg.Parsed && !codec.Retry(c.msg)) {
 		return nil // a first call: the decoder saw neither member, so nothing to read
 	}
 	var p struct {
 		InputResponses jsontext.Value `json:"inputResponses"`
 		RequestState   jsontext.Value `json:"requestState"`
 	}
-	if unmarshal(c.params, &p) != nil {
+	if unmarshal(c.msg.Params, &p) != nil {
 		return nil // the method's own decoding reports malformed params
 	}
 	if p.RequestState != nil {

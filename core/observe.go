@@ -471,7 +471,7 @@ func (ss *Session) reportEnd() {
 		return
 	}
 	ss.mu.Lock()
-	r := &SessionReport{ID: ss.id, ProtocolVersion: ss.version, Modern: ss.era == eraModern, Transport: ss.transport, Start: ss.started, End: time.Now()}
+	r := &SessionReport{ID: ss.id, ProtocolVersion: ss.version, Modern: ss.era == eraModern, Transport: ss.transport, Start: ss.lasting.started, End: time.Now()}
 	ss.mu.Unlock()
 	obs.SessionEnded(r)
 }

@@ -78,7 +78,7 @@ func handleGetPrompt(c *Call) (any, error) {
 		Name      jsontext.Value            `json:"name"`
 		Arguments map[string]jsontext.Value `json:"arguments"`
 	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, &p) != nil {
 		return nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var name string

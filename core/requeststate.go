@@ -134,17 +134,17 @@ type stateClaims struct {
 // the server. ok is false when the params cannot be read:
 // such a request matches no state.
 func (c *Call) binding() (cl stateClaims, ok bool) {
-	cl = stateClaims{V: 1, M: c.method}
+	cl = stateClaims{V: 1, M: c.msg.Method}
 	var p struct {
 		Name      jsontext.Value `json:"name"`
 		URI       jsontext.Value `json:"uri"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, &p) != nil {
 		return cl, false
 	}
 	target := p.Name
-	if c.method == "resources/read" {
+	if c.msg.Method == "resources/read" {
 		target = p.URI
 	}
 	if target.Kind() == '"' && unmarshal(target, &cl.T) != nil {

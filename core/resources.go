@@ -209,7 +209,7 @@ func uriParam(c *Call) (string, error) {
 	var p struct {
 		URI jsontext.Value `json:"uri"`
 	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, &p) != nil {
 		return "", jsonrpc.InvalidParams("Invalid params")
 	}
 	var uri string
@@ -270,22 +270,23 @@ func handleSubscribe(c *Call) (any, error) {
 	ss := c.session
 	limit := c.session.server.opts.MaxSubscriptions
 	ss.mu.Lock()
-	if ss.subscriptions == nil {
-		ss.subscriptions = map[string]struct{}{}
+	l := ss.lastingLocked()
+	if l.subscriptions == nil {
+		l.subscriptions = map[string]struct{}{}
 	}
-	_, had := ss.subscriptions[uri]
-	if !had && limit > 0 && len(ss.subscriptions) >= limit {
+	_, had := l.subscriptions[uri]
+	if !had && limit > 0 && len(l.subscriptions) >= limit {
 		ss.mu.Unlock()
 		return nil, jsonrpc.InvalidParams(fmt.Sprintf("Too many resource subscriptions on this session (limit %d)", limit))
 	}
-	if total := opts.MaxSubscriptionBytes; !had && total > 0 && ss.subscriptionBytes+len(uri) > total {
+	if total := opts.MaxSubscriptionBytes; !had && total > 0 && l.subscriptionBytes+len(uri) > total {
 		ss.mu.Unlock()
 		return nil, jsonrpc.InvalidParams("the resource subscriptions of this session would exceed " + strconv.Itoa(total) + " bytes (MaxSubscriptionBytes)")
 	}
 	record := !had && !hidden
 	if record {
-		ss.subscriptions[uri] = struct{}{}
-		ss.subscriptionBytes += len(uri)
+		l.subscriptions[uri] = struct{}{}
+		l.subscriptionBytes += len(uri)
 	}
 	ss.mu.Unlock()
 	if record {
@@ -308,10 +309,12 @@ func handleUnsubscribe(c *Call) (any, error) {
 	}
 	ss := c.session
 	ss.mu.Lock()
-	_, had := ss.subscriptions[uri]
-	if had {
-		delete(ss.subscriptions, uri)
-		ss.subscriptionBytes -= len(uri)
+	had := false
+	if l := ss.lasting; l != nil {
+		if _, had = l.subscriptions[uri]; had {
+			delete(l.subscriptions, uri)
+			l.subscriptionBytes -= len(uri)
+		}
 	}
 	ss.mu.Unlock()
 	if had {

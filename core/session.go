@@ -61,34 +61,53 @@ type Session struct {
 	server *Server
 	id     string
 
-	mu                  sync.Mutex
-	principal           string
-	out                 sender
-	version             string
-	clientInfo          *Implementation
-	clientCaps          ClientCapabilities
-	logLevel            LoggingLevel
-	one                 *Call                // a request in flight; the others are in inflight (see inflightAdd)
-	inflight            map[jsonrpc.ID]*Call // made for a second request in flight only
-	subscriptions       map[string]struct{}
-	subscriptionBytes   int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
-	pending             map[jsonrpc.ID]*pendingRequest
+	mu         sync.Mutex
+	principal  string
+	out        sender
+	version    string
+	clientInfo *Implementation
+	clientCaps ClientCapabilities
+	logLevel   LoggingLevel
+	one        *Call                // a request in flight; the others are in inflight (see inflightAdd)
+	inflight   map[jsonrpc.ID]*Call // made for a second request in flight only
+	// lasting holds what only a session that outlives its request uses; an ephemeral session
+	// has none unless it needs it (see lastingLocked), so that it and its call fit in 704 bytes.
+	lasting             *sessionLasting
 	initialized         bool // the flags side by side: the struct stays in its size class
 	era                 era
 	ephemeral           bool
 	changeNotifications bool
 	closed              bool
-	listen              listenServer
-	hooks               sessionHooks
 	done                chan struct{} // made by Done when first asked for (nil until then)
 	inputEnded          chan struct{} // closed by EndInput; nil (never ready) on an ephemeral session
 	endInput            sync.Once
 	obs                 Observer
 	transport           Transport
-	started             time.Time // zero on an ephemeral session (see reportEnd)
 	// spare is the storage of the first call of an ephemeral session, allocated with it (see
 	// ephemeralSession); newCall takes it once.
 	spare atomic.Pointer[Call]
+}
+
+// sessionLasting is the part of a session an ephemeral one does without: it is allocated with a
+// session that outlives its request, and for an ephemeral one only when it needs it (a listen
+// request; a subscription, a hook or a server-to-client request, under mu). The pointer never
+// changes once set.
+type sessionLasting struct {
+	listen            listenServer
+	hooks             sessionHooks
+	subscriptions     map[string]struct{}
+	subscriptionBytes int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
+	pending           map[jsonrpc.ID]*pendingRequest
+	started           time.Time // the session's start, for its end report
+}
+
+// lastingLocked returns the session's lasting part, allocating it for an ephemeral session that
+// did without it so far; ss.mu is held.
+func (ss *Session) lastingLocked() *sessionLasting {
+	if ss.lasting == nil {
+		ss.lasting = new(sessionLasting)
+	}
+	return ss.lasting
 }
 
 // ephemeralSession is an ephemeral session together with the storage of its call: a 2026-07-28
@@ -135,7 +154,9 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 	ss.server, ss.id, ss.out, ss.principal = s, opts.ID, opts.Out, opts.Principal
 	ss.ephemeral, ss.obs, ss.transport = opts.Ephemeral, opts.Observer, opts.Transport
 	ss.changeNotifications = opts.ChangeNotifications || opts.Listen != nil
-	ss.listen = opts.Listen
+	if !opts.Ephemeral || opts.Listen != nil {
+		ss.lasting = &sessionLasting{listen: opts.Listen}
+	}
 	if opts.Modern {
 		ss.era = eraModern
 	}
@@ -146,7 +167,7 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		// Only a session that outlives its request reports its end (with its duration), and
 		// only one that can carry server-to-client requests has waits to tell that the input
 		// ended: an ephemeral one reads no clock and makes no channel for them.
-		ss.started = time.Now()
+		ss.lasting.started = time.Now()
 		ss.inputEnded = make(chan struct{})
 		s.addSession(ss)
 	}
@@ -283,7 +304,10 @@ func (ss *Session) Close() {
 func (ss *Session) Subscribed(uri string) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	_, ok := ss.subscriptions[uri]
+	if ss.lasting == nil {
+		return false
+	}
+	_, ok := ss.lasting.subscriptions[uri]
 	return ok
 }
 
@@ -401,7 +425,7 @@ func (ss *Session) finish(c *Call) {
 
 // inflightGet returns the call in flight with the id key, or nil. ss.mu must be held.
 func (ss *Session) inflightGet(key jsonrpc.ID) *Call {
-	if ss.one != nil && idKey(ss.one.id) == key {
+	if ss.one != nil && idKey(ss.one.msg.ID) == key {
 		return ss.one
 	}
 	return ss.inflight[key]
@@ -418,7 +442,7 @@ func (ss *Session) inflightAdd(c *Call) {
 	if ss.inflight == nil {
 		ss.inflight = map[jsonrpc.ID]*Call{}
 	}
-	ss.inflight[idKey(c.id)] = c
+	ss.inflight[idKey(c.msg.ID)] = c
 }
 
 // inflightDelete forgets c if it is still registered under its id. ss.mu must be held.
@@ -427,7 +451,7 @@ func (ss *Session) inflightDelete(c *Call) {
 		ss.one = nil
 		return
 	}
-	if key := idKey(c.id); ss.inflight[key] == c {
+	if key := idKey(c.msg.ID); ss.inflight[key] == c {
 		delete(ss.inflight, key)
 	}
 }

@@ -52,7 +52,7 @@ type sessionHooks = struct {
 // requests.
 func (ss *Session) setHooks(h sessionHooks) {
 	ss.mu.Lock()
-	ss.hooks = h
+	ss.lastingLocked().hooks = h
 	ss.mu.Unlock()
 }
 
@@ -71,9 +71,9 @@ func (ss *Session) stateLocked() SessionState {
 		ClientCapabilities: ss.clientCaps,
 		LogLevel:           ss.logLevel,
 	}
-	if len(ss.subscriptions) > 0 {
-		st.Subscriptions = make([]string, 0, len(ss.subscriptions))
-		for uri := range ss.subscriptions {
+	if l := ss.lasting; l != nil && len(l.subscriptions) > 0 {
+		st.Subscriptions = make([]string, 0, len(l.subscriptions))
+		for uri := range l.subscriptions {
 			st.Subscriptions = append(st.Subscriptions, uri)
 		}
 		slices.Sort(st.Subscriptions)
@@ -101,13 +101,17 @@ func (ss *Session) restoreLocked(st SessionState) {
 		ss.clientCaps = ClientCapabilities{}
 	}
 	ss.logLevel = st.LogLevel
-	ss.subscriptions, ss.subscriptionBytes = nil, 0
+	if ss.lasting == nil && len(st.Subscriptions) == 0 {
+		return
+	}
+	l := ss.lastingLocked()
+	l.subscriptions, l.subscriptionBytes = nil, 0
 	if len(st.Subscriptions) > 0 {
-		ss.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
+		l.subscriptions = make(map[string]struct{}, len(st.Subscriptions))
 		for _, uri := range st.Subscriptions {
-			if _, dup := ss.subscriptions[uri]; !dup {
-				ss.subscriptions[uri] = struct{}{}
-				ss.subscriptionBytes += len(uri)
+			if _, dup := l.subscriptions[uri]; !dup {
+				l.subscriptions[uri] = struct{}{}
+				l.subscriptionBytes += len(uri)
 			}
 		}
 	}
@@ -131,7 +135,7 @@ var errNotSaved = jsonrpc.InternalError("Service unavailable: the session could 
 // persist writes the state through the Persist hook, if any.
 func (ss *Session) persist(ctx context.Context) *jsonrpc.Error {
 	ss.mu.Lock()
-	f := ss.hooks.Persist
+	f := ss.hooksLocked().Persist
 	var st SessionState
 	if f != nil {
 		st = ss.stateLocked()
@@ -150,7 +154,7 @@ func (ss *Session) persist(ctx context.Context) *jsonrpc.Error {
 // forward passes a message nobody here takes to the Forward hook, if any.
 func (ss *Session) forward(ctx context.Context, msg *jsonrpc.Message) {
 	ss.mu.Lock()
-	f := ss.hooks.Forward
+	f := ss.hooksLocked().Forward
 	ss.mu.Unlock()
 	if f != nil {
 		f(ctx, msg)
@@ -162,7 +166,16 @@ func (ss *Session) outLocked() sender {
 	if ss.out != nil {
 		return ss.out
 	}
-	return ss.hooks.Remote
+	return ss.hooksLocked().Remote
+}
+
+// hooksLocked returns the session's hooks (none on an ephemeral session without a lasting
+// part); ss.mu is held.
+func (ss *Session) hooksLocked() sessionHooks {
+	if ss.lasting == nil {
+		return sessionHooks{}
+	}
+	return ss.lasting.hooks
 }
 
 // sendLocal sends msg on this process's own session-level path, never the remote one: how a

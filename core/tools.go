@@ -389,7 +389,7 @@ func (tc *ToolCall) Run(call *Call) (any, error) {
 // callToolParams returns the tool name and the raw arguments of a tools/call: from what the
 // message decoder read already, or by reading params for a message it did not produce.
 func callToolParams(c *Call) (string, jsontext.Value, *jsonrpc.Error) {
-	if c.msg != nil && c.msg.Parsed && rawObject(c.params) {
+	if c.msg != nil && c.msg.Parsed && rawObject(c.msg.Params) {
 		args, nameString := codec.Arguments(c.msg)
 		if !nameString {
 			return "", nil, jsonrpc.InvalidParams("Missing or invalid tool name")
@@ -400,7 +400,7 @@ func callToolParams(c *Call) (string, jsontext.Value, *jsonrpc.Error) {
 		Name      jsontext.Value `json:"name"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
-	if !rawObject(c.params) || unmarshal(c.params, &p) != nil {
+	if !rawObject(c.msg.Params) || unmarshal(c.msg.Params, &p) != nil {
 		return "", nil, jsonrpc.InvalidParams("Invalid params")
 	}
 	var name string
