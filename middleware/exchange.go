@@ -48,11 +48,12 @@ type Exchange struct {
 	// recoverW is the storage of the writer the Recover layer wraps the response in (in use when
 	// its ResponseWriter is set): the record and the writer are one allocation.
 	recoverW statusWriter
-	// claim is what the session layer asks a shared store to hold for the request (see
-	// session.Claim); the context of the record answers session.ClaimKey with it. It points into
-	// the record's own allocation when the request names a session (the session layer claims
-	// for no other), and is nil otherwise until the session layer needs it (sessionClaim).
-	claim *session.Claim
+	// room holds what the session layer asks a shared store to hold for the request (its
+	// claim, see session.Claim; the context of the record answers session.ClaimKey with it) and
+	// the storage of the answer's event stream (see SSE). It points into the record's own
+	// allocation when the request names a session (the session layer claims for no other), and
+	// is nil otherwise until the session layer needs a claim (sessionClaim).
+	room *sessionRoom
 
 	mu        sync.Mutex
 	sessionID string
@@ -85,11 +86,19 @@ type exchangeContext struct {
 	req http.Request
 }
 
-// sessionExchangeContext is an exchangeContext with room for the session layer's claim, made for
-// a request that names a session: the record of any other request is the smaller one.
+// sessionExchangeContext is an exchangeContext with its sessionRoom, made for a request that
+// names a session: the record of any other request is the smaller one.
 type sessionExchangeContext struct {
 	exchangeContext
-	claim session.Claim
+	room sessionRoom
+}
+
+// sessionRoom is what the record of a request naming a session has room for: the session
+// layer's claim, and the stream of the answer (usually an event stream on a session), which SSE
+// takes once (then its ResponseWriter is set).
+type sessionRoom struct {
+	claim  session.Claim
+	stream SSEWriter
 }
 
 // Value returns the Exchange for the package's key and defers to the parent for any other.
@@ -98,7 +107,10 @@ func (c *exchangeContext) Value(key any) any {
 	case exchangeKey:
 		return &c.ex
 	case session.ClaimKey:
-		return c.ex.claim // nil when there is none: the request claims nothing
+		if c.ex.room == nil {
+			return (*session.Claim)(nil) // the request claims nothing
+		}
+		return &c.ex.room.claim
 	}
 	return c.Context.Value(key)
 }
@@ -121,7 +133,7 @@ func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
 	var c *exchangeContext
 	if len(r.Header[HeaderSessionID]) > 0 {
 		sc := &sessionExchangeContext{}
-		sc.ex.claim = &sc.claim
+		sc.ex.room = &sc.room
 		c = &sc.exchangeContext
 	} else {
 		c = &exchangeContext{}
@@ -135,10 +147,10 @@ func ensureExchange(r *http.Request) (*http.Request, *Exchange) {
 // sessionClaim returns the record's claim, making it when the record has none (it was made for
 // a request that named no session then).
 func (e *Exchange) sessionClaim() *session.Claim {
-	if e.claim == nil {
-		e.claim = new(session.Claim)
+	if e.room == nil {
+		e.room = new(sessionRoom)
 	}
-	return e.claim
+	return &e.room.claim
 }
 
 // MessageFrom returns the JSON-RPC message the decode layer read from the request body, and

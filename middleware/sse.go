@@ -124,6 +124,14 @@ const heldFrameBuffered = 2 << 10
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
 func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
+	sw := new(SSEWriter)
+	sw.init(w, opts)
+	return sw
+}
+
+// init readies a zero SSEWriter as NewSSEWriter does: the SSE layer's writers live in the
+// storage of their request's Exchange.
+func (sw *SSEWriter) init(w http.ResponseWriter, opts SSEWriterOptions) {
 	wt := opts.WriteTimeout
 	if wt == 0 {
 		wt = DefaultSSEWriteTimeout
@@ -135,12 +143,7 @@ func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
 	case ka < 0:
 		ka = 0 // off
 	}
-	return &SSEWriter{
-		w:            w,
-		keepAlive:    ka,
-		writeTimeout: wt,
-		onBroken:     opts.OnBroken,
-	}
+	sw.w, sw.keepAlive, sw.writeTimeout, sw.onBroken = w, ka, wt, opts.OnBroken
 }
 
 // Start sends the response headers (Content-Type: text/event-stream, Cache-Control: no-cache,

@@ -124,7 +124,12 @@ func (s *SSEWriter) Abort() {
 // handler makes them, or orders them with its own lock.
 func (e *Exchange) SSE(w http.ResponseWriter) *SSEWriter {
 	if e.stream == nil && e.sse != nil {
-		e.stream = NewSSEWriter(w, e.sse.writer)
+		if r := e.room; r != nil && r.stream.w == nil {
+			e.stream = &r.stream // the record's storage, taken once
+		} else {
+			e.stream = new(SSEWriter)
+		}
+		e.stream.init(w, e.sse.writer)
 		e.stream.tailBound = e.sse.tail > 0
 	}
 	return e.stream
