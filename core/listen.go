@@ -241,9 +241,15 @@ type listenServer = interface {
 // handleListen serves subscriptions/listen through the session's listenServer; without one the
 // method does not exist on the session (an HTTP endpoint serves it itself).
 func handleListen(c *Call) (any, error) {
-	l := c.session.lasting // set with the session when it has a listenServer, never changed then
-	if l == nil || l.listen == nil {
+	ss := c.session
+	ss.mu.Lock()
+	var l listenServer
+	if ss.lasting != nil {
+		l = ss.lasting.listen
+	}
+	ss.mu.Unlock()
+	if l == nil {
 		return nil, typedError(jsonrpc.CodeMethodNotFound, c.msg.Method)
 	}
-	return l.listen.ServeListen(c)
+	return l.ServeListen(c)
 }

@@ -152,7 +152,6 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		// One allocation holds the decoded input, the result and the output it points to.
 		tr := new(typedResult[In, Out])
-		req.wire = &tr.wire
 		if err := unmarshal(req.Arguments, &tr.in); err != nil {
 			return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
 		}
@@ -176,6 +175,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		case any(out) != nil:
 			tr.res.StructuredContent = out
 		}
+		req.wire = &tr.wire // only a result that is tr's own points the request at its storage
 		return &tr.res, nil
 	}
 	s.AddTool(&tool, raw)

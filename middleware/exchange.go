@@ -95,7 +95,7 @@ type sessionExchangeContext struct {
 
 // sessionRoom is what the record of a request naming a session has room for: the session
 // layer's claim, and the stream of the answer (usually an event stream on a session), which SSE
-// takes once (then its ResponseWriter is set).
+// takes once (then its ResponseWriter is set, and the layer closes it when the handler returns).
 type sessionRoom struct {
 	claim  session.Claim
 	stream SSEWriter

@@ -124,8 +124,8 @@ func (s *SSEWriter) Abort() {
 // handler makes them, or orders them with its own lock.
 func (e *Exchange) SSE(w http.ResponseWriter) *SSEWriter {
 	if e.stream == nil && e.sse != nil {
-		if r := e.room; r != nil && r.stream.w == nil {
-			e.stream = &r.stream // the record's storage, taken once
+		if r := e.room; r != nil && r.stream.w == nil && !r.stream.closed {
+			e.stream = &r.stream // the record's storage, taken once (closed by the layer after)
 		} else {
 			e.stream = new(SSEWriter)
 		}

@@ -64,10 +64,6 @@ func valueSpan(d *jsontext.Decoder, v jsontext.Value) span {
 	return span{end - len(v), len(v)}
 }
 
-// pinnedMax is the largest backing array of a body a pooled decoder may keep a reference to once
-// it is done with its message.
-const pinnedMax = 4 << 10
-
 var msgDecoders = sync.Pool{New: func() any { return new(msgDecoder) }}
 
 // envelope is what decodeObject learns while it reads the members of a message. Every member is
@@ -98,22 +94,17 @@ func (md *msgDecoder) decode(data []byte, owned bool) (*Message, *DecodeError) {
 	return md.decodeTokens(data, owned)
 }
 
-// decodeTokens is decode with the token reader alone, which keeps a reference to data afterwards
-// only when data is a body of its own (owned) whose backing array is small: a slice of a larger
-// buffer (a line of a reader's buffer, a small message after a large one) must not keep that
-// buffer alive in the pool, and its length says nothing of the array behind it.
+// decodeTokens is decode with the token reader alone. The pooled decoder keeps no reference to
+// data afterwards: a slice of a larger buffer (a line of a reader's buffer, a small message after
+// a large one) must not keep that buffer alive in the pool.
 func (md *msgDecoder) decodeTokens(data []byte, owned bool) (*Message, *DecodeError) {
 	md.owned, md.data = owned, data
 	md.buf = *bytes.NewBuffer(data)
 	md.dec.Reset(&md.buf)
 	m, derr := md.read(data)
 	md.data = nil
-	if !owned || cap(data) > pinnedMax {
-		// Keeping a small body pinned until the decoder's next message (or the pool's drop)
-		// saves resetting the decoder twice; anything else is let go now.
-		md.buf = bytes.Buffer{}
-		md.dec.Reset(&md.buf)
-	}
+	md.buf = bytes.Buffer{}
+	md.dec.Reset(&md.buf)
 	return m, derr
 }
 
