@@ -2,8 +2,9 @@ package jsonrpc
 
 // The usual message is read in one pass of a strict scanner (jsonbody.Scanner) that picks the
 // members out as read does with jsontext, at a fraction of the cost. Whatever the scanner does
-// not settle (invalid JSON, an escaped or repeated name, an escaped surrogate, a large object)
-// is read again by read, which words the error: the scanner decides no outcome of its own.
+// not settle (invalid JSON, an escaped or repeated name, an object of more than
+// jsonbody.MaxScanNames members, nesting past jsonbody.MaxNesting) is read again by read, which
+// words the error: the scanner decides no outcome of its own.
 
 import (
 	"github.com/go-json-experiment/json/jsontext"

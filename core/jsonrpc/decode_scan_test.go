@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/jsonbody"
 )
 
 // scanCorpus are messages of every shape the decoder meets; scanned says whether the scanner
@@ -126,7 +128,7 @@ func TestScanLimits(t *testing.T) {
 		t.Fatal("65 levels of nesting were settled by the scanner")
 	}
 	var b strings.Builder
-	for i := range maxScanNamesForTest + 1 {
+	for i := range jsonbody.MaxScanNames + 1 {
 		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
 	}
 	many := `{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"k":0` + b.String() + `}}}`
@@ -134,9 +136,6 @@ func TestScanLimits(t *testing.T) {
 		t.Fatal("an object past the scanner's member limit was settled by it")
 	}
 }
-
-// maxScanNamesForTest is the scanner's member limit (jsonbody's maxScanNames).
-const maxScanNamesForTest = 64
 
 // FuzzScan compares the scanner with the token reader on any input.
 func FuzzScan(f *testing.F) {

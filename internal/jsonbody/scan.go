@@ -13,7 +13,7 @@ import (
 // Its answer is one-sided: ok means the text read so far is valid and is exactly what a strict
 // reader (jsontext with its defaults) accepts; false means only "not settled here", because the
 // text is invalid or uses something the scanner leaves to the full reader: a name with an
-// escape, an object with more than maxScanNames members, nesting past MaxNesting. The caller
+// escape, an object with more than MaxScanNames members, nesting past MaxNesting. The caller
 // then reads the text again with the full reader, which words the error. So what a sender sees
 // never depends on this code.
 //
@@ -31,9 +31,9 @@ type Scanner struct {
 
 type nameAt struct{ from, to int }
 
-// maxScanNames is the most members an object may have for the scanner to check its names for
-// repeats (one by one against those before).
-const maxScanNames = 64
+// MaxScanNames is the most members an object may have for the scanner to check its names for
+// repeats (one by one against those before); a larger object is left to the full reader.
+const MaxScanNames = 64
 
 // Reset starts reading data; the Scanner keeps it until the next Reset.
 func (s *Scanner) Reset(data []byte) {
@@ -128,15 +128,15 @@ func (s *Scanner) NextName(mark int) (name []byte, done, ok bool) {
 }
 
 // newName records the name at data[from:to] among those of the object opened at mark; false when
-// the object has it already, or has maxScanNames members (neither is checked after ResetUnique).
+// the object has it already, or has MaxScanNames members (neither is checked after ResetUnique).
 func (s *Scanner) newName(mark, from, to int) bool {
 	if !s.unique {
-		if len(s.names)-mark == maxScanNames {
+		if len(s.names)-mark == MaxScanNames {
 			return false
 		}
 		text := s.data[from:to]
 		for _, n := range s.names[mark:] {
-			if n.to-n.from == len(text) && string(s.data[n.from:n.to]) == string(text) {
+			if string(s.data[n.from:n.to]) == string(text) {
 				return false
 			}
 		}

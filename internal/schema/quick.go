@@ -77,7 +77,7 @@ func (q *Quick) member(name []byte) (quickMember, bool) {
 		return m, ok
 	}
 	for i := range q.few {
-		if len(q.few[i].name) == len(name) && q.few[i].name == string(name) {
+		if q.few[i].name == string(name) {
 			return q.few[i].quickMember, true
 		}
 	}
