@@ -36,7 +36,15 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult,
 	}
 	w := req.takeWire()
 	*w = toolWire{res: res, scratch: getScratch()}
-	sc, merr := appendJSON((*w.scratch)[:0], res.StructuredContent)
+	var sc []byte
+	var merr error
+	encoded := false
+	if e.encodeOut != nil {
+		sc, encoded = e.encodeOut((*w.scratch)[:0], res.StructuredContent)
+	}
+	if !encoded {
+		sc, merr = appendJSON((*w.scratch)[:0], res.StructuredContent)
+	}
 	*w.scratch = sc[:0] // the buffer as it grew, handed back by release
 	if merr != nil {
 		w.release()

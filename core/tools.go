@@ -14,6 +14,7 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/flatstruct"
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
@@ -65,6 +66,9 @@ type toolEntry struct {
 	input    *validator.Schema
 	output   *validator.Schema
 	headers  []paramHeader // arguments mirrored in Mcp-Param-* headers
+	// encodeOut, for a typed tool with a flat Out, encodes its structured content when that is
+	// the *Out the tool made, exactly as appendJSON would (false: appendJSON encodes it).
+	encodeOut func(dst []byte, v any) ([]byte, bool)
 
 	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
 	// output schema and the required members alone (nil where the schema is beyond them).
@@ -93,10 +97,17 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 	if t == nil || h == nil {
 		panic("mcpkit: AddTool needs a tool and a handler")
 	}
+	s.addTool(t, h, nil)
+}
+
+// addTool registers a tool; typed, when set, encodes a typed tool's structured output (see
+// toolEntry.encodeOut).
+func (s *Server) addTool(t *Tool, h ToolHandler, typed func(dst []byte, v any) ([]byte, bool)) {
 	e, err := newToolEntry(*t, h)
 	if err != nil {
 		panic(err)
 	}
+	e.encodeOut = typed
 	s.mu.Lock()
 	if err := s.toolChanging(&e.tool); err != nil {
 		s.mu.Unlock()
@@ -149,14 +160,24 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 			tool.OutputSchema = schema
 		}
 	}
+	// A flat In and Out (strings, booleans and numbers) skip the json package's setup: the
+	// codec settles the usual value exactly as it would, and leaves it the rest.
+	inCodec, outCodec := flatstruct.For[In](), flatstruct.For[Out]()
+	var encodeOut func(dst []byte, v any) ([]byte, bool)
+	if outCodec.Encodes() {
+		encodeOut = outCodec.AppendAny
+	}
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		// One allocation holds the decoded input, the result and the output it points to.
 		tr := new(typedResult[In, Out])
-		if err := unmarshal(req.Arguments, &tr.in); err != nil {
-			return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
+		var zero In
+		if !inCodec.Decode(req.Arguments, &tr.in) {
+			tr.in = zero // the codec may have set some fields before it gave up
+			if err := unmarshal(req.Arguments, &tr.in); err != nil {
+				return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
+			}
 		}
 		res, out, err := h(ctx, req, tr.in)
-		var zero In
 		tr.in = zero // the result must not keep the input alive (a task may keep the result)
 		if err != nil {
 			return nil, err
@@ -178,7 +199,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		req.wire = &tr.wire // only a result that is tr's own points the request at its storage
 		return &tr.res, nil
 	}
-	s.AddTool(&tool, raw)
+	s.addTool(&tool, raw, encodeOut)
 }
 
 // typedResult is a typed tool's result together with its structured output and the storage of
