@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -110,6 +111,12 @@ func build(t reflect.Type) *codec {
 		}
 		c.fields = append(c.fields, f)
 	}
+	// The json package refuses some types as a whole (one whose fields are all unexported and
+	// untagged, for one); whatever it refuses for its zero value is not the codec's either.
+	zero := reflect.New(t).Interface()
+	if _, err := json.Marshal(zero); err != nil || json.Unmarshal([]byte(`{}`), zero) != nil {
+		return nil
+	}
 	return c
 }
 
@@ -143,7 +150,11 @@ func newField(sf reflect.StructField, tag string) (field, bool) {
 	}
 	for opts != "" {
 		var opt string
-		opt, opts, _ = strings.Cut(opts[1:], ",")
+		var more bool
+		opt, opts, more = strings.Cut(opts[1:], ",")
+		if more && opts == "" {
+			return field{}, false // a trailing comma
+		}
 		switch {
 		case opt == "omitempty" && !f.omitEmpty:
 			f.omitEmpty = true

@@ -97,9 +97,11 @@ func TestForRefusesWhatItCannotMirror(t *testing.T) {
 		reflect.TypeFor[pointer](), reflect.TypeFor[slice](),
 		reflect.StructOf([]reflect.StructField{{Name: "a", PkgPath: "p", Type: reflect.TypeFor[string](), Tag: `json:"a"`}}),
 		reflect.TypeFor[anyField](), reflect.TypeFor[formatTag](), reflect.TypeFor[*echo](),
-		structOf(`json:"x"`, `json:"x"`),       // a repeated name
-		structOf(`json:"n,"`),                  // a stray comma
-		structOf(`json:"n,omitzero,omitzero"`), // a repeated option
+		structOf(`json:"x"`, `json:"x"`),                                             // a repeated name
+		structOf(`json:"n,"`),                                                        // a stray comma
+		structOf(`json:"n,omitzero,omitzero"`),                                       // a repeated option
+		structOf(`json:"n,omitempty,"`),                                              // a trailing comma after an option
+		reflect.TypeFor[struct{ a, b string }](), reflect.TypeFor[struct{ _ int }](), // no exported field
 		reflect.TypeFor[string](), reflect.TypeFor[map[string]string](),
 	} {
 		if build(typ) != nil {
@@ -112,6 +114,12 @@ func TestForRefusesWhatItCannotMirror(t *testing.T) {
 	} {
 		if build(typ) == nil {
 			t.Errorf("%v: got no codec", typ)
+		}
+	}
+	for _, typ := range flatTypes {
+		zero := reflect.New(typ).Interface()
+		if _, err := json.Marshal(zero); err != nil {
+			t.Errorf("%v: json refuses the type (%v), the codec does not", typ, err)
 		}
 	}
 	if For[floats]().Encodes() || !For[every]().Encodes() {
