@@ -39,8 +39,8 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult,
 	var sc []byte
 	var merr error
 	encoded := false
-	if e.encodeOut != nil {
-		sc, encoded = e.encodeOut((*w.scratch)[:0], res.StructuredContent)
+	if e.typed.encode != nil {
+		sc, encoded = e.typed.encode((*w.scratch)[:0], res.StructuredContent)
 	}
 	if !encoded {
 		sc, merr = appendJSON((*w.scratch)[:0], res.StructuredContent)
@@ -59,7 +59,7 @@ func finishToolResult(s *Server, e *toolEntry, name string, res *CallToolResult,
 		}
 		return w, nil
 	case '{':
-		if e.output != nil && !res.IsError {
+		if e.output != nil && !res.IsError && !(encoded && e.typed.conforms) {
 			if msg := e.checkOutput(sc); msg != "" {
 				w.release()
 				s.logError(fmt.Errorf("mcpkit: tool %q returned structured content that does not match its output schema: %s", name, msg))

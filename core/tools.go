@@ -66,9 +66,9 @@ type toolEntry struct {
 	input    *validator.Schema
 	output   *validator.Schema
 	headers  []paramHeader // arguments mirrored in Mcp-Param-* headers
-	// encodeOut, for a typed tool with a flat Out, encodes its structured content when that is
-	// the *Out the tool made, exactly as appendJSON would (false: appendJSON encodes it).
-	encodeOut func(dst []byte, v any) ([]byte, bool)
+	// typed is how a typed tool with a flat Out encodes its structured output (zero for any
+	// other tool).
+	typed typedOutput
 
 	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
 	// output schema and the required members alone (nil where the schema is beyond them).
@@ -97,17 +97,16 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 	if t == nil || h == nil {
 		panic("mcpkit: AddTool needs a tool and a handler")
 	}
-	s.addTool(t, h, nil)
+	s.addTool(t, h, typedOutput{})
 }
 
-// addTool registers a tool; typed, when set, encodes a typed tool's structured output (see
-// toolEntry.encodeOut).
-func (s *Server) addTool(t *Tool, h ToolHandler, typed func(dst []byte, v any) ([]byte, bool)) {
+// addTool registers a tool; typed says how a typed tool's structured output is encoded.
+func (s *Server) addTool(t *Tool, h ToolHandler, typed typedOutput) {
 	e, err := newToolEntry(*t, h)
 	if err != nil {
 		panic(err)
 	}
-	e.encodeOut = typed
+	e.typed = typed
 	s.mu.Lock()
 	if err := s.toolChanging(&e.tool); err != nil {
 		s.mu.Unlock()
@@ -163,9 +162,10 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	// A flat In and Out (strings, booleans and numbers) skip the json package's setup: the
 	// codec settles the usual value exactly as it would, and leaves it the rest.
 	inCodec, outCodec := flatstruct.For[In](), flatstruct.For[Out]()
-	var encodeOut func(dst []byte, v any) ([]byte, bool)
+	var typed typedOutput
 	if outCodec.Encodes() {
-		encodeOut = outCodec.AppendAny
+		typed.encode = outCodec.AppendAny
+		typed.conforms = outCodec.Satisfies(tool.OutputSchema)
 	}
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		// One allocation holds the decoded input, the result and the output it points to.
@@ -199,7 +199,18 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		req.wire = &tr.wire // only a result that is tr's own points the request at its storage
 		return &tr.res, nil
 	}
-	s.addTool(&tool, raw, encodeOut)
+	s.addTool(&tool, raw, typed)
+}
+
+// typedOutput is how a typed tool with a flat Out (see flatstruct) encodes its structured
+// output.
+type typedOutput struct {
+	// encode encodes the structured content when it is the *Out the tool made, exactly as
+	// appendJSON would (false: appendJSON encodes it).
+	encode func(dst []byte, v any) ([]byte, bool)
+	// conforms: every encoding encode makes is valid against the output schema (its shape is
+	// that of a schema derived from Out), so checking one tells nothing.
+	conforms bool
 }
 
 // typedResult is a typed tool's result together with its structured output and the storage of

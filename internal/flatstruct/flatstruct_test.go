@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
 type echo struct {
@@ -374,4 +376,81 @@ func BenchmarkEcho(b *testing.B) {
 			_ = json.MarshalWrite(w, e)
 		}
 	})
+}
+
+// TestSatisfies checks the claim of Satisfies: for the schemas derived from flat types, which it
+// trusts, the full validator accepts every encoding of random values; and a schema that asserts
+// more than the types is not trusted.
+func TestSatisfies(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	check := func(typ reflect.Type, c *codec, sch []byte) {
+		compiled, err := schema.Compile("output", sch, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2000 {
+			v := randomValue(r, typ)
+			enc, ok := c.append(nil, v.UnsafePointer())
+			if !ok {
+				continue
+			}
+			if msg := schema.Validate(compiled, enc); msg != "" {
+				t.Fatalf("%v: %s: the trusted schema %s refuses it: %s", typ, enc, sch, msg)
+			}
+		}
+	}
+	derived := func(v any) []byte {
+		b, err := schema.ForType(reflect.TypeOf(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, v := range []any{echo{}, every{}, named{}, struct{}{}} {
+		typ := reflect.TypeOf(v)
+		c := build(typ)
+		sch := derived(v)
+		if !c.satisfies(sch) {
+			t.Errorf("%v: the derived schema %s is not trusted", typ, sch)
+			continue
+		}
+		check(typ, c, sch)
+	}
+	echoCodec := For[echo]()
+	for _, sch := range []string{
+		`{"type":"object","properties":{"text":{"type":"string","maxLength":3}}}`,
+		`{"type":"object","properties":{"text":{"type":"string","pattern":"^a"}}}`,
+		`{"type":"object","properties":{"text":{"enum":["a"]}}}`,
+		`{"type":"object","properties":{"text":{"type":"integer"}}}`,
+		`{"type":"object","properties":{"text":true}}`,
+		`{"type":"object","properties":{"text":{"type":["string","null"]}}}`,
+		`{"type":"object","properties":{"text":{"type":"string"},"more":{"type":"string"}}}`,
+		`{"type":"object","properties":{}}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"required":["other"]}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"minProperties":2}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+		`{"type":"array"}`, `true`, `{"type":"object","properties":{"text":{"type":"string"}},"type":"object"}`,
+	} {
+		if echoCodec.Satisfies([]byte(sch)) {
+			t.Errorf("%s: trusted", sch)
+		}
+	}
+	type small struct {
+		N int8   `json:"n"`
+		T string `json:"t,omitempty"`
+	}
+	sc := For[small]()
+	for sch, want := range map[string]bool{
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":-128,"maximum":127},"t":{"type":"string"}},"required":["n"]}`: true,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":-127},"t":{"type":"string"}}}`:                                false,
+		`{"type":"object","properties":{"n":{"type":"integer","maximum":100},"t":{"type":"string"}}}`:                                 false,
+		`{"type":"object","properties":{"n":{"type":"integer"},"t":{"type":"string"}},"required":["n","t"]}`:                          false,
+	} {
+		if got := sc.Satisfies([]byte(sch)); got != want {
+			t.Errorf("%s: Satisfies %v, want %v", sch, got, want)
+		}
+	}
+	if For[floats]().Satisfies(derived(floats{})) {
+		t.Error("a type the codec does not encode was trusted")
+	}
 }

@@ -10,8 +10,10 @@ import (
 
 // For derives a JSON Schema (2020-12) for T. A pointer type gets the schema of the type it
 // points to: the kit never sends or accepts null for it.
-func For[T any]() (json.RawMessage, error) {
-	t := reflect.TypeFor[T]()
+func For[T any]() (json.RawMessage, error) { return ForType(reflect.TypeFor[T]()) }
+
+// ForType is For for a type known at run time.
+func ForType(t reflect.Type) (json.RawMessage, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
