@@ -429,6 +429,8 @@ func TestSatisfies(t *testing.T) {
 		`{"type":"object","properties":{"text":{"type":"string"}},"required":["other"]}`,
 		`{"type":"object","properties":{"text":{"type":"string"}},"minProperties":2}`,
 		`{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"text":{"type":"string"}}}`,
+		`{"type":"object","properties":{"text":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"string"}}}`,
 		`{"type":"array"}`, `true`, `{"type":"object","properties":{"text":{"type":"string"}},"type":"object"}`,
 	} {
 		if echoCodec.Satisfies([]byte(sch)) {
@@ -441,10 +443,11 @@ func TestSatisfies(t *testing.T) {
 	}
 	sc := For[small]()
 	for sch, want := range map[string]bool{
-		`{"type":"object","properties":{"n":{"type":"integer","minimum":-128,"maximum":127},"t":{"type":"string"}},"required":["n"]}`: true,
-		`{"type":"object","properties":{"n":{"type":"integer","minimum":-127},"t":{"type":"string"}}}`:                                false,
-		`{"type":"object","properties":{"n":{"type":"integer","maximum":100},"t":{"type":"string"}}}`:                                 false,
-		`{"type":"object","properties":{"n":{"type":"integer"},"t":{"type":"string"}},"required":["n","t"]}`:                          false,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":-128,"maximum":127},"t":{"type":"string"}},"required":["n"]}`:            true,
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"type":"integer"},"t":{"type":"string"}}}`: true,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":-127},"t":{"type":"string"}}}`:                                           false,
+		`{"type":"object","properties":{"n":{"type":"integer","maximum":100},"t":{"type":"string"}}}`:                                            false,
+		`{"type":"object","properties":{"n":{"type":"integer"},"t":{"type":"string"}},"required":["n","t"]}`:                                     false,
 	} {
 		if got := sc.Satisfies([]byte(sch)); got != want {
 			t.Errorf("%s: Satisfies %v, want %v", sch, got, want)

@@ -14,16 +14,25 @@ import (
 // schema, so that checking it would tell nothing new. It answers true only for the shape a
 // schema derived from T has: an object whose properties are exactly the fields of T, each
 // typed as its field encodes ("string", "boolean", "integer"), with at most the bounds of its
-// integer kind and annotations (description, title); required names of fields that are never
-// left out; additionalProperties false or absent. Anything else (a pattern, a length, an enum,
-// tighter bounds, a keyword it does not know) answers false.
+// integer kind and annotations (description, title; at the top, a $schema naming 2020-12);
+// required names of fields that are never left out; additionalProperties false or absent.
+// Anything else (a pattern, a length, an enum, tighter bounds, another dialect, a keyword it
+// does not know) answers false.
 func (c Codec[T]) Satisfies(schema []byte) bool {
 	return c.c != nil && c.c.encodes && c.c.satisfies(schema)
 }
 
 // annotation lists the keywords that assert nothing.
-func annotation(keyword string) bool {
-	return keyword == "$schema" || keyword == "title" || keyword == "description"
+func annotation(keyword string) bool { return keyword == "title" || keyword == "description" }
+
+// dialect2020 reports whether a $schema value names the 2020-12 dialect (the kit's default),
+// whose meaning of the keywords above is the one relied on.
+func dialect2020(v jsontext.Value) bool {
+	switch string(v) {
+	case `"https://json-schema.org/draft/2020-12/schema"`, `"https://json-schema.org/draft/2020-12/schema#"`:
+		return true
+	}
+	return false
 }
 
 func (c *codec) satisfies(schema []byte) bool {
@@ -34,6 +43,10 @@ func (c *codec) satisfies(schema []byte) bool {
 	for keyword, v := range top {
 		switch {
 		case keyword == "type", annotation(keyword):
+		case keyword == "$schema":
+			if !dialect2020(v) {
+				return false // another dialect, at the root only
+			}
 		case keyword == "properties":
 			if !c.propertiesSatisfy(v) {
 				return false
