@@ -28,7 +28,9 @@ type flatOut struct {
 // the output reaches the client as that package encodes it.
 func TestFlatTypedTool(t *testing.T) {
 	srv := newServer(nil)
+	got := make(chan flatIn, 1)
 	core.AddTool(srv, &core.Tool{Name: "flat"}, func(_ context.Context, _ *core.ToolRequest, in flatIn) (*core.CallToolResult, flatOut, error) {
+		got <- in
 		return nil, flatOut{Text: in.Text + "<\u2028>", Count: in.Count}, nil
 	})
 	c := newClient(t, srv)
@@ -36,6 +38,9 @@ func TestFlatTypedTool(t *testing.T) {
 
 	args := map[string]any{"text": "a\n\"b\"\t\u00e9\U0001F600", "count": -7, "ratio": 0.5, "loud": true}
 	res := c.callTool("flat", args)
+	if in, want := <-got, (flatIn{Text: "a\n\"b\"\t\u00e9\U0001F600", Count: -7, Ratio: 0.5, Loud: true}); in != want {
+		t.Fatalf("the handler got %+v, want %+v", in, want)
+	}
 	want, err := jsonv2.Marshal(flatOut{Text: "a\n\"b\"\t\u00e9\U0001F600<\u2028>", Count: -7})
 	if err != nil {
 		t.Fatal(err)

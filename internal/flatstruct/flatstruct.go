@@ -12,9 +12,7 @@ package flatstruct
 
 import (
 	"reflect"
-	"slices"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/go-json-experiment/json"
@@ -86,18 +84,12 @@ func build(t reflect.Type) *codec {
 	c := &codec{encodes: true}
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		tag, tagged := sf.Tag.Lookup("json")
+		tag := sf.Tag.Get("json")
 		if sf.Anonymous {
 			return nil // embedded fields are promoted by rules of their own
 		}
-		if !sf.IsExported() {
-			if tagged && tag != "-" {
-				return nil // the json package refuses such a type: it words that
-			}
-			continue
-		}
-		if tag == "-" {
-			continue
+		if !sf.IsExported() || tag == "-" {
+			continue // skipped, as the json package skips them (or refuses the type: below)
 		}
 		f, ok := newField(sf, tag)
 		if !ok {
@@ -106,13 +98,11 @@ func build(t reflect.Type) *codec {
 		if f.kind == reflect.Float32 || f.kind == reflect.Float64 {
 			c.encodes = false
 		}
-		if slices.ContainsFunc(c.fields, func(g field) bool { return g.name == f.name }) {
-			return nil // the json package refuses repeated names
-		}
 		c.fields = append(c.fields, f)
 	}
-	// The json package refuses some types as a whole (one whose fields are all unexported and
-	// untagged, for one); whatever it refuses for its zero value is not the codec's either.
+	// What the json package refuses in a type (a repeated name, a repeated option, a tag on an
+	// unexported field, no exported field at all) it refuses for its zero value too: such a type
+	// is not the codec's either.
 	zero := reflect.New(t).Interface()
 	if _, err := json.Marshal(zero); err != nil || json.Unmarshal([]byte(`{}`), zero) != nil {
 		return nil
@@ -135,36 +125,28 @@ func newField(sf reflect.StructField, tag string) (field, bool) {
 		return field{}, false
 	}
 	f := field{name: sf.Name, offset: sf.Offset, kind: ft.Kind()}
-	// The json package reads a name up to a comma, a backslash or a quote, and refuses a tag
-	// with anything else after it but options; it refuses empty and repeated options too.
+	// The json package reads a name up to a comma, a backslash or a quote (a quoted name has a
+	// syntax of its own), then options, each after a comma.
 	cut := strings.IndexAny(tag, ",\\'\"`")
 	if cut < 0 {
 		cut = len(tag)
 	}
-	name, opts := tag[:cut], tag[cut:]
-	if opts != "" && opts[0] != ',' || !utf8.ValidString(name) {
-		return field{}, false
-	}
-	if name != "" {
+	if name := tag[:cut]; name != "" {
 		f.name = name
 	}
-	for opts != "" {
-		var opt string
-		var more bool
-		opt, opts, more = strings.Cut(opts[1:], ",")
-		if more && opts == "" {
-			return field{}, false // a trailing comma
+	if opts := tag[cut:]; opts != "" {
+		if opts[0] != ',' {
+			return field{}, false
 		}
-		switch {
-		case opt == "omitempty" && !f.omitEmpty:
-			f.omitEmpty = true
-		case opt == "omitzero" && !f.omitZero:
-			f.omitZero = true
-		default:
-			return field{}, false // string, case:..., format:..., a repeat, or a stray comma
-		}
-		if opts != "" {
-			opts = "," + opts
+		for _, opt := range strings.Split(opts[1:], ",") {
+			switch opt {
+			case "omitempty":
+				f.omitEmpty = true
+			case "omitzero":
+				f.omitZero = true
+			default:
+				return field{}, false // string, case:..., format:..., or an empty option
+			}
 		}
 	}
 	quoted, err := jsontext.AppendQuote(nil, f.name)

@@ -8,43 +8,35 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/schema"
 )
 
 // Satisfies reports whether every encoding Append settles is valid against the JSON Schema
-// schema, so that checking it would tell nothing new. It answers true only for the shape a
+// sch, so that checking it would tell nothing new. It answers true only for the shape a
 // schema derived from T has: an object whose properties are exactly the fields of T, each
 // typed as its field encodes ("string", "boolean", "integer"), with at most the bounds of its
 // integer kind and annotations (description, title; at the top, a $schema naming 2020-12);
 // required names of fields that are never left out; additionalProperties false or absent.
 // Anything else (a pattern, a length, an enum, tighter bounds, another dialect, a keyword it
 // does not know) answers false.
-func (c Codec[T]) Satisfies(schema []byte) bool {
-	return c.c != nil && c.c.encodes && c.c.satisfies(schema)
+func (c Codec[T]) Satisfies(sch []byte) bool {
+	return c.c != nil && c.c.encodes && c.c.satisfies(sch)
 }
 
 // annotation lists the keywords that assert nothing.
 func annotation(keyword string) bool { return keyword == "title" || keyword == "description" }
 
-// dialect2020 reports whether a $schema value names the 2020-12 dialect (the kit's default),
-// whose meaning of the keywords above is the one relied on.
-func dialect2020(v jsontext.Value) bool {
-	switch string(v) {
-	case `"https://json-schema.org/draft/2020-12/schema"`, `"https://json-schema.org/draft/2020-12/schema#"`:
-		return true
-	}
-	return false
-}
-
-func (c *codec) satisfies(schema []byte) bool {
+func (c *codec) satisfies(sch []byte) bool {
 	var top map[string]jsontext.Value
-	if json.Unmarshal(schema, &top) != nil || string(top["type"]) != `"object"` {
+	if json.Unmarshal(sch, &top) != nil || string(top["type"]) != `"object"` {
 		return false
 	}
 	for keyword, v := range top {
 		switch {
 		case keyword == "type", annotation(keyword):
 		case keyword == "$schema":
-			if !dialect2020(v) {
+			if !schema.DefaultDialect(v) {
 				return false // another dialect, at the root only
 			}
 		case keyword == "properties":

@@ -164,7 +164,7 @@ func quickCompile(v jsontext.Value, assertFormat, root bool) (*Quick, bool) {
 		case name == "format":
 			ok = !assertFormat
 		case name == "$schema":
-			ok = root && quickDialect(val)
+			ok = root && DefaultDialect(val)
 		case quickUnsupported[name]:
 			ok = false
 		default:
@@ -187,8 +187,8 @@ func quickCompile(v jsontext.Value, assertFormat, root bool) (*Quick, bool) {
 	return q, true
 }
 
-// quickDialect reports whether a $schema value names the 2020-12 dialect, the kit's default.
-func quickDialect(v jsontext.Value) bool {
+// DefaultDialect reports whether a $schema value names the 2020-12 dialect, the kit's default.
+func DefaultDialect(v jsontext.Value) bool {
 	switch string(v) {
 	case `"https://json-schema.org/draft/2020-12/schema"`, `"https://json-schema.org/draft/2020-12/schema#"`:
 		return true
