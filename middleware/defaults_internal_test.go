@@ -48,10 +48,10 @@ func TestOptionsDefaults(t *testing.T) {
 		{Option: "OriginGuardOptions.AllowedOrigins (same-origin only)", Given: og.AllowedOrigins,
 			Got: []int{guardStatus(guard, "127.0.0.1:8080", "http://127.0.0.1:8080"), guardStatus(guard, "127.0.0.1:8080", "https://app.example")},
 			Doc: []int{http.StatusNoContent, http.StatusForbidden}},
-		{Option: "SSEWriterOptions.KeepAlive", Given: sw.KeepAlive, Got: w.keepAlive, Doc: 30 * time.Second},
-		{Option: "SSEWriterOptions.WriteTimeout", Given: sw.WriteTimeout, Got: w.writeTimeout, Doc: 30 * time.Second},
-		{Option: "SSEOptions.KeepAlive", Given: so.KeepAlive, Got: lw.keepAlive, Doc: 30 * time.Second},
-		{Option: "SSEOptions.WriteTimeout", Given: so.WriteTimeout, Got: []time.Duration{lw.writeTimeout, layer.tail}, Doc: []time.Duration{30 * time.Second, 30 * time.Second}},
+		{Option: "SSEWriterOptions.KeepAlive", Given: sw.KeepAlive, Got: w.cfg.keepAlive, Doc: 30 * time.Second},
+		{Option: "SSEWriterOptions.WriteTimeout", Given: sw.WriteTimeout, Got: w.cfg.writeTimeout, Doc: 30 * time.Second},
+		{Option: "SSEOptions.KeepAlive", Given: so.KeepAlive, Got: lw.cfg.keepAlive, Doc: 30 * time.Second},
+		{Option: "SSEOptions.WriteTimeout", Given: so.WriteTimeout, Got: []time.Duration{lw.cfg.writeTimeout, layer.tail}, Doc: []time.Duration{30 * time.Second, 30 * time.Second}},
 	})
 }
 

@@ -57,12 +57,10 @@ type Exchange struct {
 
 	mu        sync.Mutex
 	sessionID string
-	errCode   int64
-	errMsg    string
-	hasErr    bool
+	rpcErr    *rpcError // nil: none recorded
 
 	// Set before the next handler runs, by the layer named, on the request's goroutine (they sit
-	// here, beside hasErr, so that they cost the record no size).
+	// side by side, so that they share one word).
 	//
 	// lifecycle: what the request's headers say of its lifecycle, read once (MethodAccept, or
 	// the era router without it) and read again from here.
@@ -235,15 +233,27 @@ func (e *Exchange) SetErrorCode(code int64) { e.SetError(code, "") }
 // SetError is SetErrorCode with the error's message, which the tracing layer uses as the span
 // status description. The last call wins.
 func (e *Exchange) SetError(code int64, message string) {
+	re := &rpcError{code: code, msg: message}
 	e.mu.Lock()
-	e.errCode, e.errMsg, e.hasErr = code, message, true
+	e.rpcErr = re
 	e.mu.Unlock()
+}
+
+// rpcError is the JSON-RPC error an Exchange records: most exchanges end without one, so it has
+// an allocation of its own instead of room in every record.
+type rpcError struct {
+	code int64
+	msg  string
 }
 
 // JSONRPCError returns the JSON-RPC error recorded with SetError or SetErrorCode, and whether
 // there is one.
 func (e *Exchange) JSONRPCError() (code int64, message string, ok bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.errCode, e.errMsg, e.hasErr
+	re := e.rpcErr
+	e.mu.Unlock()
+	if re == nil {
+		return 0, "", false
+	}
+	return re.code, re.msg, true
 }

@@ -11,6 +11,6 @@ import (
 // to: one field more in Exchange moves the record of a request naming a session, with its claim
 // and stream, from the 896-byte class to the 1024-byte one.
 func TestRecordSizes(t *testing.T) {
-	testutil.FitsSizeClass(t, "exchangeContext (with the request carrying it)", unsafe.Sizeof(exchangeContext{}), 576)
-	testutil.FitsSizeClass(t, "sessionExchangeContext (with its claim and stream)", unsafe.Sizeof(sessionExchangeContext{}), 896)
+	testutil.FitsSizeClass(t, "exchangeContext (with the request carrying it)", unsafe.Sizeof(exchangeContext{}), 512)
+	testutil.FitsSizeClass(t, "sessionExchangeContext (with its claim and stream)", unsafe.Sizeof(sessionExchangeContext{}), 768)
 }

@@ -59,50 +59,54 @@ type SSEWriterOptions struct {
 // A handler behind the SSE layer takes its writer from Exchange.SSE; NewSSEWriter makes one for a
 // response written outside such a stack. The zero SSEWriter is not usable.
 type SSEWriter struct {
-	w            http.ResponseWriter
-	keepAlive    time.Duration
-	writeTimeout time.Duration
-	onBroken     func(error)
+	w   http.ResponseWriter
+	cfg *sseConfig
 
-	mu         sync.Mutex
-	started    bool
-	closed     bool
-	err        error
-	brokeNow   bool        // set by fail, consumed by finish to run OnBroken outside the lock
-	noDeadline bool        // the writer does not support write deadlines
-	timer      *time.Timer // the keepalive
-	buf        []byte
-	// held is set while the headers are set but not yet sent (StartDeferred): the first frame,
-	// or the sweep of held headers once heldDue is reached, sends them. Their status is not
-	// written yet either, so that a final frame can still give the response its length.
-	held bool
-	// heldListed is set while the writer is on a list of the sweep of held headers, the one
-	// heldList names (see holdHeaders); the rest is that list's, guarded by its lock: the
-	// links, whether the writer is still on it (the sweep takes it off once its delay is up)
-	// and the count of sweeps at which it is due.
-	heldListed         bool
-	heldList           uint8
-	heldIn             bool
+	mu    sync.Mutex
+	err   error
+	timer *time.Timer // the keepalive
+	// heldDue and the links belong to the sweep of held headers (see holdHeaders), guarded by
+	// the lock of the list heldList names: the count of sweeps at which the writer is due, and
+	// its neighbours on that list.
 	heldDue            uint64
 	heldPrev, heldNext *SSEWriter
-	// pooled is set while buf came from framePool and goes back there when the writer closes.
-	pooled *[]byte
-	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
-	aborted bool
-	// tailBound is set on a writer of the SSE layer that bounds what net/http writes once the
-	// handler returned (its end sets a write deadline): a final frame the response buffers
-	// whole is bounded by it.
-	tailBound bool
+	// fb holds the frame being built (nil until the first frame): a buffer borrowed from
+	// framePool, given back when the writer closes.
+	fb *[]byte
 	// hdr holds the values of the stream's headers when the stream is one request's answer
 	// (started deferred, or by its final frame): the response's header map then refers into the
 	// writer, which lives as long as the response anyway, instead of to a slice of its own. A
 	// stream started otherwise may outlive its writer (a listen stream's writer is closed once
 	// the headers are out), so its values get their own allocation and hdr stays empty.
 	hdr [5]string
-	// ended is set once the writer broke or closed; done, made by the first call of Done, is
-	// closed then (most streams never wait on it, and make none).
+	// done, made by the first call of Done, is closed once the writer broke or closed (ended);
+	// most streams never wait on it, and make none.
+	done chan struct{}
+
+	// The flags sit side by side, so that they share one word or two. All but heldIn are
+	// guarded by mu.
+	started    bool
+	closed     bool
+	brokeNow   bool // set by fail, consumed by finish to run OnBroken outside the lock
+	noDeadline bool // the writer does not support write deadlines
+	// held is set while the headers are set but not yet sent (StartDeferred): the first frame,
+	// or the sweep of held headers once heldDue is reached, sends them. Their status is not
+	// written yet either, so that a final frame can still give the response its length.
+	held bool
+	// heldListed is set while the writer is on a list of the sweep of held headers, the one
+	// heldList names; heldIn, guarded by that list's lock, says whether it is still on it (the
+	// sweep takes it off once its delay is up).
+	heldListed bool
+	heldList   uint8
+	heldIn     bool
+	// aborted is set by Abort: the SSE layer cuts the connection instead of ending the response.
+	aborted bool
+	// tailBound is set on a writer of the SSE layer that bounds what net/http writes once the
+	// handler returned (its end sets a write deadline): a final frame the response buffers
+	// whole is bounded by it.
+	tailBound bool
+	// ended is set once the writer broke or closed.
 	ended bool
-	done  chan struct{}
 }
 
 // framePool holds frame buffers for the writers: a stream borrows one with its first frame and
@@ -124,26 +128,18 @@ const heldFrameBuffered = 2 << 10
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
 func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {
-	sw := new(SSEWriter)
-	sw.init(w, opts)
-	return sw
+	sc := &struct {
+		sw  SSEWriter
+		cfg sseConfig
+	}{cfg: newSSEConfig(opts)}
+	sc.sw.init(w, &sc.cfg)
+	return &sc.sw
 }
 
-// init readies a zero SSEWriter as NewSSEWriter does: the SSE layer's writers live in the
-// storage of their request's Exchange.
-func (sw *SSEWriter) init(w http.ResponseWriter, opts SSEWriterOptions) {
-	wt := opts.WriteTimeout
-	if wt == 0 {
-		wt = DefaultSSEWriteTimeout
-	}
-	ka := opts.KeepAlive
-	switch {
-	case ka == 0:
-		ka = DefaultSSEKeepAlive
-	case ka < 0:
-		ka = 0 // off
-	}
-	sw.w, sw.keepAlive, sw.writeTimeout, sw.onBroken = w, ka, wt, opts.OnBroken
+// init readies a zero SSEWriter as NewSSEWriter does, with cfg (which it keeps): the SSE layer's
+// writers live in the storage of their request's Exchange and share the layer's cfg.
+func (sw *SSEWriter) init(w http.ResponseWriter, cfg *sseConfig) {
+	sw.w, sw.cfg = w, cfg
 }
 
 // Start sends the response headers (Content-Type: text/event-stream, Cache-Control: no-cache,
@@ -193,7 +189,7 @@ func (s *SSEWriter) WriteMessage(data []byte) error {
 	err := s.begin()
 	if err == nil {
 		s.frame()
-		s.buf = appendData(s.buf, data)
+		*s.fb = appendData(*s.fb, data)
 	}
 	return s.finish(err)
 }
@@ -207,10 +203,10 @@ func (s *SSEWriter) WriteEvent(event string, data []byte) error {
 	err := s.begin()
 	if err == nil {
 		s.frame()
-		b := append(s.buf, "event: "...)
+		b := append(*s.fb, "event: "...)
 		b = append(b, event...)
 		b = append(b, '\n')
-		s.buf = appendData(b, data)
+		*s.fb = appendData(b, data)
 	}
 	return s.finish(err)
 }
@@ -244,7 +240,7 @@ func (s *SSEWriter) WriteSSE(ev SSEEvent) error {
 	err := s.begin()
 	if err == nil {
 		s.frame()
-		s.buf = appendEvent(s.buf, ev)
+		*s.fb = appendEvent(*s.fb, ev)
 	}
 	return s.finish(err)
 }
@@ -280,23 +276,23 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 	}
 	if err == nil {
 		s.frame()
-		s.buf = appendEvent(s.buf, ev)
+		*s.fb = appendEvent(*s.fb, ev)
 		if s.held {
 			// Headers still held: the frame joins them in net/http's buffer, and both go out
 			// (in one write) when the handler returns. The deadline bounds a write that does
 			// reach the connection (a frame larger than that buffer). A frame that fits it
 			// reaches the connection only after the handler returned, bounded then by the
 			// deadline the SSE layer sets (tailBound): it needs none of its own.
-			if !s.tailBound || len(s.buf) > heldFrameBuffered {
+			if !s.tailBound || len(*s.fb) > heldFrameBuffered {
 				s.setDeadlineLocked()
 			}
 			// The frame is the whole body: with its length, the response is sent in one
 			// write even when a layer in front flushes it before the handler returned (see
 			// releaseClaim), where net/http would otherwise chunk it and end it in a write of
 			// its own.
-			s.hdr[4] = contentLength(len(s.buf))
+			s.hdr[4] = contentLength(len(*s.fb))
 			s.w.Header()["Content-Length"] = s.hdr[4:5:5]
-			_, err = s.w.Write(s.buf)
+			_, err = s.w.Write(*s.fb)
 			if err != nil {
 				err = s.fail(err)
 			}
@@ -317,7 +313,7 @@ func (s *SSEWriter) WriteRetry(d time.Duration) error {
 	err := s.begin()
 	if err == nil {
 		s.frame()
-		s.buf = append(appendRetry(s.buf, d), '\n')
+		*s.fb = append(appendRetry(*s.fb, d), '\n')
 	}
 	return s.finish(err)
 }
@@ -328,7 +324,7 @@ func (s *SSEWriter) WriteComment(text string) error {
 	err := s.begin()
 	if err == nil {
 		s.frame()
-		s.buf = appendLines(s.buf, ": ", []byte(text))
+		*s.fb = appendLines(*s.fb, ": ", []byte(text))
 	}
 	return s.finish(err)
 }
@@ -350,27 +346,25 @@ func (s *SSEWriter) closeLocked() {
 	s.markDoneLocked()
 }
 
-// frame readies s.buf, empty, for the next frame, borrowing a pooled buffer when the writer
+// frame readies *s.fb, empty, for the next frame, borrowing a pooled buffer when the writer
 // has none.
 func (s *SSEWriter) frame() {
-	if s.buf == nil {
-		s.pooled = framePool.Get().(*[]byte)
-		s.buf = *s.pooled
+	if s.fb == nil {
+		s.fb = framePool.Get().(*[]byte)
 	}
-	s.buf = s.buf[:0]
+	*s.fb = (*s.fb)[:0]
 }
 
 // returnFrameLocked gives a borrowed frame buffer back to the pool (the writer is closed: it
 // builds no more frames).
 func (s *SSEWriter) returnFrameLocked() {
-	if s.pooled != nil {
-		if cap(s.buf) <= maxPooledFrame {
-			*s.pooled = s.buf[:0]
-			framePool.Put(s.pooled)
+	if s.fb != nil {
+		if cap(*s.fb) <= maxPooledFrame {
+			*s.fb = (*s.fb)[:0]
+			framePool.Put(s.fb)
 		}
-		s.pooled = nil
+		s.fb = nil
 	}
-	s.buf = nil
 }
 
 // Done returns a channel closed when the writer breaks (a write failed) or is closed. Every call
@@ -420,10 +414,10 @@ func (s *SSEWriter) usableLocked() error {
 	return nil
 }
 
-// finish sends the frame prepared in s.buf when err is nil, releases the lock, and reports a
+// finish sends the frame prepared in s.fb when err is nil, releases the lock, and reports a
 // breakage that happened meanwhile.
 func (s *SSEWriter) finish(err error) error {
-	if err == nil && len(s.buf) > 0 {
+	if err == nil && s.fb != nil && len(*s.fb) > 0 {
 		err = s.sendLocked()
 	}
 	return s.release(err)
@@ -432,11 +426,14 @@ func (s *SSEWriter) finish(err error) error {
 // release resets the frame buffer, releases the lock, and reports a breakage that happened while
 // it was held. It returns err.
 func (s *SSEWriter) release(err error) error {
-	s.buf = s.buf[:0]
-	if cap(s.buf) > maxPooledFrame {
-		// Do not pin the memory of one large event for the life of the stream (nor in the
-		// pool).
-		s.buf, s.pooled = nil, nil
+	if s.fb != nil {
+		if cap(*s.fb) > maxPooledFrame {
+			// Do not pin the memory of one large event for the life of the stream (nor in
+			// the pool).
+			s.fb = nil
+		} else {
+			*s.fb = (*s.fb)[:0]
+		}
 	}
 	broke := s.brokeNow
 	s.brokeNow = false
@@ -444,8 +441,8 @@ func (s *SSEWriter) release(err error) error {
 		s.markDoneLocked()
 	}
 	s.mu.Unlock()
-	if broke && s.onBroken != nil {
-		s.onBroken(err)
+	if broke && s.cfg.onBroken != nil {
+		s.cfg.onBroken(err)
 	}
 	return err
 }
@@ -489,8 +486,8 @@ func (s *SSEWriter) startLocked(inWriter bool) error {
 	// Clear the deadline: both ours and the server's WriteTimeout, which would otherwise end a
 	// long-lived stream.
 	s.clearDeadlineLocked()
-	if s.keepAlive > 0 {
-		s.timer = time.AfterFunc(s.keepAlive, s.tick)
+	if s.cfg.keepAlive > 0 {
+		s.timer = time.AfterFunc(s.cfg.keepAlive, s.tick)
 	}
 	return nil
 }
@@ -499,12 +496,12 @@ func (s *SSEWriter) startLocked(inWriter bool) error {
 // used: the writer keeps no copy of its own).
 func (s *SSEWriter) rc() *http.ResponseController { return http.NewResponseController(s.w) }
 
-// sendLocked writes s.buf and flushes it, under a write deadline when configured.
+// sendLocked writes the frame in s.fb (if any) and flushes it, under a write deadline when configured.
 func (s *SSEWriter) sendLocked() error {
 	s.setDeadlineLocked()
 	var err error
-	if len(s.buf) > 0 {
-		_, err = s.w.Write(s.buf)
+	if s.fb != nil && len(*s.fb) > 0 {
+		_, err = s.w.Write(*s.fb)
 	}
 	if err == nil {
 		err = s.rc().Flush()
@@ -517,18 +514,18 @@ func (s *SSEWriter) sendLocked() error {
 		// The deferred headers are out: the stream's keepalive starts.
 		s.held = false
 		s.stopHeldLocked()
-		if s.keepAlive > 0 && s.timer == nil {
-			s.timer = time.AfterFunc(s.keepAlive, s.tick)
+		if s.cfg.keepAlive > 0 && s.timer == nil {
+			s.timer = time.AfterFunc(s.cfg.keepAlive, s.tick)
 		}
 	}
 	return nil
 }
 
 func (s *SSEWriter) setDeadlineLocked() {
-	if s.writeTimeout < 0 || s.noDeadline {
+	if s.cfg.writeTimeout < 0 || s.noDeadline {
 		return
 	}
-	if err := s.rc().SetWriteDeadline(time.Now().Add(s.writeTimeout)); errors.Is(err, http.ErrNotSupported) {
+	if err := s.rc().SetWriteDeadline(time.Now().Add(s.cfg.writeTimeout)); errors.Is(err, http.ErrNotSupported) {
 		s.noDeadline = true
 	}
 }
@@ -580,12 +577,12 @@ func (s *SSEWriter) tick() {
 		return
 	}
 	s.frame()
-	b := append(s.buf, ": ping "...)
+	b := append(*s.fb, ": ping "...)
 	b = time.Now().AppendFormat(b, time.RFC3339)
-	s.buf = append(b, '\n', '\n')
+	*s.fb = append(b, '\n', '\n')
 	err := s.sendLocked()
 	if err == nil && s.timer != nil {
-		s.timer.Reset(s.keepAlive)
+		s.timer.Reset(s.cfg.keepAlive)
 	}
 	_ = s.release(err)
 }

@@ -28,9 +28,33 @@ type SSEOptions struct {
 	WriteTimeout time.Duration
 }
 
+// sseConfig is what a writer keeps of its SSEWriterOptions, the defaults applied: the SSE layer
+// makes it once for all its writers, NewSSEWriter with the writer it makes.
+type sseConfig struct {
+	keepAlive    time.Duration // 0: no keepalive comments
+	writeTimeout time.Duration // negative: no write deadline
+	onBroken     func(error)
+}
+
+// newSSEConfig applies the defaults of opts.
+func newSSEConfig(opts SSEWriterOptions) sseConfig {
+	wt := opts.WriteTimeout
+	if wt == 0 {
+		wt = DefaultSSEWriteTimeout
+	}
+	ka := opts.KeepAlive
+	switch {
+	case ka == 0:
+		ka = DefaultSSEKeepAlive
+	case ka < 0:
+		ka = 0 // off
+	}
+	return sseConfig{keepAlive: ka, writeTimeout: wt, onBroken: opts.OnBroken}
+}
+
 // sseLayer is the configuration of one SSE layer, shared by every request it serves.
 type sseLayer struct {
-	writer SSEWriterOptions
+	writer sseConfig     // what its writers keep of its options
 	tail   time.Duration // the bound of what follows a stream: 0 none
 }
 
@@ -60,7 +84,7 @@ type sseLayer struct {
 // changes waiting for a stream in one write, its own bound on the final frames), with its own
 // options.
 func SSE(opts SSEOptions) func(http.Handler) http.Handler {
-	l := &sseLayer{writer: SSEWriterOptions{KeepAlive: opts.KeepAlive, WriteTimeout: opts.WriteTimeout}}
+	l := &sseLayer{writer: newSSEConfig(SSEWriterOptions{KeepAlive: opts.KeepAlive, WriteTimeout: opts.WriteTimeout})}
 	switch wt := opts.WriteTimeout; {
 	case wt == 0:
 		l.tail = DefaultSSEWriteTimeout
@@ -129,7 +153,7 @@ func (e *Exchange) SSE(w http.ResponseWriter) *SSEWriter {
 		} else {
 			e.stream = new(SSEWriter)
 		}
-		e.stream.init(w, e.sse.writer)
+		e.stream.init(w, &e.sse.writer)
 		e.stream.tailBound = e.sse.tail > 0
 	}
 	return e.stream

@@ -261,8 +261,8 @@ func TestSSELayerPlacement(t *testing.T) {
 	outer := SSE(SSEOptions{KeepAlive: time.Hour, WriteTimeout: time.Hour})
 	inner := SSE(SSEOptions{KeepAlive: -1, WriteTimeout: time.Minute})
 	outer(inner(streaming(t, &sse, nil))).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
-	if sse.keepAlive != 0 || sse.writeTimeout != time.Minute {
-		t.Fatalf("keepalive %v, write timeout %v: not the inner layer's", sse.keepAlive, sse.writeTimeout)
+	if sse.cfg.keepAlive != 0 || sse.cfg.writeTimeout != time.Minute {
+		t.Fatalf("keepalive %v, write timeout %v: not the inner layer's", sse.cfg.keepAlive, sse.cfg.writeTimeout)
 	}
 }
 

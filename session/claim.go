@@ -25,12 +25,17 @@ type Claim struct {
 	// Stream is set for the standalone GET stream of the session.
 	Stream bool
 
-	by     ClaimReleaser
-	id     string // the session
-	field  string
-	token  string
 	kept   bool
 	closed bool
+	// hold is what Hold recorded (nil: no store took the claim). It has an allocation of its
+	// own, made by the store that claims: the claim of a request on any other store stays small.
+	hold *claimHold
+}
+
+// claimHold is what a store that took a claim recorded for releasing it.
+type claimHold struct {
+	by                  ClaimReleaser
+	session, field, tok string
 }
 
 // ClaimReleaser is the store side of a Claim: it lets go of what Hold recorded.
@@ -47,11 +52,11 @@ func (c *Claim) Wants() bool { return c != nil && (c.Request.IsValid() || c.Stre
 // Hold records that the store by took the claim (under the given field and token, which only the
 // store reads), for Release.
 func (c *Claim) Hold(by ClaimReleaser, session, field, token string) {
-	c.by, c.id, c.field, c.token = by, session, field, token
+	c.hold = &claimHold{by: by, session: session, field: field, tok: token}
 }
 
 // Held reports whether a store holds the claim.
-func (c *Claim) Held() bool { return c != nil && c.by != nil && !c.closed }
+func (c *Claim) Held() bool { return c != nil && c.hold != nil && c.hold.by != nil && !c.closed }
 
 // Release lets go of a claim a store took, once (later calls, and calls on a claim no store took
 // or that Keep handed on, do nothing).
@@ -60,7 +65,8 @@ func (c *Claim) Release(ctx context.Context) {
 		return
 	}
 	c.closed = true
-	c.by.ReleaseClaim(ctx, c.id, c.field, c.token)
+	h := c.hold
+	h.by.ReleaseClaim(ctx, h.session, h.field, h.tok)
 }
 
 // Keep hands the claim to work that outlives the request's handler (a call that goes on after
@@ -71,12 +77,12 @@ func (c *Claim) Keep() func(context.Context) {
 		return func(context.Context) {}
 	}
 	c.kept = true
-	by, id, field, token := c.by, c.id, c.field, c.token
+	h := c.hold
 	done := false
 	return func(ctx context.Context) {
 		if !done {
 			done = true
-			by.ReleaseClaim(ctx, id, field, token)
+			h.by.ReleaseClaim(ctx, h.session, h.field, h.tok)
 		}
 	}
 }

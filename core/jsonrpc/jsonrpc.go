@@ -316,6 +316,12 @@ type Message struct {
 	// below were read from params in the same pass, so nobody parses params again to find them.
 	// Leave it unset on a message built by hand: its _meta is then read from Params.
 	Parsed bool
+	// retry is set when params carry inputResponses or requestState (a retry of an
+	// input_required result), so first calls skip looking for them. It and nameString sit
+	// beside Parsed, so that the three share a word.
+	retry bool
+	// nameString is set when params.name is a string (Name may then be empty).
+	nameString bool
 	// Name is params.name when it is a string (the target of tools/call and prompts/get).
 	Name string
 	// URI is params.uri when it is a string (the target of resources/read).
@@ -324,11 +330,6 @@ type Message struct {
 	// tasks/cancel).
 	TaskID string
 
-	// retry is set when params carry inputResponses or requestState (a retry of an
-	// input_required result), so first calls skip looking for them.
-	retry bool
-	// nameString is set when params.name is a string (Name may then be empty).
-	nameString bool
 	// arguments is params.arguments as sent (nil when absent), pointing into Params.
 	arguments jsontext.Value
 	// meta holds the members of params._meta in the order sent, their values pointing into
