@@ -70,8 +70,9 @@ type SSEWriter struct {
 	// its neighbours on that list.
 	heldDue            uint64
 	heldPrev, heldNext *SSEWriter
-	// fb holds the frame being built (nil until the first frame): a buffer borrowed from
-	// framePool, given back when the writer closes.
+	// fb holds the frame being built: a buffer borrowed from framePool with the first frame and
+	// given back when the writer closes, or dropped (nil again until the next frame) once a
+	// frame made it grow past maxPooledFrame.
 	fb *[]byte
 	// hdr holds the values of the stream's headers when the stream is one request's answer
 	// (started deferred, or by its final frame): the response's header map then refers into the
