@@ -497,7 +497,8 @@ func (s *SSEWriter) startLocked(inWriter bool) error {
 // used: the writer keeps no copy of its own).
 func (s *SSEWriter) rc() *http.ResponseController { return http.NewResponseController(s.w) }
 
-// sendLocked writes the frame in s.fb (if any) and flushes it, under a write deadline when configured.
+// sendLocked writes the frame in s.fb (if any) and flushes it, under a write deadline when
+// configured.
 func (s *SSEWriter) sendLocked() error {
 	s.setDeadlineLocked()
 	var err error

@@ -84,7 +84,8 @@ type sseLayer struct {
 // changes waiting for a stream in one write, its own bound on the final frames), with its own
 // options.
 func SSE(opts SSEOptions) func(http.Handler) http.Handler {
-	l := &sseLayer{writer: newSSEConfig(SSEWriterOptions{KeepAlive: opts.KeepAlive, WriteTimeout: opts.WriteTimeout})}
+	wo := SSEWriterOptions{KeepAlive: opts.KeepAlive, WriteTimeout: opts.WriteTimeout}
+	l := &sseLayer{writer: newSSEConfig(wo)}
 	switch wt := opts.WriteTimeout; {
 	case wt == 0:
 		l.tail = DefaultSSEWriteTimeout
