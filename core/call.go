@@ -39,20 +39,19 @@ type Call struct {
 	vctx     callContext // the storage of ctx
 	cancelFn context.CancelCauseFunc
 
-	// The flags side by side, so that they share a word or two: the struct stays in its size
-	// class with resp in it (and with a session, in an ephemeral one's).
+	// The flags share one word: the struct stays in its size class with resp in it (and with a
+	// session, in an ephemeral one's). marks holds the ones set from any goroutine (markByClient,
+	// markOver).
+	marks      atomic.Uint32
 	registered bool
-	hasState   bool        // requestState below was sent
-	byClient   atomic.Bool // the client cancelled the call
-	over       atomic.Bool // Run has returned: the request's path takes nothing more
+	hasState   bool // requestState below was sent
 
-	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle; it points to
-	// envelope, its storage.
-	modern   *Envelope
-	envelope Envelope
-	// infoStore, when set, is the storage for the envelope's ClientInfo (allocated with the
-	// ephemeral session the call is the one call of).
-	infoStore *Implementation
+	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
+	modern *Envelope
+	// store, when set, is the storage for the envelope and its ClientInfo, allocated with the
+	// ephemeral 2026-07-28 session the call is the one call of; a call without it (on a lasting
+	// session) allocates its envelope when it has one.
+	store *envelopeStore
 
 	// inputResponses and requestState are what a retry of an input_required result brought
 	// (or, on the legacy lifecycle, what the shim collected).
@@ -197,12 +196,24 @@ func (c *Call) ProgressToken() json.RawMessage {
 }
 
 // Cancelled reports whether the client cancelled the request.
-func (c *Call) Cancelled() bool { return c.byClient.Load() }
+func (c *Call) Cancelled() bool { return c.marks.Load()&markByClient != 0 }
+
+// The bits of Call.marks.
+const (
+	markByClient uint32 = 1 << iota // the client cancelled the call
+	markOver                        // Run has returned: the request's path takes nothing more
+)
+
+// isOver reports whether the call's path takes nothing more (see markOver).
+func (c *Call) isOver() bool { return c.marks.Load()&markOver != 0 }
+
+// setOver closes the call's path: what it sends afterwards fails with ErrCallOver.
+func (c *Call) setOver() { c.marks.Or(markOver) }
 
 func (c *Call) cancel(cause error) { c.cancelFn(cause) }
 
 func (c *Call) cancelByClient(reason string) {
-	c.byClient.Store(true)
+	c.marks.Or(markByClient)
 	c.cancelFn(ErrCancelled)
 }
 
@@ -220,7 +231,7 @@ func (c *Call) send(msg []byte) error { return c.sendWith(c.ctx, msg) }
 // sendWith writes msg on the request's own path, or the session-level one when the transport
 // gave the request none.
 func (c *Call) sendWith(ctx context.Context, msg []byte) error {
-	if c.over.Load() {
+	if c.isOver() {
 		// The response is on its way: nothing of this request may follow it (a goroutine the
 		// handler left behind, reporting progress late).
 		return ErrCallOver

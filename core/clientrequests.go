@@ -284,7 +284,7 @@ func (ss *Session) requestLimit(ctx context.Context, opts []RequestOption) time.
 // take answers.
 func (ss *Session) addPending(id jsonrpc.ID) (*pendingRequest, error) {
 	p := &pendingRequest{answer: make(chan *jsonrpc.Message, 1)}
-	if isDone(ss.inputEnded) {
+	if isDone(ss.inputEnd()) {
 		return nil, fmt.Errorf("%w: %w", ErrRequestsRefused, ErrInputEnded)
 	}
 	ss.mu.Lock()
@@ -358,7 +358,7 @@ func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 	case <-ctx.Done():
 	case <-parent:
 	case <-done:
-	case <-ss.inputEnded:
+	case <-ss.inputEnd():
 	}
 	// Several of the endings may be ready at once; the most specific one wins. An answer that
 	// arrived meanwhile is still taken.
@@ -371,7 +371,7 @@ func (w *awaiting) await(p *pendingRequest) (*jsonrpc.Message, error) {
 	case isDone(done):
 		// Nobody is left to tell about the nested request.
 		return nil, fmt.Errorf("session closed while waiting for %s response: %w", w.method, ErrSessionClosed)
-	case isDone(ss.inputEnded):
+	case isDone(ss.inputEnd()):
 		return nil, fmt.Errorf("%s request got no answer: %w", w.method, ErrInputEnded)
 	case c != nil && c.Cancelled():
 		return nil, w.cancelled(context.Cause(c.ctx))

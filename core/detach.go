@@ -44,7 +44,7 @@ func (c *Call) Detach(ctx context.Context, asker InputAsker) (dc *Call, end cont
 	dc.ctx = context.WithValue(dc.ctx, callKey{}, dc)
 	dc.cancelFn = cancel
 	return dc, func(cause error) {
-		dc.over.Store(true)
+		dc.setOver()
 		cancel(cause)
 	}
 }

@@ -166,7 +166,7 @@ func (c *Call) resolveExtension(m *extMethod) {
 func (c *Call) execute() *Response {
 	defer c.session.finish(c)
 	defer c.cancelFn(nil)
-	defer c.over.Store(true)
+	defer c.setOver()
 	c.startObserving()
 	result, resp := c.serve()
 	c.endObserving(resp, result)

@@ -117,7 +117,12 @@ func (kit) DecodeBatch(data []byte) ([]jsonrpc.BatchItem, error) {
 }
 
 func (kit) ParseEnvelope(m *jsonrpc.Message) (*Envelope, error) {
-	c := &Call{msg: m}
+	x := new(struct { // one allocation, as a call of an ephemeral 2026-07-28 session makes
+		c  Call
+		st envelopeStore
+	})
+	c := &x.c
+	c.msg, c.store = m, &x.st
 	env, e := c.parseEnvelope()
 	if e != nil {
 		return nil, e

@@ -67,7 +67,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // parseEnvelope validates the request's envelope: -32602 naming every missing or invalid key,
 // then -32022 for a version the server does not serve.
 func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
-	env := &c.envelope
+	env, infoStore := c.envelopeStorage()
 	var bad []string
 	var ok bool
 	if env.ProtocolVersion, ok = envelopeString(c.Meta(metakey.ProtocolVersion), modernVersions); !ok {
@@ -82,7 +82,7 @@ func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 	if info := c.Meta(metakey.ClientInfo); len(info) > 0 {
 		if !rawObject(info) {
 			bad = append(bad, metakey.ClientInfo)
-		} else if impl, err := clientInfoOf(info, c.infoStore); err != nil {
+		} else if impl, err := clientInfoOf(info, infoStore); err != nil {
 			bad = append(bad, metakey.ClientInfo)
 		} else {
 			env.ClientInfo = impl
@@ -104,6 +104,23 @@ func (c *Call) parseEnvelope() (*Envelope, *jsonrpc.Error) {
 		env.ClientCapabilities = ClientCapabilities{}
 	}
 	return env, nil
+}
+
+// envelopeStore is the storage of a 2026-07-28 call's envelope and of the ClientInfo it names,
+// allocated with the ephemeral session of a request (see modernSession).
+type envelopeStore struct {
+	env  Envelope
+	info Implementation
+}
+
+// envelopeStorage returns where parseEnvelope decodes the envelope, and the storage for its
+// ClientInfo (nil: clientInfoOf allocates it): the call's store when it has one, a new envelope
+// otherwise.
+func (c *Call) envelopeStorage() (*Envelope, *Implementation) {
+	if c.store != nil {
+		return &c.store.env, &c.store.info
+	}
+	return new(Envelope), nil
 }
 
 // envelopeString decodes a _meta value that must be a JSON string, as json.Unmarshal into a string

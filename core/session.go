@@ -79,8 +79,6 @@ type Session struct {
 	changeNotifications bool
 	closed              bool
 	done                chan struct{} // made by Done when first asked for (nil until then)
-	inputEnded          chan struct{} // closed by EndInput; nil (never ready) on an ephemeral session
-	endInput            sync.Once
 	obs                 Observer
 	transport           Transport
 	// spare is the storage of the first call of an ephemeral session, allocated with it (see
@@ -99,6 +97,20 @@ type sessionLasting struct {
 	subscriptionBytes int // the lengths of the subscribed URIs, for MaxSubscriptionBytes
 	pending           map[jsonrpc.ID]*pendingRequest
 	started           time.Time // the session's start, for its end report
+	// inputEnded is closed by closeInput (once, endInput) on a session that outlives its
+	// request; see Session.inputEnd.
+	inputEnded chan struct{}
+	endInput   sync.Once
+}
+
+// inputEnd returns the channel closed once the client can send nothing more (closeInput): nil,
+// never ready, on an ephemeral session, which carries no server-to-client requests. A lasting
+// session's part is set when it starts and never changes, so this reads it without the lock.
+func (ss *Session) inputEnd() chan struct{} {
+	if ss.ephemeral {
+		return nil
+	}
+	return ss.lasting.inputEnded
 }
 
 // lastingLocked returns the session's lasting part, allocating it for an ephemeral session that
@@ -119,11 +131,11 @@ type ephemeralSession struct {
 	call Call
 }
 
-// modernSession is the ephemeral session of a 2026-07-28 request, with the storage of the
-// clientInfo of its call's envelope (Call.infoStore) too.
+// modernSession is the ephemeral session of a 2026-07-28 request, with the storage of its
+// call's envelope and of the clientInfo that names (Call.store) too.
 type modernSession struct {
 	ephemeralSession
-	info Implementation
+	store envelopeStore
 }
 
 // observing reports whether the calls of a session with observer obs (nil for the server's)
@@ -142,7 +154,7 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		var es *ephemeralSession
 		if opts.Modern {
 			ms := new(modernSession)
-			es, ms.call.infoStore = &ms.ephemeralSession, &ms.info
+			es, ms.call.store = &ms.ephemeralSession, &ms.store
 		} else {
 			es = new(ephemeralSession)
 		}
@@ -168,7 +180,7 @@ func (s *Server) newSession(opts sessionOptions) *Session {
 		// only one that can carry server-to-client requests has waits to tell that the input
 		// ended: an ephemeral one reads no clock and makes no channel for them.
 		ss.lasting.started = time.Now()
-		ss.inputEnded = make(chan struct{})
+		ss.lasting.inputEnded = make(chan struct{})
 		s.addSession(ss)
 	}
 	return ss
@@ -263,11 +275,11 @@ var closedDone = func() chan struct{} {
 // An ephemeral session carries no server-to-client requests (see requestsAllowed): there is
 // nothing to tell, and closeInput does nothing.
 func (ss *Session) closeInput() {
-	ss.endInput.Do(func() {
-		if ss.inputEnded != nil {
-			close(ss.inputEnded)
-		}
-	})
+	if ss.ephemeral {
+		return
+	}
+	l := ss.lasting
+	l.endInput.Do(func() { close(l.inputEnded) })
 }
 
 // Close ends the session: requests in flight are cancelled and the server forgets the session.
