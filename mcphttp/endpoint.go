@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/core"
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/headerval"
 	"github.com/mcpkit/mcpkit/internal/transport"
 	"github.com/mcpkit/mcpkit/middleware"
 	"github.com/mcpkit/mcpkit/session"
@@ -367,53 +368,14 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, resp *core.Re
 }
 
 // writeBody answers with a JSON body: its type and length, the status, and the body in one
-// write. The header values are slices built once and shared by every response (see
-// headerValues), so that setting them allocates nothing for a body of up to
-// maxSharedLength bytes.
+// write. The header values are shared by every response (see internal/headerval), so that
+// setting them allocates nothing for a body of up to headerval.MaxLength bytes.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	hv := headerValues()
-	h["Content-Type"] = hv.jsonType
-	h["Content-Length"] = hv.length(len(body))
+	h["Content-Type"] = headerval.JSON
+	h["Content-Length"] = headerval.Length(len(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// maxSharedLength is the largest body length whose Content-Length value is built in advance.
-const maxSharedLength = 2 << 10
-
-// sharedHeaders are header values built once, each a slice of capacity one: nothing in net/http
-// or in the kit changes a header's value slice in place (Header.Set and Del replace or drop the
-// slice, Add appends, which copies a full slice), so one slice can serve every response.
-type sharedHeaders struct {
-	jsonType []string
-	lengths  []string // lengths[n] is the decimal text of n, for n <= maxSharedLength
-}
-
-// headerValues returns the shared header values, made on first use.
-var headerValues = sync.OnceValue(func() *sharedHeaders {
-	hv := &sharedHeaders{jsonType: []string{"application/json"}, lengths: make([]string, maxSharedLength+1)}
-	var digits []byte
-	for n := range hv.lengths {
-		digits = strconv.AppendInt(digits, int64(n), 10)
-	}
-	all := string(digits) // one allocation for every text
-	at := 0
-	for n := range hv.lengths {
-		k := len(strconv.Itoa(n))
-		hv.lengths[n] = all[at : at+k]
-		at += k
-	}
-	return hv
-})
-
-// length returns the Content-Length value of a body of n bytes, a shared slice when n is small
-// enough.
-func (hv *sharedHeaders) length(n int) []string {
-	if n <= maxSharedLength {
-		return hv.lengths[n : n+1 : n+1]
-	}
-	return []string{strconv.Itoa(n)}
 }
 
 // sessionOf returns the session a GET or DELETE names, resolved by the session layer; without

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/core/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/headerval"
 	"github.com/mcpkit/mcpkit/internal/transport"
 )
 
@@ -36,16 +37,11 @@ func WriteErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, code int64
 
 func writeErrorBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = jsonContentType[:1:1]
-	h["Content-Length"] = []string{contentLength(len(body))}
+	h["Content-Type"] = headerval.JSON
+	h["Content-Length"] = headerval.Length(len(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
-
-// jsonContentType is the Content-Type value of the JSON answers, one slice shared by all of
-// them: net/http and the kit never change a header's value slice in place (Set replaces it, Add
-// appends to it, which copies a slice of capacity one).
-var jsonContentType = []string{"application/json"}
 
 // refuse answers a request with a transport-level error and records the JSON-RPC code and
 // message in the request's Exchange (when there is one) so an outer tracing layer can report it.

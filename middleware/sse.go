@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/headerval"
 )
 
 // DefaultSSEWriteTimeout is the per-write deadline an SSEWriter uses when SSEWriterOptions.WriteTimeout
@@ -74,12 +76,6 @@ type SSEWriter struct {
 	// given back when the writer closes, or dropped (nil again until the next frame) once a
 	// frame made it grow past maxPooledFrame.
 	fb *[]byte
-	// hdr holds the values of the stream's headers when the stream is one request's answer
-	// (started deferred, or by its final frame): the response's header map then refers into the
-	// writer, which lives as long as the response anyway, instead of to a slice of its own. A
-	// stream started otherwise may outlive its writer (a listen stream's writer is closed once
-	// the headers are out), so its values get their own allocation and hdr stays empty.
-	hdr [5]string
 	// done, made by the first call of Done, is closed once the writer broke or closed (ended);
 	// most streams never wait on it, and make none.
 	done chan struct{}
@@ -177,7 +173,7 @@ func (s *SSEWriter) StartDeferred(maxDelay time.Duration) error {
 	err := s.usableLocked()
 	if err == nil && !s.started {
 		s.started, s.held = true, true
-		s.setHeadersLocked(true)
+		s.setHeadersLocked()
 		s.holdHeaders(maxDelay)
 	}
 	return s.release(err)
@@ -273,7 +269,7 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 	case bad != nil:
 		err = bad
 	case !s.started:
-		err = s.startLocked(true)
+		err = s.startLocked()
 	}
 	if err == nil {
 		s.frame()
@@ -291,8 +287,7 @@ func (s *SSEWriter) WriteFinalSSE(ev SSEEvent) error {
 			// write even when a layer in front flushes it before the handler returned (see
 			// releaseClaim), where net/http would otherwise chunk it and end it in a write of
 			// its own.
-			s.hdr[4] = contentLength(len(*s.fb))
-			s.w.Header()["Content-Length"] = s.hdr[4:5:5]
+			s.w.Header()["Content-Length"] = headerval.Length(len(*s.fb))
 			_, err = s.w.Write(*s.fb)
 			if err != nil {
 				err = s.fail(err)
@@ -398,7 +393,7 @@ func (s *SSEWriter) begin() error {
 		return err
 	}
 	if !s.started {
-		return s.startLocked(false)
+		return s.startLocked()
 	}
 	return nil
 }
@@ -448,36 +443,23 @@ func (s *SSEWriter) release(err error) error {
 	return err
 }
 
-// writeHeadersLocked sets the stream's headers and writes the status (net/http sends them with
-// the first flush).
-func (s *SSEWriter) writeHeadersLocked(inWriter bool) {
-	s.setHeadersLocked(inWriter)
-	s.w.WriteHeader(http.StatusOK)
-}
-
-// setHeadersLocked sets the stream's headers. The values live in the writer (hdr) for a stream
-// that is one request's answer (inWriter), else in one allocation for the four of them.
-func (s *SSEWriter) setHeadersLocked(inWriter bool) {
+// setHeadersLocked sets the stream's headers, with values every response shares (see
+// internal/headerval): setting them allocates nothing.
+func (s *SSEWriter) setHeadersLocked() {
 	h := s.w.Header()
-	var v []string
-	if inWriter {
-		v = s.hdr[:]
-	} else {
-		v = make([]string, 4)
-	}
-	v[0], v[1], v[2], v[3] = "text/event-stream", "no-cache", "keep-alive", "no"
-	h["Content-Type"] = v[0:1:1]
-	h["Cache-Control"] = v[1:2:2]
-	h["Connection"] = v[2:3:3]
-	h["X-Accel-Buffering"] = v[3:4:4]
+	h["Content-Type"] = headerval.EventStream
+	h["Cache-Control"] = headerval.NoCache
+	h["Connection"] = headerval.KeepAlive
+	h["X-Accel-Buffering"] = headerval.No
 	delete(h, "Content-Length")
 }
 
-// startLocked sends the headers at once (see writeHeadersLocked for inWriter).
-func (s *SSEWriter) startLocked(inWriter bool) error {
+// startLocked sends the headers and the status at once.
+func (s *SSEWriter) startLocked() error {
 	s.started = true
 	s.setDeadlineLocked()
-	s.writeHeadersLocked(inWriter)
+	s.setHeadersLocked()
+	s.w.WriteHeader(http.StatusOK)
 	if err := s.rc().Flush(); err != nil {
 		if errors.Is(err, http.ErrNotSupported) {
 			err = fmt.Errorf("middleware: SSE needs a flushable ResponseWriter: %w", err)

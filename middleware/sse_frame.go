@@ -3,12 +3,10 @@ package middleware
 import (
 	"bytes"
 	"strconv"
-	"sync"
 	"time"
 )
 
-// The encoding of the frames an SSEWriter sends (fields already validated by the writer), and the
-// text of a one-frame answer's Content-Length.
+// The encoding of the frames an SSEWriter sends (fields already validated by the writer).
 
 // appendEvent appends the whole frame of ev (fields already validated).
 func appendEvent(b []byte, ev SSEEvent) []byte {
@@ -81,22 +79,4 @@ func appendLines(b []byte, prefix string, text []byte) []byte {
 		}
 	}
 	return append(b, '\n')
-}
-
-// contentLengths holds the decimal text of the lengths of frames the response buffers whole, so
-// that giving a one-frame response its length allocates nothing; made on first use.
-var contentLengths = sync.OnceValue(func() *[heldFrameBuffered + 1]string {
-	var t [heldFrameBuffered + 1]string
-	for i := range t {
-		t[i] = strconv.Itoa(i)
-	}
-	return &t
-})
-
-// contentLength returns the text of the Content-Length header of a body of n bytes.
-func contentLength(n int) string {
-	if n <= heldFrameBuffered {
-		return contentLengths()[n]
-	}
-	return strconv.Itoa(n)
 }

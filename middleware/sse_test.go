@@ -19,6 +19,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcpkit/mcpkit/internal/headerval"
 	"github.com/mcpkit/mcpkit/otelmcp"
 )
 
@@ -651,23 +652,19 @@ func TestSSEFrameBufferPooled(t *testing.T) {
 	}
 }
 
-// The header values of a stream that is one request's answer live in its writer (no allocation
-// of their own); those of a stream started with Start do not, so that a response that outlives
-// its writer (a listen stream's, whose writer is closed once the headers are out) does not keep
-// the writer alive through its header map.
-func TestSSEHeaderValuesHome(t *testing.T) {
-	inWriter := func(s *SSEWriter, h http.Header) bool {
-		p := uintptr(unsafe.Pointer(unsafe.SliceData(h["Content-Type"])))
-		base := uintptr(unsafe.Pointer(s))
-		return p >= base && p < base+unsafe.Sizeof(*s)
-	}
+// Every stream's header values are the ones every response shares (internal/headerval), however
+// it started: setting them allocates nothing, and a response that outlives its writer (a listen
+// stream's, whose writer is closed once the headers are out) does not keep the writer alive
+// through its header map. A one-frame answer's Content-Length is the shared text too.
+func TestSSEHeaderValuesShared(t *testing.T) {
+	same := func(a, b []string) bool { return len(a) == 1 && unsafe.SliceData(a) == unsafe.SliceData(b) }
 	for _, tc := range []struct {
-		name  string
-		start func(*SSEWriter)
-		want  bool
+		name   string
+		start  func(*SSEWriter)
+		length bool // the response carries the final frame's length
 	}{
 		{"deferred", func(s *SSEWriter) { _ = s.StartDeferred(time.Hour); _ = s.WriteFinal([]byte("x")) }, true},
-		{"final frame", func(s *SSEWriter) { _ = s.WriteFinal([]byte("x")) }, true},
+		{"final frame", func(s *SSEWriter) { _ = s.WriteFinal([]byte("x")) }, false},
 		{"Start", func(s *SSEWriter) { _ = s.Start() }, false},
 		{"first frame", func(s *SSEWriter) { _ = s.WriteMessage([]byte("x")) }, false},
 	} {
@@ -675,11 +672,14 @@ func TestSSEHeaderValuesHome(t *testing.T) {
 		s := NewSSEWriter(w, SSEWriterOptions{KeepAlive: -1})
 		tc.start(s)
 		s.Close()
-		if got := inWriter(s, w.h); got != tc.want {
-			t.Errorf("%s: header values in the writer %v, want %v", tc.name, got, tc.want)
+		for k, v := range map[string][]string{"Content-Type": headerval.EventStream, "Cache-Control": headerval.NoCache,
+			"Connection": headerval.KeepAlive, "X-Accel-Buffering": headerval.No} {
+			if !same(w.h[k], v) {
+				t.Errorf("%s: %s is %q, not the shared %q", tc.name, k, w.h[k], v)
+			}
 		}
-		if w.h.Get("Content-Type") != "text/event-stream" || w.h.Get("X-Accel-Buffering") != "no" {
-			t.Errorf("%s: headers %v", tc.name, w.h)
+		if cl := w.h["Content-Length"]; tc.length != (cl != nil) || tc.length && !same(cl, headerval.Length(w.buf.Len())) {
+			t.Errorf("%s: Content-Length %q for a body of %d bytes (want it: %v, shared)", tc.name, cl, w.buf.Len(), tc.length)
 		}
 	}
 }
