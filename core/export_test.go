@@ -39,3 +39,12 @@ func MessageArguments(m *jsonrpc.Message) (args []byte, nameString bool) {
 
 // decodeMessage is the codec's decoder, for the tests of package core.
 func decodeMessage(b []byte) (*jsonrpc.Message, *jsonrpc.DecodeError) { return codec.DecodeMessage(b) }
+
+// ChecksOwnArguments reports whether the tool named name checks its own arguments (its strict
+// decoder settles only what its input schema accepts; see toolEntry.checksInput).
+func ChecksOwnArguments(s *Server, name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.tools.get(name)
+	return ok && e.checksInput
+}

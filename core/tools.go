@@ -69,6 +69,10 @@ type toolEntry struct {
 	// typed is how a typed tool with a flat Out encodes its structured output (zero for any
 	// other tool).
 	typed typedOutput
+	// checksInput: the handler checks its own arguments (a typed tool whose strict decoder
+	// settles only what the input schema accepts, and checks what it leaves), so tools/call
+	// does not check them first.
+	checksInput bool
 
 	// quickIn, quickOut and quickRequired are the one-pass checks of the input schema, the
 	// output schema and the required members alone (nil where the schema is beyond them).
@@ -102,13 +106,25 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 
 // addTool registers a tool; typed says how a typed tool's structured output is encoded.
 func (s *Server) addTool(t *Tool, h ToolHandler, typed typedOutput) {
+	s.publishTool(newTypedEntry(t, h, typed))
+}
+
+// newTypedEntry is newToolEntry for addTool: it panics on an invalid tool and records typed.
+func newTypedEntry(t *Tool, h ToolHandler, typed typedOutput) *toolEntry {
 	e, err := newToolEntry(*t, h)
 	if err != nil {
 		panic(err)
 	}
 	e.typed = typed
+	return e
+}
+
+// publishTool puts the entry e in the registry, replacing the tool of its name, and announces
+// the change.
+func (s *Server) publishTool(e *toolEntry) {
+	t := &e.tool
 	s.mu.Lock()
-	if err := s.toolChanging(&e.tool); err != nil {
+	if err := s.toolChanging(t); err != nil {
 		s.mu.Unlock()
 		panic(fmt.Sprintf("mcpkit: AddTool %q: %v", t.Name, err))
 	}
@@ -160,8 +176,14 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		}
 	}
 	// A flat In and Out (strings, booleans and numbers) skip the json package's setup: the
-	// codec settles the usual value exactly as it would, and leaves it the rest.
+	// codec settles the usual value exactly as it would, and leaves it the rest. Under an input
+	// schema of the shape derived from In, the strict decoder settles only arguments valid
+	// against it: the handler then checks its own arguments (toolEntry.checksInput), and only
+	// what the strict decoder leaves goes through the schema check.
 	inCodec, outCodec := flatstruct.For[In](), flatstruct.For[Out]()
+	input := &typedInput[In]{codec: inCodec, validate: !s.opts.SkipArgumentValidation}
+	var checksInput bool
+	input.strict, checksInput = inCodec.Strict(tool.InputSchema)
 	var typed typedOutput
 	if outCodec.Encodes() {
 		typed.encode = outCodec.AppendAny
@@ -170,13 +192,10 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 	raw := func(ctx context.Context, req *ToolRequest) (*CallToolResult, error) {
 		// One allocation holds the decoded input, the result and the output it points to.
 		tr := new(typedResult[In, Out])
-		var zero In
-		if !inCodec.Decode(req.Arguments, &tr.in) {
-			tr.in = zero // the codec may have set some fields before it gave up
-			if err := unmarshal(req.Arguments, &tr.in); err != nil {
-				return ErrorResult("Invalid arguments: " + decodeProblem(err)), nil
-			}
+		if bad := input.decode(req.Arguments, &tr.in); bad != nil {
+			return bad, nil
 		}
+		var zero In
 		res, out, err := h(ctx, req, tr.in)
 		tr.in = zero // the result must not keep the input alive (a task may keep the result)
 		if err != nil {
@@ -199,7 +218,43 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		req.wire = &tr.wire // only a result that is tr's own points the request at its storage
 		return &tr.res, nil
 	}
-	s.addTool(&tool, raw, typed)
+	input.entry = newTypedEntry(&tool, raw, typed)
+	input.entry.checksInput = checksInput
+	s.publishTool(input.entry) // after entry is set: no call runs before
+}
+
+// typedInput is how a typed tool decodes its arguments.
+type typedInput[In any] struct {
+	codec flatstruct.Codec[In]
+	// strict settles only arguments valid against the tool's input schema (zero when that
+	// schema is not of the shape derived from In: entry.checksInput is then false); when the
+	// tool checks its own arguments, those strict leaves are checked against entry.
+	strict   flatstruct.Strict[In]
+	entry    *toolEntry
+	validate bool // !Options.SkipArgumentValidation
+}
+
+// decode decodes a call's arguments into *v, or returns the isError result that answers
+// arguments the tool refuses.
+func (ti *typedInput[In]) decode(args json.RawMessage, v *In) *CallToolResult {
+	if ti.strict.Decode(args, v) {
+		return nil
+	}
+	var zero In
+	*v = zero // a decoder may have set some fields before it gave up
+	if ti.entry.checksInput {
+		if bad := ti.entry.checkCall(jsontext.Value(args), ti.validate); bad != nil {
+			return bad
+		}
+	}
+	if ti.codec.Decode(args, v) {
+		return nil
+	}
+	*v = zero
+	if err := unmarshal(args, v); err != nil {
+		return ErrorResult("Invalid arguments: " + decodeProblem(err))
+	}
+	return nil
 }
 
 // typedOutput is how a typed tool with a flat Out (see flatstruct) encodes its structured
@@ -330,8 +385,10 @@ func handleCallTool(c *Call) (any, error) {
 			}
 		}
 	}
-	if bad := e.checkCall(args, !s.opts.SkipArgumentValidation); bad != nil {
-		return bad, nil
+	if !e.checksInput {
+		if bad := e.checkCall(args, !s.opts.SkipArgumentValidation); bad != nil {
+			return bad, nil
+		}
 	}
 	res, err := runTool(c, e, name, json.RawMessage(args))
 	if err != nil {

@@ -20,34 +20,53 @@ var scanners = sync.Pool{New: func() any { return new(jsonbody.Scanner) }}
 // repeated name, an escaped one, invalid text), nor a value of the wrong kind for its field, an
 // integer with a fraction or exponent, or a number out of its field's range.
 func (c *codec) decode(data []byte, p unsafe.Pointer) bool {
-	s := scanners.Get().(*jsonbody.Scanner)
-	ok := c.scan(s, data, p)
-	s.Release()
-	scanners.Put(s)
+	_, ok := c.decodeWith(data, p, false)
 	return ok
 }
 
-func (c *codec) scan(s *jsonbody.Scanner, data []byte, p unsafe.Pointer) bool {
+// decodeWith decodes with a scanner of the pool; strict: as Strict does (an unknown member or a
+// null is not settled). It returns the fields seen, one bit each (the first 64).
+func (c *codec) decodeWith(data []byte, p unsafe.Pointer, strict bool) (seen uint64, ok bool) {
+	s := scanners.Get().(*jsonbody.Scanner)
+	seen, ok = c.scan(s, data, p, strict)
+	s.Release()
+	scanners.Put(s)
+	return seen, ok
+}
+
+func (c *codec) scan(s *jsonbody.Scanner, data []byte, p unsafe.Pointer, strict bool) (seen uint64, ok bool) {
 	s.Reset(data)
 	mark, ok := s.Open()
 	if !ok {
-		return false
+		return 0, false
 	}
 	for {
 		name, done, ok := s.NextName(mark)
 		if !ok {
-			return false
+			return 0, false
 		}
 		if done {
-			return s.End()
+			return seen, s.End()
 		}
 		from, to, ok := s.Value()
 		if !ok {
-			return false
+			return 0, false
 		}
-		if f := c.lookup(name[1 : len(name)-1]); f != nil && !f.set(unsafe.Add(p, f.offset), data[from:to]) {
-			return false
+		i := c.index(name[1 : len(name)-1])
+		switch {
+		case i < 0:
+			if strict {
+				return 0, false
+			}
+			continue
+		case strict && data[from] == 'n':
+			return 0, false
 		}
+		f := &c.fields[i]
+		if !f.set(unsafe.Add(p, f.offset), data[from:to]) {
+			return 0, false
+		}
+		seen |= 1 << (i & 63)
 	}
 }
 

@@ -157,13 +157,13 @@ func newField(sf reflect.StructField, tag string) (field, bool) {
 	return f, true
 }
 
-// lookup returns the field named name exactly (the json package matches names case-sensitively
-// by default), or nil.
-func (c *codec) lookup(name []byte) *field {
+// index returns the index of the field named name exactly (the json package matches names
+// case-sensitively by default), or -1.
+func (c *codec) index(name []byte) int {
 	for i := range c.fields {
 		if c.fields[i].name == string(name) {
-			return &c.fields[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }

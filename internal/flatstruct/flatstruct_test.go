@@ -3,15 +3,18 @@ package flatstruct
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
@@ -455,5 +458,128 @@ func TestSatisfies(t *testing.T) {
 	}
 	if For[floats]().Satisfies(derived(floats{})) {
 		t.Error("a type the codec does not encode was trusted")
+	}
+}
+
+// TestStrict checks the claim of Strict: for the schema derived from each flat type, which it
+// takes, whatever it settles (of the decode corpus, and of the encodings of random values with
+// a member dropped, nulled or added) the json package decodes to the same value and the full
+// validator accepts; and it settles the encoding of every random value the json package
+// encodes.
+func TestStrict(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	corpus := decodeCorpus(r)
+	for _, v := range []any{echo{}, every{}, named{}, floats{}, struct{}{}} {
+		typ := reflect.TypeOf(v)
+		c := build(typ)
+		sch, err := schema.ForType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		required, ok := c.admits(sch)
+		if !ok {
+			t.Errorf("%v: the derived schema %s is not taken", typ, sch)
+			continue
+		}
+		compiled, err := schema.Compile("input", sch, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decode := func(text string) (reflect.Value, bool) {
+			got := reflect.New(typ)
+			seen, ok := c.decodeWith([]byte(text), got.UnsafePointer(), true)
+			return got, ok && seen&required == required
+		}
+		texts := slices.Clone(corpus)
+		for range 1000 {
+			enc, err := json.Marshal(randomValue(r, typ).Interface())
+			if err != nil {
+				continue // invalid UTF-8, which the json package refuses to encode
+			}
+			if _, ok := decode(string(enc)); !ok {
+				t.Fatalf("%v: %s: the encoding of a value was not settled", typ, enc)
+			}
+			texts = append(texts, string(enc))
+			var members map[string]jsontext.Value
+			if json.Unmarshal(enc, &members) != nil {
+				t.Fatal(err)
+			}
+			for name := range members {
+				drop := maps.Clone(members)
+				delete(drop, name)
+				null := maps.Clone(members)
+				null[name] = jsontext.Value(`null`)
+				for _, m := range []map[string]jsontext.Value{drop, null} {
+					b, _ := json.Marshal(m)
+					texts = append(texts, string(b))
+				}
+				break
+			}
+			texts = append(texts, strings.Replace(string(enc), "{", `{"unknown":1,`, 1))
+		}
+		settled := 0
+		for _, text := range texts {
+			got, ok := decode(text)
+			if !ok {
+				continue
+			}
+			settled++
+			want := reflect.New(typ)
+			if err := json.Unmarshal([]byte(text), want.Interface()); err != nil || !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
+				t.Fatalf("%v: %s: strict %+v, json %+v (%v)", typ, text, got.Elem().Interface(), want.Elem().Interface(), err)
+			}
+			if msg := schema.Validate(compiled, []byte(text)); msg != "" {
+				t.Fatalf("%v: %s: settled, but the schema %s refuses it: %s", typ, text, sch, msg)
+			}
+		}
+		t.Logf("%v: %d texts, %d settled", typ, len(texts), settled)
+	}
+}
+
+// TestStrictUsual: the usual arguments are settled, and what the derived schema refuses (or a
+// schema that asserts more than the types) is not.
+func TestStrictUsual(t *testing.T) {
+	sch, err := schema.ForType(reflect.TypeFor[echo]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := For[echo]().Strict(sch)
+	if !ok {
+		t.Fatalf("the derived schema %s is not taken", sch)
+	}
+	for text, want := range map[string]bool{
+		`{"text":"hello"}`: true, ` { "text" : "a\nb" } `: true,
+		`{}`: false, `{"text":null}`: false, `{"text":"a","x":1}`: false, `{"text":1}`: false,
+		`{"text":"a","text":"b"}`: false, `{"Text":"a"}`: false, `[]`: false, `null`: false,
+	} {
+		var e echo
+		if got := s.Decode([]byte(text), &e); got != want {
+			t.Errorf("%s: settled %v, want %v", text, got, want)
+		}
+	}
+	var zero Strict[echo]
+	var e echo
+	if zero.Decode([]byte(`{"text":"a"}`), &e) {
+		t.Error("the zero Strict settled a text")
+	}
+	for _, sch := range []string{
+		`{"type":"object","properties":{"text":{"type":"string","maxLength":3}}}`,
+		`{"type":"object","properties":{"text":{"type":"string","pattern":"^a"}}}`,
+		`{"type":"object","properties":{"text":{"enum":["a"]}}}`,
+		`{"type":"object","properties":{"text":{"type":"integer"}}}`,
+		`{"type":"object","properties":{"text":{"type":["string","null"]}}}`,
+		`{"type":"object","properties":{"text":{"type":"string"},"more":{"type":"string"}}}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"required":["other"]}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"minProperties":2}`,
+		`{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"text":{"type":"string"}}}`,
+		`{"type":"array"}`, `true`,
+	} {
+		if _, ok := For[echo]().Strict([]byte(sch)); ok {
+			t.Errorf("%s: taken", sch)
+		}
+	}
+	if _, ok := (Codec[pointer]{}).Strict(sch); ok {
+		t.Error("the zero Codec made a Strict")
 	}
 }

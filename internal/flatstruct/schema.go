@@ -3,7 +3,6 @@ package flatstruct
 import (
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json"
@@ -28,35 +27,59 @@ func (c Codec[T]) Satisfies(sch []byte) bool {
 func annotation(keyword string) bool { return keyword == "title" || keyword == "description" }
 
 func (c *codec) satisfies(sch []byte) bool {
+	top, ok := c.objectShape(sch)
+	if !ok {
+		return false
+	}
+	v, has := top["required"]
+	return !has || c.neverOmitted(v)
+}
+
+// objectShape reads sch as an object schema whose properties are exactly the codec's fields,
+// each satisfied by every value its field holds, with only the keywords the shape allows (the
+// shape Satisfies and Strict share); it returns the top-level keywords, required not checked
+// (each of them reads it its own way).
+func (c *codec) objectShape(sch []byte) (map[string]jsontext.Value, bool) {
 	var top map[string]jsontext.Value
 	if json.Unmarshal(sch, &top) != nil || string(top["type"]) != `"object"` {
-		return false
+		return nil, false
 	}
 	for keyword, v := range top {
 		switch {
-		case keyword == "type", annotation(keyword):
+		case keyword == "type", keyword == "required", annotation(keyword):
 		case keyword == "$schema":
 			if !schema.DefaultDialect(v) {
-				return false // another dialect, at the root only
+				return nil, false // another dialect, at the root only
 			}
 		case keyword == "properties":
 			if !c.propertiesSatisfy(v) {
-				return false
-			}
-		case keyword == "required":
-			if !c.neverOmitted(v) {
-				return false
+				return nil, false
 			}
 		case keyword == "additionalProperties":
 			if string(v) != "false" {
-				return false // false: the encoding has no other member anyway
+				return nil, false // false: the value has no other member anyway
 			}
 		default:
-			return false
+			return nil, false
 		}
 	}
-	_, hasProperties := top["properties"]
-	return hasProperties || len(c.fields) == 0
+	if _, hasProperties := top["properties"]; !hasProperties && len(c.fields) != 0 {
+		return nil, false
+	}
+	return top, true
+}
+
+// kindType returns the JSON Schema type every value of a field of kind k has.
+func kindType(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return `"string"`
+	case reflect.Bool:
+		return `"boolean"`
+	case reflect.Float32, reflect.Float64:
+		return `"number"`
+	}
+	return `"integer"`
 }
 
 // propertiesSatisfy reports whether the properties keyword v has exactly the codec's fields,
@@ -83,7 +106,7 @@ func (c *codec) neverOmitted(v jsontext.Value) bool {
 		return false
 	}
 	for _, name := range names {
-		i := slices.IndexFunc(c.fields, func(f field) bool { return f.name == name })
+		i := c.index([]byte(name))
 		if i < 0 || c.fields[i].omitEmpty || c.fields[i].omitZero {
 			return false
 		}
@@ -97,15 +120,7 @@ func (f *field) satisfies(raw jsontext.Value) bool {
 	if json.Unmarshal(raw, &prop) != nil {
 		return false
 	}
-	var want string
-	switch f.kind {
-	case reflect.String:
-		want = `"string"`
-	case reflect.Bool:
-		want = `"boolean"`
-	default:
-		want = `"integer"`
-	}
+	want := kindType(f.kind)
 	lo, hi := f.bounds()
 	for keyword, v := range prop {
 		switch {
