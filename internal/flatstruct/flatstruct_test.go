@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpkit/mcpkit/internal/schema"
 )
@@ -328,11 +329,31 @@ func TestAppendAny(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"text":"hello"}`, `{"S":"a","i":-3,"u8":255,"b":true}`, `{"f64":1.5}`} {
+	for _, s := range []string{`{"text":"hello"}`, `{"S":"a","i":-3,"u8":255,"b":true}`, `{"f64":1.5}`,
+		`{"f32":1,"f64":-2.5e3,"s":"x"}`, `{"level":"info","N":3}`, `{}`} {
 		f.Add(s)
 	}
+	// The strict decoder of each type under its derived schema: what it settles, the full
+	// validator accepts.
+	type strictOf struct {
+		required uint64
+		compiled *validator.Schema
+	}
+	stricts := make([]strictOf, len(flatTypes))
+	for i, typ := range flatTypes {
+		sch, err := schema.ForType(typ)
+		if err != nil {
+			f.Fatal(err)
+		}
+		required, ok := build(typ).admits(sch)
+		compiled, err := schema.Compile("input", sch, false)
+		if !ok || err != nil {
+			f.Fatalf("%v: %s: taken %v, %v", typ, sch, ok, err)
+		}
+		stricts[i] = strictOf{required, compiled}
+	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, typ := range flatTypes {
+		for i, typ := range flatTypes {
 			want := reflect.New(typ)
 			werr := json.Unmarshal([]byte(text), want.Interface())
 			got := reflect.New(typ)
@@ -341,6 +362,17 @@ func FuzzDecode(f *testing.F) {
 			}
 			if werr != nil || !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
 				t.Fatalf("%v: %q: codec %+v, json %+v (%v)", typ, text, got.Elem().Interface(), want.Elem().Interface(), werr)
+			}
+			strict := reflect.New(typ)
+			seen, ok := build(typ).decodeWith([]byte(text), strict.UnsafePointer(), true)
+			if !ok || seen&stricts[i].required != stricts[i].required {
+				continue
+			}
+			if !reflect.DeepEqual(strict.Elem().Interface(), want.Elem().Interface()) {
+				t.Fatalf("%v: %q: strict %+v, json %+v", typ, text, strict.Elem().Interface(), want.Elem().Interface())
+			}
+			if msg := schema.Validate(stricts[i].compiled, []byte(text)); msg != "" {
+				t.Fatalf("%v: %q: settled strictly, but the derived schema refuses it: %s", typ, text, msg)
 			}
 		}
 	})
