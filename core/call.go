@@ -49,8 +49,9 @@ type Call struct {
 	// modern is the request's 2026-07-28 envelope, nil on the legacy lifecycle.
 	modern *Envelope
 	// store, when set, is the storage for the envelope and its ClientInfo, allocated with the
-	// ephemeral 2026-07-28 session the call is the one call of; a call without it (on a lasting
-	// session) allocates its envelope when it has one.
+	// ephemeral 2026-07-28 session the call is the first call of (when no observer records: an
+	// observed call is allocated with its operation instead); a call without it allocates its
+	// envelope when it has one.
 	store *envelopeStore
 
 	// inputResponses and requestState are what a retry of an input_required result brought

@@ -71,7 +71,7 @@ type Session struct {
 	one        *Call                // a request in flight; the others are in inflight (see inflightAdd)
 	inflight   map[jsonrpc.ID]*Call // made for a second request in flight only
 	// lasting holds what only a session that outlives its request uses; an ephemeral session
-	// has none unless it needs it (see lastingLocked), so that it and its call fit in 704 bytes.
+	// has none unless it needs it (see lastingLocked), so that it and its call fit in 640 bytes.
 	lasting             *sessionLasting
 	initialized         bool // the flags side by side: the struct stays in its size class
 	era                 era

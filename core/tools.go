@@ -106,11 +106,12 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 
 // addTool registers a tool; typed says how a typed tool's structured output is encoded.
 func (s *Server) addTool(t *Tool, h ToolHandler, typed typedOutput) {
-	s.publishTool(newTypedEntry(t, h, typed))
+	s.publishTool(mustToolEntry(t, h, typed))
 }
 
-// newTypedEntry is newToolEntry for addTool: it panics on an invalid tool and records typed.
-func newTypedEntry(t *Tool, h ToolHandler, typed typedOutput) *toolEntry {
+// mustToolEntry is newToolEntry for addTool and AddTool: it panics on an invalid tool and
+// records typed.
+func mustToolEntry(t *Tool, h ToolHandler, typed typedOutput) *toolEntry {
 	e, err := newToolEntry(*t, h)
 	if err != nil {
 		panic(err)
@@ -218,7 +219,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) {
 		req.wire = &tr.wire // only a result that is tr's own points the request at its storage
 		return &tr.res, nil
 	}
-	input.entry = newTypedEntry(&tool, raw, typed)
+	input.entry = mustToolEntry(&tool, raw, typed)
 	input.entry.checksInput = checksInput
 	s.publishTool(input.entry) // after entry is set: no call runs before
 }
@@ -228,7 +229,7 @@ type typedInput[In any] struct {
 	codec flatstruct.Codec[In]
 	// strict settles only arguments valid against the tool's input schema (zero when that
 	// schema is not of the shape derived from In: entry.checksInput is then false); when the
-	// tool checks its own arguments, those strict leaves are checked against entry.
+	// tool checks its own arguments, what strict leaves is checked with entry.checkCall.
 	strict   flatstruct.Strict[In]
 	entry    *toolEntry
 	validate bool // !Options.SkipArgumentValidation
@@ -440,7 +441,8 @@ func (s *Server) toolLeaving(t *Tool) {
 }
 
 // ToolCall is a tools/call of a registered tool as an extension's CallTool hook sees it, before
-// core checks the arguments and runs the tool. A hook that answers the call itself checks the
+// core checks the arguments and runs the tool (a typed tool under the schema derived from its
+// flat input checks them itself, as it decodes them). A hook that answers the call itself checks the
 // arguments with Check and runs the tool with Run (on the request's own Call or on one Detach
 // made, to go on after the request is answered).
 type ToolCall struct {
@@ -456,9 +458,11 @@ type ToolCall struct {
 // Arguments returns the call's arguments as sent ({} when absent or null), not yet checked.
 func (tc *ToolCall) Arguments() json.RawMessage { return json.RawMessage(tc.args) }
 
-// Check checks the arguments as core does before running a tool (an object; the required
-// members; the input schema unless Options.SkipArgumentValidation): it returns the isError
-// result that answers a call with bad arguments, or nil.
+// Check checks the arguments as core does for a tool (an object; the required members; the
+// input schema unless Options.SkipArgumentValidation): it returns the isError result that
+// answers a call with bad arguments, or nil. Run checks nothing more, except for a typed tool
+// that checks its own arguments, whose decoding settles only what Check accepts and checks the
+// rest again.
 func (tc *ToolCall) Check() *CallToolResult {
 	return tc.entry.checkCall(tc.args, !tc.Call.session.server.opts.SkipArgumentValidation)
 }

@@ -122,6 +122,10 @@ const maxPooledFrame = 64 << 10
 // chunk (bufferBeforeChunkingSize), its HTTP/2 server 4 KB.
 const heldFrameBuffered = 2 << 10
 
+// A final frame the response buffers whole gets a shared Content-Length value (see
+// internal/headerval): this fails to compile when heldFrameBuffered outgrows them.
+var _ [headerval.MaxLength - heldFrameBuffered]struct{}
+
 // NewSSEWriter returns a writer for an event stream on w. Nothing is sent until Start or the
 // first write.
 func NewSSEWriter(w http.ResponseWriter, opts SSEWriterOptions) *SSEWriter {

@@ -66,7 +66,9 @@ func (c *codec) scan(s *jsonbody.Scanner, data []byte, p unsafe.Pointer, strict 
 		if !f.set(unsafe.Add(p, f.offset), data[from:to]) {
 			return 0, false
 		}
-		seen |= 1 << (i & 63)
+		if i < 64 {
+			seen |= 1 << i
+		}
 	}
 }
 

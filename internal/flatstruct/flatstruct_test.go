@@ -533,7 +533,7 @@ func TestStrict(t *testing.T) {
 			}
 			texts = append(texts, string(enc))
 			var members map[string]jsontext.Value
-			if json.Unmarshal(enc, &members) != nil {
+			if err := json.Unmarshal(enc, &members); err != nil {
 				t.Fatal(err)
 			}
 			for name := range members {
