@@ -29,7 +29,8 @@ var (
 	No = one("no")
 )
 
-func one(v string) []string { return []string{v}[:1:1] }
+// one returns the value as a slice of length and capacity one.
+func one(v string) []string { return []string{v} }
 
 // MaxLength is the largest body length whose Content-Length value is built in advance: 2 KiB,
 // what net/http's HTTP/1 server buffers of a response before it writes the headers.
